@@ -1,0 +1,86 @@
+"""``zskip`` verbs; each reaches a table through ``--warehouse``/``--catalog`` or the environment."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from zskip.errors import ZskipError
+
+__all__ = ["Context", "cli", "main"]
+
+
+@dataclass
+class Context:
+    warehouse: str
+    catalog: str
+    master: str
+    _spark: Any = None
+
+    def spark(self) -> Any:
+        """The Spark session, started on first use (so ``--help`` stays instant)."""
+        if self._spark is None:
+            import zskip
+
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            self._spark = zskip.session(warehouse=self.warehouse, catalog=self.catalog, master=self.master)
+        return self._spark
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--warehouse",
+    envvar="ZSKIP_WAREHOUSE",
+    default="./warehouse",
+    show_default=True,
+    help="Directory of the embedded Iceberg catalog (env ZSKIP_WAREHOUSE).",
+)
+@click.option(
+    "--catalog",
+    envvar="ZSKIP_CATALOG",
+    default="lake",
+    show_default=True,
+    help="Name of the Iceberg catalog in Spark (env ZSKIP_CATALOG).",
+)
+@click.option(
+    "--master",
+    envvar="ZSKIP_MASTER",
+    default="local[*]",
+    show_default=True,
+    help="Spark master (env ZSKIP_MASTER).",
+)
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.version_option(package_name="zskip")
+@click.pass_context
+def cli(ctx: click.Context, warehouse: str, catalog: str, master: str, verbose: int) -> None:
+    """zskip: cluster Iceberg tables along space-filling curves and skip what a query cannot match."""
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    ctx.obj = Context(warehouse=warehouse, catalog=catalog, master=master)
+
+
+def _register() -> None:
+    from zskip.cli import demo
+
+    cli.add_command(demo.demo)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run a verb; bad input ends with a one-line message and exit status 2."""
+    _register()
+    try:
+        cli.main(args=argv, prog_name="zskip", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except ZskipError as exc:
+        click.secho(f"error: {exc}", fg="red", err=True)
+        sys.exit(2)

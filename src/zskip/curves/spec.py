@@ -1,0 +1,116 @@
+"""A clustering spec: which columns, which curve, how each column maps to ranks.
+
+The spec is what optimize records with the table and what the planner reads back: it turns rows
+into curve keys, and a query box (per-column key bounds) into curve key intervals, the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from zskip.curves.hilbert import hilbert_index
+from zskip.curves.interleave import z_interleave
+from zskip.curves.keys import order_key_u64
+from zskip.curves.ranges import curve_key_ranges, linear_key
+from zskip.curves.rank import RankMapping, RawMapping, mapping_from_json
+
+__all__ = ["CURVES", "MAPPINGS", "ClusteringSpec", "ColumnMapping"]
+
+CURVES = ("hilbert", "zorder", "linear")
+MAPPINGS = ("rank", "raw")
+SPEC_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnMapping:
+    """One clustered column and how its keys become ranks."""
+
+    name: str
+    mapping: RankMapping | RawMapping
+
+    def ranks(self, values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        return self.mapping.ranks(order_key_u64(values))
+
+
+@dataclass(frozen=True, slots=True)
+class ClusteringSpec:
+    """Columns, curve and mappings; serialisable to JSON for table properties.
+
+    >>> spec = ClusteringSpec(curve="zorder", bits=2, columns=(
+    ...     ColumnMapping("a", RawMapping(2)), ColumnMapping("b", RawMapping(2))))
+    >>> ClusteringSpec.from_json(spec.to_json()) == spec
+    True
+    """
+
+    curve: str
+    bits: int
+    columns: tuple[ColumnMapping, ...]
+    version: int = SPEC_VERSION
+
+    def __post_init__(self) -> None:
+        if self.curve not in CURVES:
+            raise ValueError(f"unknown curve {self.curve!r}: expected one of {', '.join(CURVES)}")
+        if not self.columns:
+            raise ValueError("a clustering spec needs at least one column")
+        if len(self.columns) * self.bits > 64:
+            raise ValueError(f"{len(self.columns)} columns of {self.bits} bits do not fit a 64-bit key")
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def keys(self, table: pa.Table | Mapping[str, pa.Array | pa.ChunkedArray]) -> np.ndarray:
+        """Curve key (``uint64``) of every row of ``table``."""
+        ranks = [c.ranks(table[c.name]) for c in self.columns]
+        return self.index(ranks)
+
+    def index(self, ranks: Sequence[np.ndarray]) -> np.ndarray:
+        if self.curve == "hilbert":
+            return hilbert_index(ranks, self.bits)
+        if self.curve == "zorder":
+            return z_interleave(ranks, self.bits)
+        return linear_key(ranks, self.bits)
+
+    def key_ranges(
+        self, bounds: Mapping[str, tuple[int | None, int | None]], *, max_intervals: int | None = 256
+    ) -> np.ndarray:
+        """Key intervals covering every row whose column keys lie in ``bounds``.
+
+        ``bounds`` maps a column name to inclusive ``(low_key, high_key)`` order keys (``None`` for
+        no bound); columns not named are unbounded.
+        """
+        top = (1 << self.bits) - 1
+        lo, hi = [], []
+        for column in self.columns:
+            low_key, high_key = bounds.get(column.name, (None, None))
+            lo.append(0 if low_key is None else column.mapping.rank(low_key))
+            hi.append(top if high_key is None else column.mapping.rank(high_key))
+        return curve_key_ranges(self.curve, lo, hi, self.bits, max_intervals=max_intervals)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": self.version,
+                "curve": self.curve,
+                "bits": self.bits,
+                "columns": [{"name": c.name, "mapping": c.mapping.to_json()} for c in self.columns],
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str | dict[str, Any]) -> ClusteringSpec:
+        data = json.loads(text) if isinstance(text, str) else text
+        if int(data.get("version", 0)) > SPEC_VERSION:
+            raise ValueError(
+                f"clustering spec version {data['version']} is newer than this zskip understands "
+                f"({SPEC_VERSION}); upgrade zskip"
+            )
+        columns = tuple(ColumnMapping(c["name"], mapping_from_json(c["mapping"])) for c in data["columns"])
+        return cls(curve=data["curve"], bits=int(data["bits"]), columns=columns, version=int(data["version"]))

@@ -1,0 +1,7 @@
+"""Data sets for the demo, benchmarks and tests, generated locally and loaded into Iceberg."""
+
+from __future__ import annotations
+
+from zskip.datasets.tpch import generate_tpch, load_lineitem
+
+__all__ = ["generate_tpch", "load_lineitem"]

@@ -1,0 +1,67 @@
+"""TPC-H tables generated with ``tpchgen-cli`` (a PyPI package) and loaded into Iceberg tables."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+__all__ = ["generate_tpch", "load_lineitem"]
+
+log = logging.getLogger(__name__)
+
+
+def _tpchgen() -> str:
+    beside_python = Path(sys.executable).with_name("tpchgen-cli")
+    found = str(beside_python) if beside_python.exists() else shutil.which("tpchgen-cli")
+    if not found:
+        raise FileNotFoundError("tpchgen-cli is not installed: pip install tpchgen-cli")
+    return found
+
+
+def generate_tpch(out_dir: str | Path, *, scale_factor: float, tables: Sequence[str] = ("lineitem",)) -> Path:
+    """Write TPC-H ``tables`` at ``scale_factor`` as Parquet under ``out_dir``; reuses files already there.
+
+    Generation is deterministic: the same scale factor always gives the same rows.
+    """
+    out = Path(out_dir) / f"sf{scale_factor:g}"
+    missing = [t for t in tables if not (out / f"{t}.parquet").exists()]
+    if missing:
+        out.mkdir(parents=True, exist_ok=True)
+        command = [_tpchgen(), "parquet", "-s", f"{scale_factor:g}", f"--tables={','.join(missing)}"]
+        command += [f"--output-dir={out}", "--overwrite"]
+        log.info("generating TPC-H %s at scale factor %g", ",".join(missing), scale_factor)
+        subprocess.run(command, check=True, capture_output=True, text=True)
+    return out
+
+
+def load_lineitem(
+    spark: SparkSession,
+    table: str,
+    *,
+    scale_factor: float,
+    data_dir: str | Path,
+    files: int = 32,
+    shuffle: bool = True,
+) -> int:
+    """(Re)create Iceberg ``table`` from TPC-H lineitem, written as about ``files`` data files.
+
+    With ``shuffle`` the rows are spread at random (a fixed seed) over the files, the way data
+    arrives from many writers; otherwise they keep generation order (sorted by l_orderkey).
+    Returns the row count.
+    """
+    from pyspark.sql import functions as F
+
+    source = generate_tpch(data_dir, scale_factor=scale_factor) / "lineitem.parquet"
+    frame = spark.read.parquet(str(source))
+    frame = frame.repartition(files, F.rand(seed=42)) if shuffle else frame.coalesce(files)
+    namespace = table.rsplit(".", 1)[0]
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
+    spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
+    frame.writeTo(table).using("iceberg").tableProperty("format-version", "2").create()
+    return int(spark.table(table).count())

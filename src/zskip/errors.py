@@ -1,0 +1,44 @@
+"""Errors zskip raises on bad input; each message says what is wrong and what to do."""
+
+from __future__ import annotations
+
+__all__ = [
+    "EnvironmentError_",
+    "JavaNotFoundError",
+    "UnknownColumnError",
+    "UnknownTableError",
+    "UnsupportedTypeError",
+    "WarehouseNotWritableError",
+    "ZskipError",
+]
+
+
+class ZskipError(Exception):
+    """Base class of every error zskip raises on purpose."""
+
+
+class UnsupportedTypeError(ZskipError, TypeError):
+    """A column's type cannot be clustered or indexed (nested types, intervals, ...)."""
+
+
+class UnknownTableError(ZskipError, LookupError):
+    """The catalog has no such table."""
+
+
+class UnknownColumnError(ZskipError, KeyError):
+    """The table has no such column."""
+
+    def __str__(self) -> str:  # KeyError would print the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
+class EnvironmentError_(ZskipError, RuntimeError):
+    """The machine lacks something Spark needs."""
+
+
+class JavaNotFoundError(EnvironmentError_):
+    """No Java runtime, or one too old for Spark 3.5."""
+
+
+class WarehouseNotWritableError(ZskipError, PermissionError):
+    """The local warehouse directory cannot be created or written."""

@@ -1,0 +1,7 @@
+"""The only layer that talks to the JVM: sessions, Iceberg tables, staged scans and commits."""
+
+from __future__ import annotations
+
+from zskip.iceberg.session import has_iceberg, iceberg_runtime_jar, session
+
+__all__ = ["has_iceberg", "iceberg_runtime_jar", "session"]

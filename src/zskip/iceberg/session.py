@@ -1,0 +1,133 @@
+"""A Spark session with the Iceberg runtime and an embedded catalog: no server to start."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from zskip.errors import JavaNotFoundError, WarehouseNotWritableError
+
+__all__ = ["has_iceberg", "iceberg_runtime_jar", "session"]
+
+log = logging.getLogger(__name__)
+
+ICEBERG_JAR = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
+ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+MIN_JAVA = 11
+
+
+def iceberg_runtime_jar() -> Path:
+    """Path of the Iceberg Spark runtime jar shipped by the ``snowpark-connect-deps-iceberg`` wheel."""
+    try:
+        jar = resources.files("snowpark_connect_deps_iceberg") / "jars" / ICEBERG_JAR
+    except ModuleNotFoundError as exc:  # pragma: no cover - a broken install
+        raise JavaNotFoundError(
+            "the Iceberg runtime package is missing: pip install 'snowpark-connect-deps-iceberg==1.0.2'"
+        ) from exc
+    path = Path(str(jar))
+    if not path.is_file():  # pragma: no cover - a broken install
+        raise JavaNotFoundError(
+            f"{ICEBERG_JAR} not found at {path}: reinstall snowpark-connect-deps-iceberg==1.0.2"
+        )
+    return path
+
+
+def has_iceberg(spark: SparkSession, catalog: str | None = None) -> bool:
+    """True when ``spark`` already has Iceberg's extensions (and ``catalog``, when named)."""
+    conf = spark.sparkContext.getConf()
+    extensions = conf.get("spark.sql.extensions", "") or ""
+    if ICEBERG_EXTENSIONS not in extensions:
+        return False
+    return catalog is None or conf.get(f"spark.sql.catalog.{catalog}") is not None
+
+
+def session(
+    *,
+    warehouse: str | os.PathLike[str] = "./warehouse",
+    catalog: str = "lake",
+    master: str = "local[*]",
+    conf: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """A SparkSession with Iceberg and an embedded hadoop-type catalog named ``catalog`` in ``warehouse``.
+
+    When a session is already active and has Iceberg configured, it is returned as it is, so code
+    written against ``zskip.session()`` runs unchanged on a cluster whose session was built by
+    ``spark-submit`` with the user's own catalog (Hive, REST, Glue, JDBC, ...).
+
+    >>> spark = zskip.session(warehouse="/tmp/wh")                     # doctest: +SKIP
+    >>> spark.sql("CREATE TABLE lake.db.t (id BIGINT) USING iceberg")  # doctest: +SKIP
+    """
+    active = SparkSession.getActiveSession()
+    if active is not None and has_iceberg(active):
+        log.debug("using the active Spark session, which already has Iceberg")
+        return active
+    _check_java()
+    warehouse_path = _writable_warehouse(Path(warehouse))
+    settings: dict[str, str] = {
+        "spark.sql.extensions": ICEBERG_EXTENSIONS,
+        f"spark.sql.catalog.{catalog}": "org.apache.iceberg.spark.SparkCatalog",
+        f"spark.sql.catalog.{catalog}.type": "hadoop",
+        f"spark.sql.catalog.{catalog}.warehouse": warehouse_path.as_uri(),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.shuffle.partitions": str(max(4, 2 * (os.cpu_count() or 2))),
+        "spark.driver.memory": "4g",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.ui.enabled": "false",
+    }
+    user_jars = (conf or {}).get("spark.jars", "")
+    jar = str(iceberg_runtime_jar())
+    settings["spark.jars"] = ",".join(j for j in (user_jars, jar) if j)
+    settings.update({k: v for k, v in (conf or {}).items() if k != "spark.jars"})
+    builder = SparkSession.builder.master(master).appName("zskip")
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _check_java() -> None:
+    java_home = os.environ.get("JAVA_HOME")
+    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise JavaNotFoundError(
+            "Spark needs Java 11 or 17 and none was found: install a JDK (for example "
+            "'apt-get install openjdk-17-jre-headless') or set JAVA_HOME"
+        )
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise JavaNotFoundError(f"could not run {java} -version: {exc}") from exc
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if match:
+        major = int(match.group(1))
+        if major == 1 and match.group(2):
+            major = int(match.group(2))
+        if major < MIN_JAVA:
+            raise JavaNotFoundError(
+                f"{java} is Java {major}; Spark 3.5 with Iceberg needs Java {MIN_JAVA} or newer "
+                "(17 recommended): install it or point JAVA_HOME at it"
+            )
+
+
+def _writable_warehouse(path: Path) -> Path:
+    path = path.expanduser().resolve()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".zskip-write-check-"):
+            pass
+    except OSError as exc:
+        raise WarehouseNotWritableError(
+            f"the warehouse directory {path} is not writable ({exc.strerror or exc}); pass "
+            "warehouse= (or --warehouse / ZSKIP_WAREHOUSE) pointing at a directory you can write"
+        ) from exc
+    return path

@@ -1,0 +1,37 @@
+"""Shared fixtures: one Spark session per test run, created only when an integration test asks."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# Shared 2-core machines time out wall-clock deadlines at random; correctness is what we test.
+settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "long", deadline=None, max_examples=2000, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("ZSKIP_HYPOTHESIS_PROFILE", "default"))
+
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+@pytest.fixture(scope="session")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("warehouse")
+
+
+@pytest.fixture(scope="session")
+def spark(warehouse: Path) -> Iterator[object]:
+    import zskip
+
+    session = zskip.session(
+        warehouse=warehouse,
+        master="local[2]",
+        conf={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2"},
+    )
+    yield session
+    session.stop()

@@ -1,0 +1,91 @@
+"""Curve-range decomposition covers exactly the query box (exhaustively on small grids)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from zskip.curves import (
+    cap_intervals,
+    curve_key_ranges,
+    hilbert_index,
+    linear_key,
+    merge_intervals,
+    z_interleave,
+)
+
+INDEX = {"zorder": z_interleave, "hilbert": hilbert_index, "linear": linear_key}
+GRIDS = [(1, 4), (2, 1), (2, 3), (2, 4), (3, 2), (3, 3), (4, 2)]
+
+
+def all_keys(curve: str, dims: int, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    points = np.array(list(itertools.product(range(1 << bits), repeat=dims)), dtype=np.uint64)
+    return points, INDEX[curve]([points[:, d] for d in range(dims)], bits)
+
+
+def covered(intervals: np.ndarray) -> set[int]:
+    return {k for lo, hi in intervals.tolist() for k in range(lo, hi + 1)}
+
+
+@pytest.mark.parametrize("curve", ["zorder", "hilbert"])
+@pytest.mark.parametrize(("dims", "bits"), GRIDS)
+def test_every_box_on_small_grids_is_covered_exactly(curve: str, dims: int, bits: int) -> None:
+    points, keys = all_keys(curve, dims, bits)
+    side = range(1 << bits)
+    boxes = list(itertools.product(*[[(lo, hi) for lo in side for hi in side if lo <= hi]] * dims))
+    rng = np.random.default_rng(7)
+    if len(boxes) > 400:
+        boxes = [boxes[i] for i in rng.choice(len(boxes), 400, replace=False)]
+    for box in boxes:
+        lo, hi = [b[0] for b in box], [b[1] for b in box]
+        inside = ((points >= np.array(lo, np.uint64)) & (points <= np.array(hi, np.uint64))).all(axis=1)
+        intervals = curve_key_ranges(curve, lo, hi, bits)
+        assert covered(intervals) == set(keys[inside].tolist()), (lo, hi)
+        assert (intervals[1:, 0] > intervals[:-1, 1] + 1).all()  # sorted, disjoint, not touching
+
+
+@given(
+    curve=st.sampled_from(["zorder", "hilbert", "linear"]),
+    grid=st.sampled_from(GRIDS),
+    data=st.data(),
+    cap=st.integers(1, 4),
+)
+def test_caps_and_linear_covers_are_supersets(
+    curve: str, grid: tuple[int, int], data: st.DataObject, cap: int
+) -> None:
+    dims, bits = grid
+    points, keys = all_keys(curve, dims, bits)
+    lo = [data.draw(st.integers(0, (1 << bits) - 1)) for _ in range(dims)]
+    hi = [data.draw(st.integers(v, (1 << bits) - 1)) for v in lo]
+    inside = ((points >= np.array(lo, np.uint64)) & (points <= np.array(hi, np.uint64))).all(axis=1)
+    intervals = curve_key_ranges(
+        curve, lo, hi, bits, max_intervals=cap, max_cells=data.draw(st.sampled_from([4, 1 << 15]))
+    )
+    assert len(intervals) <= cap
+    assert set(keys[inside].tolist()) <= covered(intervals)
+
+
+def test_empty_box_and_clamped_bounds() -> None:
+    assert curve_key_ranges("zorder", [3], [2], 4).shape == (0, 2)
+    assert curve_key_ranges("hilbert", [-5, 0], [99, 99], 2).tolist() == [[0, 15]]
+
+
+def test_wide_keys_decompose_quickly_and_stay_bounded() -> None:
+    intervals = curve_key_ranges("hilbert", [1000, 5, 77], [900_000, 2_000_000, 78], 21, max_intervals=64)
+    assert 1 <= len(intervals) <= 64
+
+
+def test_merge_and_cap() -> None:
+    merged = merge_intervals(np.array([[5, 6], [0, 1], [2, 3], [9, 9]], np.uint64))
+    assert merged.tolist() == [[0, 3], [5, 6], [9, 9]]
+    assert cap_intervals(merged, 2).tolist() == [[0, 6], [9, 9]]
+    assert cap_intervals(merged, 1).tolist() == [[0, 9]]
+
+
+def test_unknown_curve_is_named() -> None:
+    with pytest.raises(ValueError, match="unknown curve 'peano'"):
+        curve_key_ranges("peano", [0], [1], 2)

@@ -1,0 +1,50 @@
+"""zskip.session(): Iceberg with an embedded catalog, reuse of a configured session, clear errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import zskip
+from zskip.iceberg import has_iceberg
+
+pytestmark = pytest.mark.integration
+
+
+def test_session_has_iceberg_and_a_working_catalog(spark, warehouse: Path) -> None:
+    assert has_iceberg(spark, "lake")
+    spark.sql("CREATE TABLE lake.session_t.roundtrip (id BIGINT, name STRING) USING iceberg")
+    spark.sql("INSERT INTO lake.session_t.roundtrip VALUES (1, 'a'), (2, 'b')")
+    assert spark.table("lake.session_t.roundtrip").count() == 2
+    assert (warehouse / "session_t" / "roundtrip" / "metadata").is_dir()
+    snapshots = spark.sql("SELECT operation FROM lake.session_t.roundtrip.snapshots").collect()
+    assert [r.operation for r in snapshots] == ["append"]
+
+
+def test_an_active_iceberg_session_is_reused(spark) -> None:
+    assert zskip.session(warehouse="/nonexistent/elsewhere") is spark
+
+
+def run_outside(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_unwritable_warehouse_is_reported_before_spark_starts(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    result = run_outside(f"import zskip; zskip.session(warehouse={str(blocker / 'wh')!r})", dict(os.environ))
+    assert result.returncode != 0
+    assert "WarehouseNotWritableError" in result.stderr
+    assert "is not writable" in result.stderr and "--warehouse" in result.stderr
+
+
+def test_missing_java_is_reported_with_what_to_install(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(tmp_path)  # no java on it
+    result = run_outside(f"import zskip; zskip.session(warehouse={str(tmp_path / 'wh')!r})", env)
+    assert result.returncode != 0
+    assert "JavaNotFoundError" in result.stderr and "install a JDK" in result.stderr

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 __all__ = [
+    "ConcurrentChangeError",
     "EnvironmentError_",
+    "InvalidOptionError",
     "JavaNotFoundError",
     "UnknownColumnError",
     "UnknownTableError",
@@ -42,3 +44,11 @@ class JavaNotFoundError(EnvironmentError_):
 
 class WarehouseNotWritableError(ZskipError, PermissionError):
     """The local warehouse directory cannot be created or written."""
+
+
+class InvalidOptionError(ZskipError, ValueError):
+    """An option has a value zskip cannot use (a partition column in ``by``, too many columns, ...)."""
+
+
+class ConcurrentChangeError(ZskipError, RuntimeError):
+    """Another writer changed the files zskip was rewriting; the table is as the other writer left it."""

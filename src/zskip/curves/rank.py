@@ -49,13 +49,19 @@ class RankMapping:
     boundaries: tuple[int, ...]
 
     @classmethod
-    def fit(cls, sample_keys: np.ndarray, bits: int) -> RankMapping:
-        """Boundaries from a sample: every distinct key when they fit, else evenly spaced quantiles."""
+    def fit(cls, sample_keys: np.ndarray, bits: int, *, max_boundaries: int | None = None) -> RankMapping:
+        """Boundaries from a sample: every distinct key when they fit, else evenly spaced quantiles.
+
+        ``max_boundaries`` caps the count (and so the size of the stored spec) below ``2**bits - 1``;
+        ranks still span the whole ``[0, 2**bits)`` range.
+        """
         if not 1 <= bits <= MAX_BITS_PER_COLUMN:
             raise ValueError(f"bits must be in [1, {MAX_BITS_PER_COLUMN}], got {bits}")
         ordered = np.sort(np.asarray(sample_keys, dtype=np.uint64))
         distinct = np.unique(ordered)
         capacity = (1 << bits) - 1
+        if max_boundaries is not None:
+            capacity = max(1, min(capacity, max_boundaries))
         if len(distinct) <= capacity:
             chosen = distinct
         else:

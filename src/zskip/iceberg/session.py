@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping
 from importlib import resources
@@ -71,6 +72,8 @@ def session(
         log.debug("using the active Spark session, which already has Iceberg")
         return active
     _check_java()
+    # Python workers must run this interpreter, which has zskip and its dependencies.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     warehouse_path = _writable_warehouse(Path(warehouse))
     settings: dict[str, str] = {
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
@@ -82,6 +85,7 @@ def session(
         "spark.driver.memory": "4g",
         "spark.ui.showConsoleProgress": "false",
         "spark.ui.enabled": "false",
+        "spark.pyspark.python": os.environ["PYSPARK_PYTHON"],
     }
     user_jars = (conf or {}).get("spark.jars", "")
     jar = str(iceberg_runtime_jar())

@@ -1,0 +1,152 @@
+"""Rewriting data files through Iceberg's own mechanism: staged scans, rewrite writes, one commit.
+
+The flow is the one Iceberg's ``rewrite_data_files`` uses, driven from Python: stage a group's
+file tasks under an id, read exactly those with ``scan-task-set-id``, write the new files with
+``rewritten-file-scan-task-set-id`` (which keeps them out of the table), fetch them from the
+rewrite coordinator, and swap old for new in one ``RewriteFiles`` commit validated from the
+snapshot the rewrite started at.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from zskip.errors import ConcurrentChangeError
+from zskip.iceberg.table import IcebergTable
+
+__all__ = ["StagedGroup", "commit_rewrites", "plan_file_tasks", "stage_group"]
+
+log = logging.getLogger(__name__)
+
+
+def plan_file_tasks(table: IcebergTable, snapshot_id: int) -> dict[str, Any]:
+    """Java ``FileScanTask`` of every live data file at ``snapshot_id``, by file path.
+
+    One task per file (no splitting), so a group of files stages as whole files.
+    """
+    jvm = table.jvm
+    scan = table.java.newScan().useSnapshot(snapshot_id)
+    iterable = scan.planFiles()
+    try:
+        tasks = jvm.org.apache.iceberg.relocated.com.google.common.collect.Lists.newArrayList(iterable)
+    finally:
+        iterable.close()
+    return {str(task.file().location()): task for task in tasks}
+
+
+@dataclass
+class StagedGroup:
+    """A group of files staged for reading and rewriting under one set id."""
+
+    table: IcebergTable
+    set_id: str
+    files: tuple[str, ...]
+    old_files: Any  # java.util.Set<DataFile>
+
+    def read(self) -> DataFrame:
+        return (
+            self.table.spark.read.format("iceberg")
+            .option("scan-task-set-id", self.set_id)
+            .load(self.table.name)
+        )
+
+    def write(self, frame: DataFrame, *, target_file_size_bytes: int) -> None:
+        (
+            frame.write.format("iceberg")
+            .option("rewritten-file-scan-task-set-id", self.set_id)
+            .option("target-file-size-bytes", str(target_file_size_bytes))
+            .mode("append")
+            .save(self.table.name)
+        )
+
+    def new_files(self) -> Any:
+        coordinator = self.table.jvm.org.apache.iceberg.spark.FileRewriteCoordinator.get()
+        return coordinator.fetchNewFiles(self.table.java, self.set_id)
+
+    def new_file_paths(self) -> list[str]:
+        return [str(f.location()) for f in self.new_files()]
+
+    def release(self) -> None:
+        """Forget the staged tasks and the coordinator's record of new files (always call this)."""
+        jvm = self.table.jvm
+        jvm.org.apache.iceberg.spark.ScanTaskSetManager.get().removeTasks(self.table.java, self.set_id)
+        jvm.org.apache.iceberg.spark.FileRewriteCoordinator.get().clearRewrite(self.table.java, self.set_id)
+
+    def delete_new_files(self) -> None:
+        """Remove files this group wrote but never committed (after a failure)."""
+        io = self.table.java.io()
+        for path in self.new_file_paths():
+            try:
+                io.deleteFile(path)
+            except Exception:  # best effort: an orphan file is harmless, vacuum removes it
+                log.warning("could not delete uncommitted file %s", path)
+
+
+def stage_group(table: IcebergTable, tasks: Mapping[str, Any], files: Sequence[str]) -> StagedGroup:
+    jvm = table.jvm
+    task_list = jvm.java.util.ArrayList()
+    old_files = jvm.java.util.HashSet()
+    for path in files:
+        task = tasks[path]
+        task_list.add(task)
+        old_files.add(task.file())
+    set_id = f"zskip-{uuid.uuid4()}"
+    jvm.org.apache.iceberg.spark.ScanTaskSetManager.get().stageTasks(table.java, set_id, task_list)
+    return StagedGroup(table=table, set_id=set_id, files=tuple(files), old_files=old_files)
+
+
+def commit_rewrites(
+    table: IcebergTable,
+    groups: Iterable[StagedGroup],
+    *,
+    start_snapshot_id: int,
+    summary: Mapping[str, str],
+    properties: Mapping[str, str | None],
+) -> int:
+    """Swap every group's old files for its new ones and set ``properties``, in one atomic commit.
+
+    Returns the new snapshot id.  Appends committed since ``start_snapshot_id`` are kept; a
+    concurrent rewrite or delete of the same files raises :class:`ConcurrentChangeError` and
+    commits nothing.
+    """
+    jvm = table.jvm
+    old_all = jvm.java.util.HashSet()
+    new_all = jvm.java.util.HashSet()
+    for group in groups:
+        old_all.addAll(group.old_files)
+        new_all.addAll(group.new_files())
+    transaction = table.java.newTransaction()
+    rewrite = transaction.newRewrite().validateFromSnapshot(start_snapshot_id)
+    rewrite = rewrite.rewriteFiles(old_all, new_all)
+    for key, value in summary.items():
+        rewrite = rewrite.set(key, value)
+    rewrite.commit()
+    if properties:
+        update = transaction.updateProperties()
+        for key, value in properties.items():
+            update = update.remove(key) if value is None else update.set(key, value)
+        update.commit()
+    try:
+        transaction.commitTransaction()
+    except Exception as exc:
+        text = str(exc)
+        if (
+            "ValidationException" in text
+            or "CommitFailedException" in text
+            or "Missing required files" in text
+        ):
+            raise ConcurrentChangeError(
+                f"another writer changed {table.name} while zskip rewrote it, so nothing was committed "
+                f"({text.splitlines()[0][:300]}); run optimize again"
+            ) from None
+        raise
+    table.refresh()
+    snapshot = table.current_snapshot_id()
+    assert snapshot is not None
+    return snapshot

@@ -1,0 +1,124 @@
+"""An Iceberg table as zskip sees it: the Java table, its schema, partition columns and properties."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql.types import ArrayType, DataType, MapType, StructType
+
+from zskip.errors import UnknownColumnError, UnknownTableError, UnsupportedTypeError
+
+__all__ = ["IcebergTable", "load_table", "properties_update"]
+
+log = logging.getLogger(__name__)
+
+CLUSTERABLE = (
+    "BooleanType",
+    "ByteType",
+    "ShortType",
+    "IntegerType",
+    "LongType",
+    "FloatType",
+    "DoubleType",
+    "DecimalType",
+    "DateType",
+    "TimestampType",
+    "TimestampNTZType",
+    "StringType",
+    "BinaryType",
+)
+
+
+@dataclass
+class IcebergTable:
+    """A loaded table. ``java`` is the ``org.apache.iceberg.Table``; refresh it before reading state."""
+
+    spark: SparkSession
+    name: str
+    java: Any
+
+    @property
+    def jvm(self) -> Any:
+        return self.spark.sparkContext._jvm
+
+    def refresh(self) -> None:
+        self.java.refresh()
+
+    def current_snapshot_id(self) -> int | None:
+        snapshot = self.java.currentSnapshot()
+        return None if snapshot is None else int(snapshot.snapshotId())
+
+    def properties(self) -> dict[str, str]:
+        return dict(self.java.properties())
+
+    def location(self) -> str:
+        return str(self.java.location())
+
+    def spark_schema(self) -> StructType:
+        return self.spark.table(self.name).schema
+
+    def partition_source_columns(self) -> list[str]:
+        """Names of the columns any partition spec of the table derives partitions from."""
+        names: set[str] = set()
+        schema = self.java.schema()
+        for spec in self.java.specs().values():
+            for field in spec.fields():
+                column = schema.findColumnName(field.sourceId())
+                if column is not None:
+                    names.add(str(column))
+        return sorted(names)
+
+    def is_partitioned(self) -> bool:
+        return not bool(self.java.spec().isUnpartitioned())
+
+    def column_types(self, columns: Sequence[str]) -> dict[str, DataType]:
+        """Spark types of ``columns`` (resolved case-insensitively), each one clusterable."""
+        fields = {f.name.lower(): f for f in self.spark_schema().fields}
+        resolved: dict[str, DataType] = {}
+        for column in columns:
+            field = fields.get(column.lower())
+            if field is None:
+                raise UnknownColumnError(
+                    f"table {self.name} has no column {column!r}; its columns are: "
+                    f"{', '.join(f.name for f in self.spark_schema().fields)}"
+                )
+            if isinstance(field.dataType, (StructType, ArrayType, MapType)) or (
+                type(field.dataType).__name__ not in CLUSTERABLE
+            ):
+                raise UnsupportedTypeError(
+                    f"column {field.name!r} of {self.name} has type {field.dataType.simpleString()}, which "
+                    "zskip cannot cluster or index; use a boolean, number, decimal, date, timestamp, "
+                    "string or binary column (or a top-level copy of a nested field)"
+                )
+            resolved[field.name] = field.dataType
+        return resolved
+
+
+def load_table(spark: SparkSession, name: str) -> IcebergTable:
+    """Load Iceberg table ``name`` (``catalog.namespace.table``), or say why it cannot be loaded."""
+    jvm = spark.sparkContext._jvm
+    try:
+        java = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+    except Exception as exc:  # py4j wraps NoSuchTableException and parse errors alike
+        text = str(exc)
+        if "NoSuchTable" in text or "not found" in text.lower() or "cannot be found" in text:
+            raise UnknownTableError(
+                f"no Iceberg table {name!r}: check the name (catalog.namespace.table) and the catalog "
+                f"settings; 'SHOW TABLES IN <catalog>.<namespace>' lists what exists"
+            ) from None
+        if "ParseException" in text or "Invalid" in text:
+            raise UnknownTableError(f"{name!r} is not a table name: use catalog.namespace.table") from None
+        raise
+    return IcebergTable(spark=spark, name=name, java=java)
+
+
+def properties_update(table: IcebergTable, values: Mapping[str, str | None]) -> None:
+    """Set (or remove, for ``None``) table properties in one commit."""
+    update = table.java.updateProperties()
+    for key, value in values.items():
+        update = update.remove(key) if value is None else update.set(key, value)
+    update.commit()

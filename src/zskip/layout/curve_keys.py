@@ -1,0 +1,134 @@
+"""Curve keys inside Spark: a pandas UDF over order-preserving "carrier" columns.
+
+Spark hands a pandas UDF each column as a pandas Series; dates, timestamps and decimals would
+arrive as Python objects (slow) and nullable longs as float64 (lossy).  So each clustered column
+is first turned, in Spark, into a carrier whose order key equals the column's own key
+(``zskip.curves.order_key_u64``): days for dates, microseconds for timestamps, the unscaled long
+for decimals up to precision 18, bytes for strings, and a separate null flag.  The UDF rebuilds
+Arrow arrays from the carriers and computes keys with the same numpy code the planner uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    StringType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from zskip.curves import ClusteringSpec, order_key_u64
+
+__all__ = ["Carrier", "carrier", "column_key_frame_columns", "curve_key_column", "signed_key"]
+
+SIGN = np.uint64(1 << 63)
+
+
+@dataclass(frozen=True, slots=True)
+class Carrier:
+    """How one column travels to Python: an expression, its kind, and the Arrow type to rebuild."""
+
+    kind: str  # "long", "double", "bytes", "decimal"
+    arrow_type_text: str  # pyarrow type name, e.g. "int64" or "decimal128(38, 2)"
+
+    def arrow_type(self) -> pa.DataType:
+        if self.kind == "decimal":
+            precision, scale = (int(x) for x in self.arrow_type_text[len("decimal128(") : -1].split(","))
+            return pa.decimal128(precision, scale)
+        return {"long": pa.int64(), "double": pa.float64(), "bytes": pa.binary()}[self.kind]
+
+
+def carrier(name: str, dtype: DataType) -> tuple[Column, Carrier]:
+    """The carrier expression of column ``name`` (nulls replaced; the null flag travels apart)."""
+    column = F.col(f"`{name}`")
+    quoted = f"`{name}`"
+    if isinstance(dtype, (FloatType, DoubleType)):
+        return F.coalesce(column.cast("double"), F.lit(0.0)), Carrier("double", "float64")
+    if isinstance(dtype, (StringType, BinaryType)):
+        return F.coalesce(column.cast("binary"), F.lit(b"").cast("binary")), Carrier("bytes", "binary")
+    if isinstance(dtype, DecimalType):
+        if dtype.precision > 18:
+            return F.coalesce(column, F.lit(0).cast(dtype)), Carrier(
+                "decimal", f"decimal128({dtype.precision}, {dtype.scale})"
+            )
+        unscaled = (
+            F.expr(f"CAST({quoted} * 1{'0' * dtype.scale}BD AS BIGINT)")
+            if dtype.scale
+            else column.cast("long")
+        )
+        return F.coalesce(unscaled, F.lit(0).cast("long")), Carrier("long", "int64")
+    if isinstance(dtype, DateType):
+        expr = F.expr(f"CAST(unix_date({quoted}) AS BIGINT)")
+    elif isinstance(dtype, TimestampType):
+        expr = F.expr(f"unix_micros({quoted})")
+    elif isinstance(dtype, TimestampNTZType):
+        expr = F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {quoted})")
+    elif isinstance(dtype, BooleanType):
+        expr = column.cast("long")
+    else:  # byte, short, int, long
+        expr = column.cast("long")
+    return F.coalesce(expr, F.lit(0).cast("long")), Carrier("long", "int64")
+
+
+def _keys_from_carrier(values: pd.Series, nulls: pd.Series, spec: Carrier) -> np.ndarray:
+    mask = nulls.to_numpy(dtype=bool)
+    if spec.kind in ("long", "double"):
+        array = pa.array(values.to_numpy(), type=spec.arrow_type())
+    else:
+        array = pa.array(values.tolist(), type=spec.arrow_type())
+    keys = order_key_u64(array)
+    keys[mask] = 0
+    return keys
+
+
+def signed_key(keys: np.ndarray) -> np.ndarray:
+    """``uint64`` keys as ``int64`` with the same order (Spark has no unsigned long)."""
+    return (keys ^ SIGN).view(np.int64)
+
+
+def curve_key_column(spec: ClusteringSpec, types: Mapping[str, DataType]) -> Column:
+    """A ``bigint`` column holding each row's curve key (signed, same order as the unsigned key)."""
+    carriers = [carrier(c.name, types[c.name]) for c in spec.columns]
+    kinds = [c for _, c in carriers]
+
+    @F.pandas_udf("long")  # type: ignore[call-overload]
+    def curve_key(*series: pd.Series) -> pd.Series:
+        ranks = []
+        for i, column in enumerate(spec.columns):
+            keys = _keys_from_carrier(series[2 * i], series[2 * i + 1], kinds[i])
+            ranks.append(column.mapping.ranks(keys))
+        return pd.Series(signed_key(spec.index(ranks)))
+
+    arguments: list[Column] = []
+    for (expr, _), column in zip(carriers, spec.columns, strict=True):
+        arguments += [expr, F.col(f"`{column.name}`").isNull()]
+    return curve_key(*arguments)
+
+
+def column_key_frame_columns(columns: Sequence[str], types: Mapping[str, DataType]) -> list[Column]:
+    """One ``bigint`` column per name holding that column's signed order key (for tests and sampling)."""
+    return [_column_key(name, types[name]) for name in columns]
+
+
+def _column_key(name: str, dtype: DataType) -> Column:
+    expr, kind = carrier(name, dtype)
+
+    @F.pandas_udf("long")  # type: ignore[call-overload]
+    def column_key(values: pd.Series, nulls: pd.Series) -> pd.Series:
+        return pd.Series(signed_key(_keys_from_carrier(values, nulls, kind)))
+
+    return column_key(expr, F.col(f"`{name}`").isNull()).alias(name)

@@ -1,0 +1,69 @@
+"""Curve-key ranges of data files and of their row groups, computed on executors.
+
+One Spark task per data file: pyarrow reads only the clustered columns, one row group at a time,
+and the task returns each row group's minimum and maximum key plus the file's.  Only those small
+rows come back to the driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import SparkSession
+
+from zskip.curves import ClusteringSpec
+from zskip.index.parquet_io import open_parquet
+from zskip.layout.store import RANGES_SCHEMA
+
+__all__ = ["compute_key_ranges", "file_key_ranges"]
+
+
+def file_key_ranges(path: str, spec: ClusteringSpec) -> list[tuple[str, int, int, int, int]]:
+    """``(path, row_group, min_key, max_key, rows)`` per row group, then ``row_group = -1`` for the file."""
+    parquet = open_parquet(path)
+    names = {name.lower(): name for name in parquet.schema_arrow.names}
+    columns = [names[c.lower()] for c in spec.column_names]
+    rows: list[tuple[str, int, int, int, int]] = []
+    low, high, total = None, None, 0
+    for index in range(parquet.num_row_groups):
+        data = parquet.read_row_group(index, columns=columns)
+        data = data.rename_columns(list(spec.column_names))
+        if data.num_rows == 0:
+            continue
+        keys = spec.keys(data)
+        lo, hi = int(keys.min()), int(keys.max())
+        rows.append((path, index, lo, hi, data.num_rows))
+        low = lo if low is None else min(low, lo)
+        high = hi if high is None else max(high, hi)
+        total += data.num_rows
+    if low is not None and high is not None:
+        rows.append((path, -1, low, high, total))
+    return rows
+
+
+def compute_key_ranges(
+    spark: SparkSession, spec: ClusteringSpec, paths: Sequence[str], *, generation: int
+) -> pa.Table:
+    """Key ranges (``RANGES_SCHEMA``) of ``paths``, one Spark task per file."""
+    if not paths:
+        return RANGES_SCHEMA.empty_table()
+
+    def task(part: Iterator[str]) -> Iterator[tuple[str, int, int, int, int]]:
+        for path in part:
+            yield from file_key_ranges(path, spec)
+
+    rdd = spark.sparkContext.parallelize(list(paths), len(paths))
+    rows = rdd.mapPartitions(task).collect()  # pickled Python ints: keys above 2**63 survive
+    return pa.table(
+        {
+            "file_path": pa.array([r[0] for r in rows], pa.string()),
+            "row_group": pa.array([r[1] for r in rows], pa.int32()),
+            "min_key": pa.array(np.array([int(r[2]) for r in rows], dtype=np.uint64)),
+            "max_key": pa.array(np.array([int(r[3]) for r in rows], dtype=np.uint64)),
+            "rows": pa.array([r[4] for r in rows], pa.int64()),
+            "generation": pa.array([generation] * len(rows), pa.int32()),
+        },
+        schema=RANGES_SCHEMA,
+    )

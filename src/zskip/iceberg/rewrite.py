@@ -129,8 +129,8 @@ def commit_rewrites(
     rewrite.commit()
     if properties:
         update = transaction.updateProperties()
-        for key, value in properties.items():
-            update = update.remove(key) if value is None else update.set(key, value)
+        for name, setting in properties.items():
+            update = update.remove(name) if setting is None else update.set(name, setting)
         update.commit()
     try:
         transaction.commitTransaction()

@@ -100,7 +100,7 @@ class IcebergTable:
 
 def load_table(spark: SparkSession, name: str) -> IcebergTable:
     """Load Iceberg table ``name`` (``catalog.namespace.table``), or say why it cannot be loaded."""
-    jvm = spark.sparkContext._jvm
+    jvm: Any = spark.sparkContext._jvm
     try:
         java = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
     except Exception as exc:  # py4j wraps NoSuchTableException and parse errors alike

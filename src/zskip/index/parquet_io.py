@@ -11,7 +11,7 @@ __all__ = ["open_parquet", "resolve"]
 
 
 def resolve(location: str) -> tuple[pafs.FileSystem, str]:
-    """A pyarrow filesystem and path for an Iceberg file location (``file:``, ``s3a://``, ``hdfs://``, ...)."""
+    """A pyarrow filesystem and path for an Iceberg file location (``file:``, ``s3a://``, ``hdfs://``)."""
     if location.startswith("/"):
         return pafs.LocalFileSystem(), location
     parsed = urlparse(location)

@@ -7,7 +7,7 @@ rows come back to the driver.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -50,7 +50,7 @@ def compute_key_ranges(
     if not paths:
         return RANGES_SCHEMA.empty_table()
 
-    def task(part: Iterator[str]) -> Iterator[tuple[str, int, int, int, int]]:
+    def task(part: Iterable[str]) -> Iterator[tuple[str, int, int, int, int]]:
         for path in part:
             yield from file_key_ranges(path, spec)
 

@@ -249,14 +249,14 @@ def optimize(
             ranges_so_far = all_ranges
             report("recording key ranges", 1, 1)
         except BaseException:
-            for group in staged:
-                group.delete_new_files()
+            for staged_group in staged:
+                staged_group.delete_new_files()
             if store_path is not None:
                 _delete_quietly(iceberg, store_path)
             raise
         finally:
-            for group in staged:
-                group.release()
+            for staged_group in staged:
+                staged_group.release()
 
     after = files_from_arrow(data_files(spark, table))
     return result(

@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 
 from zskip.curves import ClusteringSpec
-from zskip.index.puffin import CorruptIndexError, PuffinWriter, read_puffin
 from zskip.iceberg.table import IcebergTable
+from zskip.index.puffin import CorruptIndexError, PuffinWriter, read_puffin
 
 __all__ = [
     "RANGES_SCHEMA",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from zskip import curves
 from zskip.errors import (
+    ConcurrentChangeError,
+    InvalidOptionError,
     JavaNotFoundError,
     UnknownColumnError,
     UnknownTableError,
@@ -17,11 +19,17 @@ from zskip.errors import (
     ZskipError,
 )
 from zskip.iceberg.session import session
+from zskip.layout import OptimizeResult, optimize
+from zskip.layout.inspect import InspectResult, inspect
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ConcurrentChangeError",
+    "InspectResult",
+    "InvalidOptionError",
     "JavaNotFoundError",
+    "OptimizeResult",
     "UnknownColumnError",
     "UnknownTableError",
     "UnsupportedTypeError",
@@ -29,5 +37,7 @@ __all__ = [
     "ZskipError",
     "__version__",
     "curves",
+    "inspect",
+    "optimize",
     "session",
 ]

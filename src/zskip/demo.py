@@ -1,58 +1,104 @@
-"""The demo: TPC-H lineitem in a local Iceberg table, and the curve keys zskip clusters it by."""
+"""The demo: TPC-H lineitem in a local Iceberg table, clustered four ways, files read per query."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-import numpy as np
 from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.table import Table
 
-from zskip.curves import (
-    ClusteringSpec,
-    ColumnMapping,
-    RankMapping,
-    bits_per_column,
-    order_key_u64,
-    zorder_raw,
-)
 from zskip.datasets import load_lineitem
-from zskip.iceberg.frames import collect_arrow
-from zskip.viz import plot_curves
+from zskip.experiments import (
+    LINEITEM_CLUSTER_COLUMNS,
+    copy_table,
+    count_files_read,
+    iceberg_rewrite,
+    lineitem_queries,
+)
+from zskip.iceberg.files import data_files
+from zskip.layout import optimize
+from zskip.layout.inspect import file_bounds
+from zskip.viz import plot_curves, plot_file_boxes
 
 __all__ = ["run_demo"]
 
-COLUMNS = ("l_shipdate", "l_partkey", "l_extendedprice")
 
-
-def run_demo(spark: SparkSession, *, catalog: str, scale_factor: float, out_dir: Path) -> None:
-    console = Console()
-    table = f"{catalog}.demo.lineitem"
-    with console.status(f"generating TPC-H lineitem (scale factor {scale_factor:g}) into {table}"):
-        rows = load_lineitem(spark, table, scale_factor=scale_factor, data_dir=out_dir / "tpch", files=16)
-    files = spark.sql(f"SELECT count(*) AS n FROM {table}.files").first()
-    console.print(f"[bold]{table}[/]: {rows:,} rows in {files['n'] if files else 0} data files")
-
-    sample = collect_arrow(spark.table(table).select(*COLUMNS).limit(20_000))
-    bits = bits_per_column(len(COLUMNS))
-    spec_columns = tuple(ColumnMapping(c, RankMapping.fit(order_key_u64(sample[c]), bits)) for c in COLUMNS)
-    report = Table(title=f"curve keys of the first rows, clustered by {', '.join(COLUMNS)}")
-    for name in (*COLUMNS, "Iceberg-style z-value (raw)", "zskip hilbert (rank)", "zskip zorder (rank)"):
-        report.add_column(name)
-    raw = zorder_raw([sample[c] for c in COLUMNS]).to_pylist()
-    hilbert = ClusteringSpec("hilbert", bits, spec_columns).keys(sample)
-    zorder = ClusteringSpec("zorder", bits, spec_columns).keys(sample)
-    for row in range(5):
-        values = [str(sample[c][row].as_py()) for c in COLUMNS]
-        report.add_row(
-            *values, raw[row].hex()[:16] + "…", f"{int(hilbert[row]):016x}", f"{int(zorder[row]):016x}"
-        )
-    console.print(report)
-    spread = {
-        c: len(np.unique(spec_columns[i].mapping.ranks(order_key_u64(sample[c]))))
-        for i, c in enumerate(COLUMNS)
+def run_demo(
+    spark: SparkSession, *, catalog: str, scale_factor: float, out_dir: Path, files: int = 32
+) -> None:
+    """Load lineitem, lay it out as loaded / Iceberg zorder / zskip (hilbert, zorder, linear), and
+    print the data files Iceberg reads for each filter under each layout."""
+    console = Console(width=max(Console().width, 130))
+    base = f"{catalog}.demo.lineitem"
+    with console.status(f"generating TPC-H lineitem (scale factor {scale_factor:g}) into {base}"):
+        rows = load_lineitem(spark, base, scale_factor=scale_factor, data_dir=out_dir / "tpch", files=files)
+    table_bytes = sum(data_files(spark, base)["file_size_in_bytes"].to_pylist())
+    target = max(256 * 1024, table_bytes // files)
+    console.print(f"[bold]{base}[/]: {rows:,} rows in {files} data files of {target / 2**20:.1f} MiB")
+    by = list(LINEITEM_CLUSTER_COLUMNS)
+    zorder = f"zorder({','.join(by)})"
+    layouts = {
+        "as loaded": base,
+        f"Iceberg {zorder}": f"{catalog}.demo.lineitem_iceberg_zorder",
+        "zskip hilbert (rank)": f"{catalog}.demo.lineitem_hilbert",
+        "zskip zorder (rank)": f"{catalog}.demo.lineitem_zorder",
+        "zskip linear (rank)": f"{catalog}.demo.lineitem_linear",
     }
-    console.print(f"distinct ranks per column in the sample: {spread}")
-    picture = plot_curves(out_dir / "curves.png")
-    console.print(f"curve picture: {picture}")
+    seconds: dict[str, float] = {}
+    for label, table in layouts.items():
+        if table == base:
+            continue
+        with console.status(f"laying out: {label}"):
+            copy_table(spark, base, table)
+            started = time.monotonic()
+            if label.startswith("Iceberg"):
+                # the same row-group size zskip uses, so both writers roll files alike
+                spark.sql(
+                    f"ALTER TABLE {table} SET TBLPROPERTIES ('write.parquet.row-group-size-bytes'='{target // 8}')"
+                )
+                iceberg_rewrite(spark, table, sort_order=zorder, target_file_size_bytes=target)
+            else:
+                curve = label.split()[1]
+                optimize(
+                    spark,
+                    table,
+                    by=by,
+                    curve=curve,
+                    mode="full",
+                    target_file_size=target,
+                    row_group_size=target // 8,
+                )
+            seconds[label] = time.monotonic() - started
+    queries = lineitem_queries(spark, base)
+    counts = {}
+    with console.status("planning each filter under each layout"):
+        for label, table in layouts.items():
+            counts[label] = count_files_read(spark, table, queries)
+    report = Table(
+        title=f"data files Iceberg reads per filter, clustered by {', '.join(by)} (fewer is better)"
+    )
+    report.add_column("filter")
+    report.add_column("rows", justify="right")
+    for label in layouts:
+        report.add_column(label.replace(" (rank)", ""), justify="right")
+    for i in range(len(queries)):
+        first = counts["as loaded"][i]
+        cells = [f"{counts[label][i].files_read}/{counts[label][i].files_total}" for label in layouts]
+        report.add_row(f"Q{i + 1}", f"{first.rows_matching:,}", *cells)
+    totals = [str(sum(c.files_read for c in counts[label])) for label in layouts]
+    report.add_row("[bold]total[/]", "", *[f"[bold]{t}[/]" for t in totals])
+    report.add_row("layout s", "", "", *[f"{seconds[label]:.1f}" for label in layouts if label in seconds])
+    console.print(report)
+    for i, where in enumerate(queries):
+        console.print(f"  Q{i + 1}: {where}")
+    picture = plot_file_boxes(
+        {label: file_bounds(spark, layouts[label], by[:2]) for label in list(layouts)[:3]},
+        x=by[0],
+        y=by[1],
+        path=out_dir / "file-boxes.png",
+        title="each data file as its min/max box (smaller boxes: fewer files per filter)",
+    )
+    console.print(f"picture of the files before and after: {picture}")
+    console.print(f"how the curves visit a grid: {plot_curves(out_dir / 'curves.png')}")

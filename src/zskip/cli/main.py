@@ -65,9 +65,11 @@ def cli(ctx: click.Context, warehouse: str, catalog: str, master: str, verbose: 
 
 
 def _register() -> None:
-    from zskip.cli import demo
+    from zskip.cli import demo, layout
 
     cli.add_command(demo.demo)
+    cli.add_command(layout.optimize)
+    cli.add_command(layout.inspect)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -81,7 +81,11 @@ class StagedGroup:
     def delete_new_files(self) -> None:
         """Remove files this group wrote but never committed (after a failure)."""
         io = self.table.java.io()
-        for path in self.new_file_paths():
+        try:
+            paths = self.new_file_paths()
+        except Exception:  # the write never finished: Iceberg's abort already removed its files
+            return
+        for path in paths:
             try:
                 io.deleteFile(path)
             except Exception:  # best effort: an orphan file is harmless, vacuum removes it
@@ -121,29 +125,26 @@ def commit_rewrites(
     for group in groups:
         old_all.addAll(group.old_files)
         new_all.addAll(group.new_files())
-    transaction = table.java.newTransaction()
-    rewrite = transaction.newRewrite().validateFromSnapshot(start_snapshot_id)
-    rewrite = rewrite.rewriteFiles(old_all, new_all)
-    for key, value in summary.items():
-        rewrite = rewrite.set(key, value)
-    rewrite.commit()
-    if properties:
-        update = transaction.updateProperties()
-        for name, setting in properties.items():
-            update = update.remove(name) if setting is None else update.set(name, setting)
-        update.commit()
     try:
+        transaction = table.java.newTransaction()
+        rewrite = transaction.newRewrite().validateFromSnapshot(start_snapshot_id)
+        rewrite = rewrite.rewriteFiles(old_all, new_all)
+        for key, value in summary.items():
+            rewrite = rewrite.set(key, value)
+        rewrite.commit()
+        if properties:
+            update = transaction.updateProperties()
+            for name, setting in properties.items():
+                update = update.remove(name) if setting is None else update.set(name, setting)
+            update.commit()
         transaction.commitTransaction()
     except Exception as exc:
         text = str(exc)
-        if (
-            "ValidationException" in text
-            or "CommitFailedException" in text
-            or "Missing required files" in text
-        ):
+        if "ValidationException" in text or "CommitFailedException" in text:
+            reason = next((line for line in text.splitlines() if "Exception:" in line), text.splitlines()[0])
             raise ConcurrentChangeError(
                 f"another writer changed {table.name} while zskip rewrote it, so nothing was committed "
-                f"({text.splitlines()[0][:300]}); run optimize again"
+                f"({reason.strip()[:300]}); run optimize again"
             ) from None
         raise
     table.refresh()

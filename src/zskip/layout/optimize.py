@@ -52,6 +52,7 @@ DEFAULT_ROW_GROUP_SIZE = "16MB"
 SAMPLE_ROWS = 200_000
 MAX_BOUNDARIES = 4096
 KEY_COLUMN = "__zskip_curve_key"
+NO_ROLLING = 1 << 62
 
 Progress = Callable[[str, int, int], None]
 
@@ -227,7 +228,8 @@ def optimize(
         store_path: str | None = None
         try:
             for group in batch:
-                staged.append(_rewrite_group(iceberg, tasks, group, spec, types, target, _transform))
+                staged.append(stage_group(iceberg, tasks, group.files))  # released below, whatever happens
+                _rewrite_group(staged[-1], group, spec, types, _transform)
                 done_groups += 1
                 report("rewriting", done_groups, len(groups))
             new_paths = [p for g in staged for p in g.new_file_paths()]
@@ -275,15 +277,12 @@ def optimize(
 
 
 def _rewrite_group(
-    iceberg: IcebergTable,
-    tasks: dict[str, Any],
+    staged: StagedGroup,
     group: FileGroup,
     spec: ClusteringSpec,
     types: dict[str, DataType],
-    target: int,
     transform: Callable[[DataFrame], DataFrame] | None,
-) -> StagedGroup:
-    staged = stage_group(iceberg, tasks, group.files)
+) -> None:
     frame = staged.read()
     keyed = frame.withColumn(KEY_COLUMN, curve_key_column(spec, types))
     ordered = (
@@ -293,9 +292,10 @@ def _rewrite_group(
     )
     if transform is not None:
         ordered = transform(ordered)
-    # A little headroom so a task that writes slightly more than the target does not roll a tiny file.
-    staged.write(ordered, target_file_size_bytes=int(target * 1.5))
-    return staged
+    # One task writes one file: the range partitions already cut the group into files of about the
+    # target size, and Iceberg's own rolling (which estimates unflushed row groups uncompressed)
+    # would split them into several small files.
+    staged.write(ordered, target_file_size_bytes=NO_ROLLING)
 
 
 def _fit_spec(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from zskip.viz.boxes import plot_file_boxes
 from zskip.viz.curves import plot_curves
 
-__all__ = ["plot_curves"]
+__all__ = ["plot_curves", "plot_file_boxes"]

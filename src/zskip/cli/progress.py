@@ -1,0 +1,30 @@
+"""A rich progress bar that zskip's long operations report to through a ``progress`` callback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+__all__ = ["progress_bar"]
+
+
+@contextmanager
+def progress_bar(description: str) -> Iterator[object]:
+    """Yields ``callback(stage, done, total)``; each stage gets its own bar."""
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=False,
+    ) as bars:
+        tasks: dict[str, object] = {}
+
+        def report(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bars.add_task(f"{description}: {stage}", total=total)
+            bars.update(tasks[stage], completed=done, total=total)  # type: ignore[arg-type]
+
+        yield report

@@ -11,9 +11,7 @@ from hypothesis import HealthCheck, settings
 
 # Shared 2-core machines time out wall-clock deadlines at random; correctness is what we test.
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile(
-    "long", deadline=None, max_examples=2000, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("long", deadline=None, max_examples=2000, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("ZSKIP_HYPOTHESIS_PROFILE", "default"))
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

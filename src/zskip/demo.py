@@ -25,9 +25,7 @@ from zskip.viz import plot_curves, plot_file_boxes
 __all__ = ["run_demo"]
 
 
-def run_demo(
-    spark: SparkSession, *, catalog: str, scale_factor: float, out_dir: Path, files: int = 32
-) -> None:
+def run_demo(spark: SparkSession, *, catalog: str, scale_factor: float, out_dir: Path, files: int = 32) -> None:
     """Load lineitem, lay it out as loaded / Iceberg zorder / zskip (hilbert, zorder, linear), and
     print the data files Iceberg reads for each filter under each layout."""
     console = Console(width=max(Console().width, 130))
@@ -76,9 +74,7 @@ def run_demo(
     with console.status("planning each filter under each layout"):
         for label, table in layouts.items():
             counts[label] = count_files_read(spark, table, queries)
-    report = Table(
-        title=f"data files Iceberg reads per filter, clustered by {', '.join(by)} (fewer is better)"
-    )
+    report = Table(title=f"data files Iceberg reads per filter, clustered by {', '.join(by)} (fewer is better)")
     report.add_column("filter")
     report.add_column("rows", justify="right")
     for label in layouts:

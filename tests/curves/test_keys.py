@@ -105,9 +105,7 @@ DECIMALS = [(1, 0), (9, 2), (18, 0), (18, 18), (19, 4), (28, 10), (38, 0), (38, 
 
 @pytest.mark.parametrize(("precision", "scale"), DECIMALS, ids=str)
 @given(data=st.data())
-def test_decimals_keep_their_order_at_every_precision(
-    precision: int, scale: int, data: st.DataObject
-) -> None:
+def test_decimals_keep_their_order_at_every_precision(precision: int, scale: int, data: st.DataObject) -> None:
     with localcontext() as ctx:
         ctx.prec = 80
         bound = Decimal(10) ** (precision - scale) - Decimal(10) ** -scale
@@ -139,9 +137,7 @@ def test_dates_keep_their_order_before_and_after_1970(values: list[Any]) -> None
 @pytest.mark.parametrize("tz", [None, "UTC"])
 @given(data=st.data())
 def test_timestamps_keep_microsecond_order(tz: str | None, data: st.DataObject) -> None:
-    moments = st.datetimes(
-        min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(9999, 12, 31, 23, 59, 59, 999999)
-    )
+    moments = st.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(9999, 12, 31, 23, 59, 59, 999999))
     values = data.draw(nullable(moments))
     if tz:
         values = [None if v is None else v.replace(tzinfo=dt.timezone.utc) for v in values]
@@ -176,9 +172,7 @@ def test_sliced_and_chunked_arrays_encode_like_whole_ones() -> None:
     assert order_key_u64(chunked).tolist() == order_key_u64(pa.array([3, 1, 2])).tolist()
 
 
-@pytest.mark.parametrize(
-    "dtype", [pa.list_(pa.int32()), pa.struct([("a", pa.int32())]), pa.month_day_nano_interval()]
-)
+@pytest.mark.parametrize("dtype", [pa.list_(pa.int32()), pa.struct([("a", pa.int32())]), pa.month_day_nano_interval()])
 def test_nested_and_interval_types_are_rejected_with_the_supported_list(dtype: pa.DataType) -> None:
     with pytest.raises(UnsupportedTypeError, match="clusters and indexes boolean, integer"):
         order_key_u64(pa.nulls(2, dtype))

@@ -54,9 +54,7 @@ def test_every_box_on_small_grids_is_covered_exactly(curve: str, dims: int, bits
     data=st.data(),
     cap=st.integers(1, 4),
 )
-def test_caps_and_linear_covers_are_supersets(
-    curve: str, grid: tuple[int, int], data: st.DataObject, cap: int
-) -> None:
+def test_caps_and_linear_covers_are_supersets(curve: str, grid: tuple[int, int], data: st.DataObject, cap: int) -> None:
     dims, bits = grid
     points, keys = all_keys(curve, dims, bits)
     lo = [data.draw(st.integers(0, (1 << bits) - 1)) for _ in range(dims)]

@@ -65,9 +65,7 @@ def test_bits_per_column_and_too_many_columns() -> None:
 def test_spec_round_trips_and_maps_rows_and_boxes() -> None:
     rng = np.random.default_rng(2)
     table = pa.table({"a": rng.integers(0, 100, 1000), "b": rng.normal(size=1000)})
-    columns = tuple(
-        ColumnMapping(name, RankMapping.fit(order_key_u64(table[name]), 16)) for name in ("a", "b")
-    )
+    columns = tuple(ColumnMapping(name, RankMapping.fit(order_key_u64(table[name]), 16)) for name in ("a", "b"))
     for curve in ("hilbert", "zorder", "linear"):
         spec = ClusteringSpec(curve=curve, bits=16, columns=columns)
         assert ClusteringSpec.from_json(spec.to_json()) == spec

@@ -25,9 +25,7 @@ pytestmark = pytest.mark.integration
 
 
 def snapshot_id(spark, table: str) -> int:
-    return int(
-        spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at DESC LIMIT 1").first()[0]
-    )
+    return int(spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at DESC LIMIT 1").first()[0])
 
 
 def table_bytes(spark, table: str) -> int:
@@ -161,7 +159,7 @@ def test_partitioned_tables_are_clustered_within_each_partition(spark) -> None:
     result = optimize(spark, table, by=["a", "d"], target_file_size=table_bytes(spark, table) // 8)
     assert result.groups == 4  # one group per partition
     assert fingerprint(spark, table) == before
-    with pytest.raises(InvalidOptionError, match="partitions .* cluster by other columns"):
+    with pytest.raises(InvalidOptionError, match=r"partitions .* cluster by other columns"):
         optimize(spark, table, by=["p", "a"])
 
 
@@ -179,7 +177,7 @@ def test_skipping_beats_the_unclustered_table(spark) -> None:
 def test_bad_input_gets_a_clear_error_and_changes_nothing(spark) -> None:
     table = make_table(spark, "lake.opt.errors", rows=1_000, files=2)
     snapshot = snapshot_id(spark, table)
-    with pytest.raises(UnknownTableError, match="no Iceberg table 'lake.opt.nope'"):
+    with pytest.raises(UnknownTableError, match=r"no Iceberg table 'lake\.opt\.nope'"):
         optimize(spark, "lake.opt.nope", by=["a"])
     with pytest.raises(UnknownColumnError, match="has no column 'zz'; its columns are: a, b, d"):
         optimize(spark, table, by=["a", "zz"])
@@ -192,9 +190,7 @@ def test_bad_input_gets_a_clear_error_and_changes_nothing(spark) -> None:
         optimize(spark, "lake.opt.nested", by=["tags"])
     wide = ", ".join(f"c{i} INT" for i in range(65))
     spark.sql(f"CREATE TABLE lake.opt.wide ({wide}) USING iceberg")
-    with pytest.raises(
-        InvalidOptionError, match=r"65 columns do not fit a 64-bit key: each would get 0\.98 bits"
-    ):
+    with pytest.raises(InvalidOptionError, match=r"65 columns do not fit a 64-bit key: each would get 0\.98 bits"):
         optimize(spark, "lake.opt.wide", by=[f"c{i}" for i in range(65)])
     assert snapshot_id(spark, table) == snapshot
 

@@ -20,19 +20,13 @@ def _columns(value: str | None) -> list[str] | None:
 @click.command()
 @click.argument("table")
 @click.option("--by", required=True, help="Columns to cluster on, comma-separated (e.g. a,b,c).")
-@click.option(
-    "--curve", type=click.Choice(["hilbert", "zorder", "linear"]), default="hilbert", show_default=True
-)
+@click.option("--curve", type=click.Choice(["hilbert", "zorder", "linear"]), default="hilbert", show_default=True)
 @click.option("--mapping", type=click.Choice(["rank", "raw"]), default="rank", show_default=True)
 @click.option("--mode", type=click.Choice(["incremental", "full"]), default="incremental", show_default=True)
 @click.option("--target-file-size", default="128MB", show_default=True, help="Size of output files.")
-@click.option(
-    "--row-group-size", default="16MB", show_default=True, help="Parquet row-group size of output files."
-)
+@click.option("--row-group-size", default="16MB", show_default=True, help="Parquet row-group size of output files.")
 @click.option("--where", default=None, help="Only rewrite files holding rows that match this SQL filter.")
-@click.option(
-    "--max-group-size", default="100GB", show_default=True, help="Largest group of files sorted together."
-)
+@click.option("--max-group-size", default="100GB", show_default=True, help="Largest group of files sorted together.")
 @click.option("--max-commits", default=10, show_default=True, help="Commit in at most this many batches.")
 @click.option("--no-partial-progress", is_flag=True, help="One commit for everything, or nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -92,9 +86,7 @@ def optimize(
 @click.command()
 @click.argument("table")
 @click.option("--columns", default=None, help="Columns to report on (default: the clustered ones).")
-@click.option(
-    "--plot", default=None, type=click.Path(dir_okay=False), help="Write a PNG of file boxes in two columns."
-)
+@click.option("--plot", default=None, type=click.Path(dir_okay=False), help="Write a PNG of file boxes in two columns.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
 def inspect(ctx: Context, table: str, columns: str | None, plot: str | None, as_json: bool) -> None:
@@ -130,7 +122,5 @@ def inspect(ctx: Context, table: str, columns: str | None, plot: str | None, as_
         names = [c.name for c in result.columns]
         if len(names) < 2:
             raise click.UsageError("--plot needs two columns: pass --columns a,b")
-        out = plot_file_boxes(
-            {table: file_bounds(spark, table, names[:2])}, x=names[0], y=names[1], path=plot
-        )
+        out = plot_file_boxes({table: file_bounds(spark, table, names[:2])}, x=names[0], y=names[1], path=plot)
         click.echo(f"wrote {out}")

@@ -38,10 +38,7 @@ def _interleave_order(widths: Sequence[int]) -> np.ndarray:
     """Positions in the concatenated bit planes, in interleaved order."""
     starts = np.concatenate([[0], np.cumsum([8 * w for w in widths])[:-1]])
     order = [
-        starts[column] + bit
-        for bit in range(8 * max(widths))
-        for column, width in enumerate(widths)
-        if bit < 8 * width
+        starts[column] + bit for bit in range(8 * max(widths)) for column, width in enumerate(widths) if bit < 8 * width
     ]
     return np.asarray(order, dtype=np.int64)
 
@@ -65,9 +62,7 @@ def zorder_raw(arrays: Sequence[pa.Array | pa.ChunkedArray], *, prefix_bytes: in
     keys = interleave_bytes(matrices)
     width = keys.shape[1]
     offsets = np.arange(0, width * (len(keys) + 1), width, dtype=np.int32)
-    return pa.Array.from_buffers(
-        pa.binary(), len(keys), [None, pa.py_buffer(offsets), pa.py_buffer(keys.tobytes())]
-    )
+    return pa.Array.from_buffers(pa.binary(), len(keys), [None, pa.py_buffer(offsets), pa.py_buffer(keys.tobytes())])
 
 
 def z_interleave(ranks: Sequence[np.ndarray], bits: int) -> np.ndarray:

@@ -67,9 +67,7 @@ class RankMapping:
         else:
             # Quantiles of the sample (duplicates included), so a heavy value takes the ranks its
             # frequency earns and the tail is not starved.
-            positions = (np.arange(1, capacity + 1, dtype=np.float64) * len(ordered) / (capacity + 1)).astype(
-                np.int64
-            )
+            positions = (np.arange(1, capacity + 1, dtype=np.float64) * len(ordered) / (capacity + 1)).astype(np.int64)
             chosen = np.unique(ordered[positions])
         return cls(bits=bits, boundaries=tuple(int(b) for b in chosen))
 

@@ -50,11 +50,7 @@ class StagedGroup:
     old_files: Any  # java.util.Set<DataFile>
 
     def read(self) -> DataFrame:
-        return (
-            self.table.spark.read.format("iceberg")
-            .option("scan-task-set-id", self.set_id)
-            .load(self.table.name)
-        )
+        return self.table.spark.read.format("iceberg").option("scan-task-set-id", self.set_id).load(self.table.name)
 
     def write(self, frame: DataFrame, *, target_file_size_bytes: int) -> None:
         (

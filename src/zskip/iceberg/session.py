@@ -36,9 +36,7 @@ def iceberg_runtime_jar() -> Path:
         ) from exc
     path = Path(str(jar))
     if not path.is_file():  # pragma: no cover - a broken install
-        raise JavaNotFoundError(
-            f"{ICEBERG_JAR} not found at {path}: reinstall snowpark-connect-deps-iceberg==1.0.2"
-        )
+        raise JavaNotFoundError(f"{ICEBERG_JAR} not found at {path}: reinstall snowpark-connect-deps-iceberg==1.0.2")
     return path
 
 

@@ -166,9 +166,7 @@ class PuffinReader:
         if blob.compression_codec is None:
             return stored
         if blob.compression_codec != "zstd":
-            raise CorruptIndexError(
-                f"{self._name}: compression codec {blob.compression_codec!r} is not supported"
-            )
+            raise CorruptIndexError(f"{self._name}: compression codec {blob.compression_codec!r} is not supported")
         try:
             return _zstd_decompress(stored)
         except Exception as exc:

@@ -65,11 +65,7 @@ def carrier(name: str, dtype: DataType) -> tuple[Column, Carrier]:
             return F.coalesce(column, F.lit(0).cast(dtype)), Carrier(
                 "decimal", f"decimal128({dtype.precision}, {dtype.scale})"
             )
-        unscaled = (
-            F.expr(f"CAST({quoted} * 1{'0' * dtype.scale}BD AS BIGINT)")
-            if dtype.scale
-            else column.cast("long")
-        )
+        unscaled = F.expr(f"CAST({quoted} * 1{'0' * dtype.scale}BD AS BIGINT)") if dtype.scale else column.cast("long")
         return F.coalesce(unscaled, F.lit(0).cast("long")), Carrier("long", "int64")
     if isinstance(dtype, DateType):
         expr = F.expr(f"CAST(unix_date({quoted}) AS BIGINT)")

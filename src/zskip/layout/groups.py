@@ -92,13 +92,9 @@ def select_files(
     fresh_fraction = sum(f.size_bytes for f in fresh) / total
     generations = {clustered_generation[f.path] for f in files if f.path in clustered_generation}
     if fresh_fraction >= RECLUSTER_UNCLUSTERED_FRACTION:
-        return Selection(
-            tuple(files), True, f"{fresh_fraction:.0%} of the bytes are unclustered: re-clustering all"
-        )
+        return Selection(tuple(files), True, f"{fresh_fraction:.0%} of the bytes are unclustered: re-clustering all")
     if len(generations) + 1 > RECLUSTER_GENERATIONS:
-        return Selection(
-            tuple(files), True, f"{len(generations)} clustered generations overlap: re-clustering all"
-        )
+        return Selection(tuple(files), True, f"{len(generations)} clustered generations overlap: re-clustering all")
     return Selection(fresh, False, f"clustering {len(fresh)} new files ({fresh_fraction:.0%} of the bytes)")
 
 

@@ -43,9 +43,7 @@ def file_key_ranges(path: str, spec: ClusteringSpec) -> list[tuple[str, int, int
     return rows
 
 
-def compute_key_ranges(
-    spark: SparkSession, spec: ClusteringSpec, paths: Sequence[str], *, generation: int
-) -> pa.Table:
+def compute_key_ranges(spark: SparkSession, spec: ClusteringSpec, paths: Sequence[str], *, generation: int) -> pa.Table:
     """Key ranges (``RANGES_SCHEMA``) of ``paths``, one Spark task per file."""
     if not paths:
         return RANGES_SCHEMA.empty_table()

@@ -236,9 +236,7 @@ def optimize(
             written += len(new_paths)
             report("recording key ranges", 0, 1)
             new_ranges = compute_key_ranges(spark, spec, new_paths, generation=generation)
-            all_ranges = (
-                new_ranges if ranges_so_far is None else pa.concat_tables([ranges_so_far, new_ranges])
-            )
+            all_ranges = new_ranges if ranges_so_far is None else pa.concat_tables([ranges_so_far, new_ranges])
             store_path = write_store(iceberg, spec, all_ranges, snapshot_id=start_snapshot)
             snapshot = commit_rewrites(
                 iceberg,
@@ -285,11 +283,7 @@ def _rewrite_group(
 ) -> None:
     frame = staged.read()
     keyed = frame.withColumn(KEY_COLUMN, curve_key_column(spec, types))
-    ordered = (
-        keyed.repartitionByRange(group.output_files, KEY_COLUMN)
-        .sortWithinPartitions(KEY_COLUMN)
-        .drop(KEY_COLUMN)
-    )
+    ordered = keyed.repartitionByRange(group.output_files, KEY_COLUMN).sortWithinPartitions(KEY_COLUMN).drop(KEY_COLUMN)
     if transform is not None:
         ordered = transform(ordered)
     # One task writes one file: the range partitions already cut the group into files of about the

@@ -43,9 +43,7 @@ def plot_file_boxes(
         y1 = plot_values(bounds[f"{y}__upper"].combine_chunks())
         colors = matplotlib.colormaps["tab20"](np.arange(len(x0)) % 20)
         boxes = [Rectangle((a, c), b - a, d - c) for a, b, c, d in zip(x0, x1, y0, y1, strict=True)]
-        axis.add_collection(
-            PatchCollection(boxes, facecolor=colors, edgecolor="#222", alpha=0.35, linewidth=0.6)
-        )
+        axis.add_collection(PatchCollection(boxes, facecolor=colors, edgecolor="#222", alpha=0.35, linewidth=0.6))
         if len(x0):
             axis.set_xlim(np.nanmin(x0), np.nanmax(x1))
             axis.set_ylim(np.nanmin(y0), np.nanmax(y1))

@@ -80,3 +80,19 @@ def test_spec_round_trips_and_maps_rows_and_boxes() -> None:
         ClusteringSpec(curve="peano", bits=2, columns=columns)
     with pytest.raises(ValueError, match="newer than this zskip"):
         ClusteringSpec.from_json('{"version": 99, "curve": "zorder", "bits": 2, "columns": []}')
+
+
+@given(
+    values=st.lists(st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)), min_size=2, max_size=50),
+    bits=st.integers(1, 32),
+)
+def test_raw_mapping_of_ints_uses_their_32_bits_and_stays_monotone(values: list[int | None], bits: int) -> None:
+    keys = order_key_u64(pa.array(values, pa.int32()))
+    ranks = RawMapping(bits, 32).ranks(keys)
+    order = sorted(range(len(values)), key=lambda i: (values[i] is not None, values[i] or 0))
+    assert (np.diff(ranks[order].astype(np.int64)) >= 0).all()
+    assert ranks.max() < 1 << bits
+    if bits == 32:
+        present = [v for v in values if v is not None]
+        assert len(np.unique(ranks[[v is not None for v in values]])) == len(set(present))
+    assert mapping_from_json(RawMapping(bits, 32).to_json()) == RawMapping(bits, 32)

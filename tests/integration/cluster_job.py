@@ -8,10 +8,10 @@ import sys
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-import zskip  # noqa: E402
-from zskip.iceberg.files import data_files  # noqa: E402
+from tables import fingerprint, make_table
 
-from tables import fingerprint, make_table  # noqa: E402
+import zskip
+from zskip.iceberg.files import data_files
 
 
 def main(warehouse: str) -> None:

@@ -87,18 +87,32 @@ class RankMapping:
 
 @dataclass(frozen=True, slots=True)
 class RawMapping:
-    """Maps ``uint64`` keys to their top ``bits`` bits: the raw value order, no sample needed."""
+    """Maps ``uint64`` keys to the top ``bits`` of the value's own ``width`` bits: no sample needed.
+
+    ``width`` is the type's natural size (32 for int and date, 8 for byte, 1 for boolean, 64 for
+    the rest): an int's key varies only in its low 32 bits, so taking the top bits of the 64-bit
+    key would give every int the same rank.
+    """
 
     bits: int
+    width: int = 64
 
     def ranks(self, keys: np.ndarray) -> np.ndarray:
-        return np.asarray(keys, dtype=np.uint64) >> np.uint64(64 - self.bits)
+        keys = np.asarray(keys, dtype=np.uint64)
+        if self.width < 64:
+            base = np.uint64((1 << 63) - (1 << (self.width - 1))) if self.width > 1 else np.uint64(1 << 63)
+            top = np.uint64((1 << self.width) - 1)
+            # nulls (key 0) sort below the type's range: clamp them to the first rank
+            keys = np.minimum(np.where(keys < base, base, keys) - base, top)
+        if self.width >= self.bits:
+            return keys >> np.uint64(self.width - self.bits)
+        return keys << np.uint64(self.bits - self.width)
 
     def rank(self, key: int) -> int:
-        return int(key) >> (64 - self.bits)
+        return int(self.ranks(np.asarray([key], dtype=np.uint64))[0])
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "raw", "bits": self.bits}
+        return {"kind": "raw", "bits": self.bits, "width": self.width}
 
 
 def mapping_from_json(data: dict[str, Any] | str) -> RankMapping | RawMapping:
@@ -109,5 +123,5 @@ def mapping_from_json(data: dict[str, Any] | str) -> RankMapping | RawMapping:
     if data["kind"] == "rank":
         return RankMapping(bits=int(data["bits"]), boundaries=tuple(int(b) for b in data["boundaries"]))
     if data["kind"] == "raw":
-        return RawMapping(bits=int(data["bits"]))
+        return RawMapping(bits=int(data["bits"]), width=int(data.get("width", 64)))
     raise ValueError(f"unknown mapping kind {data['kind']!r}")

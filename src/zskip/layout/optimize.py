@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import DataType
+from pyspark.sql.types import BooleanType, ByteType, DataType, DateType, IntegerType, ShortType
 
 from zskip.curves import (
     CURVES,
@@ -52,6 +52,7 @@ DEFAULT_ROW_GROUP_SIZE = "16MB"
 SAMPLE_ROWS = 200_000
 MAX_BOUNDARIES = 4096
 KEY_COLUMN = "__zskip_curve_key"
+TIE_COLUMN = "__zskip_tie"
 NO_ROLLING = 1 << 62
 
 Progress = Callable[[str, int, int], None]
@@ -197,7 +198,7 @@ def optimize(
         spec = _fit_spec(
             spark,
             table,
-            columns,
+            types,
             curve=curve,
             mapping=mapping,
             bits=bits,
@@ -293,8 +294,16 @@ def _rewrite_group(
 
 
 def _fit_spec(
-    spark: SparkSession, table: str, columns: list[str], *, curve: str, mapping: str, bits: int, rows: int
+    spark: SparkSession,
+    table: str,
+    types: dict[str, DataType],
+    *,
+    curve: str,
+    mapping: str,
+    bits: int,
+    rows: int,
 ) -> ClusteringSpec:
+    columns = list(types)
     if mapping == "raw":
         return ClusteringSpec(
             curve=curve, bits=bits, columns=tuple(ColumnMapping(c, RawMapping(bits)) for c in columns)
@@ -309,6 +318,19 @@ def _fit_spec(
         keys = order_key_u64(sample[column]) if sample.num_rows else np.zeros(0, np.uint64)
         mappings.append(ColumnMapping(column, RankMapping.fit(keys, bits, max_boundaries=MAX_BOUNDARIES)))
     return ClusteringSpec(curve=curve, bits=bits, columns=tuple(mappings))
+
+
+def raw_width(dtype: DataType) -> int:
+    """Bits a value of ``dtype`` really spans in its 64-bit key (see ``RawMapping``)."""
+    if isinstance(dtype, BooleanType):
+        return 1
+    if isinstance(dtype, ByteType):
+        return 8
+    if isinstance(dtype, ShortType):
+        return 16
+    if isinstance(dtype, (IntegerType, DateType)):
+        return 32
+    return 64
 
 
 def _same_layout(spec: ClusteringSpec, columns: list[str], curve: str, mapping: str) -> bool:

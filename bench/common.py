@@ -1,0 +1,55 @@
+"""Shared pieces of the benchmarks: a session sized for the machine, timing, Markdown tables."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "benchmarks"
+
+
+def bench_session(warehouse: str | Path, *, master: str = "local[*]") -> Any:
+    import zskip
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    return zskip.session(
+        warehouse=warehouse,
+        master=master,
+        conf={"spark.driver.memory": "12g", "spark.sql.shuffle.partitions": "8"},
+    )
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    value = action()
+    return time.perf_counter() - started, value
+
+
+def median_seconds(action: Callable[[], Any], *, runs: int) -> float:
+    return statistics.median(timed(action)[0] for _ in range(runs))
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    cpus = os.cpu_count()
+    memory = ""
+    try:
+        with open("/proc/meminfo") as info:
+            kib = int(info.readline().split()[1])
+            memory = f", {kib / 2**20:.0f} GiB RAM"
+    except OSError:
+        pass
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    return f"{platform.machine()}, {cpus} cores{memory}, Python {platform.python_version()}, {java}"

@@ -1,0 +1,224 @@
+"""Optimize benchmark: zskip's curves and mappings vs Iceberg's zorder rewrite vs a plain sort, in one run.
+
+    python bench/optimize.py --scale-factor 1
+
+Writes docs/benchmarks/optimize.md and docs/benchmarks/optimize-files.png.  Files read are what
+Iceberg's planner keeps for each filter (min/max pruning), next to the ideal: the matching rows
+packed into files of the layout's average row count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import DOCS, bench_session, machine, markdown_table, timed
+from zskip import optimize
+from zskip.datasets import load_lineitem
+from zskip.experiments import (
+    LINEITEM_CLUSTER_COLUMNS,
+    copy_table,
+    count_files_read,
+    iceberg_rewrite,
+    lineitem_queries,
+)
+from zskip.iceberg.files import data_files
+from zskip.units import parse_size
+
+ZSKIP = [(curve, mapping) for curve in ("hilbert", "zorder", "linear") for mapping in ("rank", "raw")]
+
+
+def layouts(spark, base: str, by: list[str], target: int, row_group: int, prefix: str) -> dict[str, tuple[str, float]]:
+    """Each layout's table and the wall time of laying it out."""
+    out: dict[str, tuple[str, float]] = {"as loaded": (base, 0.0)}
+    zorder = f"zorder({','.join(by)})"
+    iceberg = {"Iceberg zorder": zorder, "Iceberg sort": ",".join(by)}
+    for label, order in iceberg.items():
+        table = f"{prefix}_{label.split()[1]}_iceberg"
+        copy_table(spark, base, table)
+        spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('write.parquet.row-group-size-bytes'='{row_group}')")
+        seconds, _ = timed(
+            lambda t=table, o=order: iceberg_rewrite(spark, t, sort_order=o, target_file_size_bytes=target)
+        )
+        out[label] = (table, seconds)
+        print(f"{label}: {seconds:.1f}s", flush=True)
+    for curve, mapping in ZSKIP:
+        label = f"zskip {curve} {mapping}"
+        table = f"{prefix}_{curve}_{mapping}"
+        copy_table(spark, base, table)
+        seconds, _ = timed(
+            lambda t=table, c=curve, m=mapping: optimize(
+                spark, t, by=by, curve=c, mapping=m, mode="full", target_file_size=target, row_group_size=row_group
+            )
+        )
+        out[label] = (table, seconds)
+        print(f"{label}: {seconds:.1f}s", flush=True)
+    return out
+
+
+def lineitem_section(spark, scale_factor: float, target: int, row_group: int, files: int) -> tuple[str, dict]:
+    base = "lake.bench.lineitem"
+    rows = load_lineitem(
+        spark, base, scale_factor=scale_factor, data_dir=Path(tempfile.gettempdir()) / "zskip-tpch", files=files
+    )
+    by = list(LINEITEM_CLUSTER_COLUMNS)
+    built = layouts(spark, base, by, target, row_group, "lake.bench.li")
+    queries = lineitem_queries(spark, base)
+    counts = {label: count_files_read(spark, table, queries) for label, (table, _) in built.items()}
+    header = ["layout", "files", "layout s", "time vs Iceberg zorder"] + [f"Q{i + 1}" for i in range(len(queries))]
+    header += ["total files read", "vs Iceberg zorder", "total ideal"]
+    iceberg_total = sum(c.files_read for c in counts["Iceberg zorder"])
+    iceberg_seconds = built["Iceberg zorder"][1]
+    rows_out = []
+    for label, (table, seconds) in built.items():
+        total = sum(c.files_read for c in counts[label])
+        rows_out.append(
+            [
+                label,
+                counts[label][0].files_total,
+                f"{seconds:.1f}" if seconds else "",
+                f"{seconds / iceberg_seconds:.2f}x" if seconds else "",
+                *[c.files_read for c in counts[label]],
+                total,
+                f"{total / iceberg_total:.2f}x",
+                sum(c.ideal_files for c in counts[label]),
+            ]
+        )
+    text = [
+        f"### TPC-H lineitem, scale factor {scale_factor:g} ({rows:,} rows), clustered by {', '.join(by)}",
+        "",
+        f"Target file size {target / 2**20:.1f} MiB, row groups {row_group / 2**20:.2f} MiB; the source table "
+        f"is written as {files} files with rows spread at random. Files read per filter (Iceberg's own min/max "
+        "pruning), out of the layout's file count:",
+        "",
+        markdown_table(header, rows_out),
+        "",
+        "Filters (matching rows):",
+        "",
+    ]
+    for i, (where, count) in enumerate(zip(queries, counts["as loaded"], strict=True)):
+        text.append(f"- Q{i + 1}: `{where}` ({count.rows_matching:,} rows)")
+    return "\n".join(text), counts
+
+
+def skewed_section(spark, target_files: int) -> tuple[str, dict]:
+    """Two int columns, c1 squeezed into [0, 10000) with a heavy head, c2 uniform over the int range."""
+    base = "lake.bench.skewed"
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.bench")
+    spark.sql(f"DROP TABLE IF EXISTS {base} PURGE")
+    frame = spark.range(1_000_000).selectExpr(
+        "CAST(floor(pow(rand(1), 3) * 10000) AS INT) AS c1",
+        "CAST(floor(rand(2) * 2147483647) AS INT) AS c2",
+        "id",
+    )
+    frame.repartition(target_files).writeTo(base).using("iceberg").create()
+    size = sum(data_files(spark, base)["file_size_in_bytes"].to_pylist())
+    target = size // target_files
+    out = {}
+    probes = spark.sql(
+        f"SELECT percentile_approx(c1, array(0.1, 0.5, 0.9)) AS a, percentile_approx(c2, array(0.1, 0.5, 0.9)) AS b FROM {base}"
+    ).first()
+    wheres = [f"c1 = {v}" for v in probes["a"]] + [f"c2 = {v}" for v in probes["b"]]
+    configs = [("Iceberg zorder", None, None)] + [
+        (f"zskip {c} {m}", c, m) for c in ("hilbert", "zorder") for m in ("rank", "raw")
+    ]
+    rows_out = []
+    for label, curve, mapping in configs:
+        table = f"{base}_{label.replace(' ', '_').lower()}"
+        copy_table(spark, base, table)
+        if curve is None:
+            spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('write.parquet.row-group-size-bytes'='{target // 4}')")
+            seconds, _ = timed(
+                lambda t=table: iceberg_rewrite(spark, t, sort_order="zorder(c1,c2)", target_file_size_bytes=target)
+            )
+        else:
+            seconds, _ = timed(
+                lambda t=table, c=curve, m=mapping: optimize(
+                    spark,
+                    t,
+                    by=["c1", "c2"],
+                    curve=c,
+                    mapping=m,
+                    mode="full",
+                    target_file_size=target,
+                    row_group_size=target // 4,
+                )
+            )
+        counts = count_files_read(spark, table, wheres)
+        out[label] = counts
+        skipped = [1 - c.files_read / c.files_total for c in counts]
+        c1 = sum(skipped[:3]) / 3
+        c2 = sum(skipped[3:]) / 3
+        rows_out.append([label, counts[0].files_total, f"{seconds:.1f}", f"{c1:.3f}", f"{c2:.3f}"])
+        print(f"skewed {label}: c1 {c1:.3f} c2 {c2:.3f}", flush=True)
+    text = [
+        "### Skewed two-column table (1,000,000 rows)",
+        "",
+        "`c1` holds 0..9,999 with a heavy head (`floor(rand^3 * 10000)`), `c2` is uniform over the int range. "
+        "Share of files skipped by point filters at the 10th, 50th and 90th percentile of each column "
+        "(the Hudi benchmark's measure):",
+        "",
+        markdown_table(["layout", "files", "layout s", "skipped, c1 = v", "skipped, c2 = v"], rows_out),
+    ]
+    return "\n".join(text), out
+
+
+def chart(counts: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = list(counts)
+    totals = [sum(c.files_read for c in counts[label]) for label in labels]
+    ideal = sum(c.ideal_files for c in counts["Iceberg zorder"])
+    figure, axis = plt.subplots(figsize=(10, 4.5))
+    colors = ["#999" if not label.startswith("zskip") else "#2a7" for label in labels]
+    axis.barh(labels, totals, color=colors)
+    axis.axvline(ideal, color="#c33", linestyle="--", label=f"ideal ({ideal})")
+    axis.set_xlabel("data files read over the query set (fewer is better)")
+    axis.invert_yaxis()
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale-factor", type=float, default=1.0)
+    parser.add_argument("--target-file-size", default="4MB")
+    parser.add_argument("--row-group-size", default="512KB")
+    parser.add_argument("--files", type=int, default=64, help="files the source table is written as")
+    parser.add_argument("--warehouse", default=str(Path(tempfile.gettempdir()) / "zskip-bench-warehouse"))
+    args = parser.parse_args()
+    spark = bench_session(args.warehouse)
+    target, row_group = parse_size(args.target_file_size), parse_size(args.row_group_size)
+    lineitem_text, counts = lineitem_section(spark, args.scale_factor, target, row_group, args.files)
+    skewed_text, _ = skewed_section(spark, 200)
+    DOCS.mkdir(parents=True, exist_ok=True)
+    chart(counts, DOCS / "optimize-files.png")
+    report = [
+        "# Optimize benchmark",
+        "",
+        f"One run of `python bench/optimize.py --scale-factor {args.scale_factor:g}` on {machine()}. "
+        "Every layout starts from a copy of the same table; times are wall-clock seconds of the layout step "
+        "alone, in the same run.",
+        "",
+        lineitem_text,
+        "",
+        "![files read per layout](optimize-files.png)",
+        "",
+        skewed_text,
+        "",
+    ]
+    (DOCS / "optimize.md").write_text("\n".join(report))
+    print("\n".join(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -74,7 +74,7 @@ def lineitem_section(spark, scale_factor: float, target: int, row_group: int, fi
     iceberg_total = sum(c.files_read for c in counts["Iceberg zorder"])
     iceberg_seconds = built["Iceberg zorder"][1]
     rows_out = []
-    for label, (table, seconds) in built.items():
+    for label, (_table, seconds) in built.items():
         total = sum(c.files_read for c in counts[label])
         rows_out.append(
             [
@@ -120,7 +120,8 @@ def skewed_section(spark, target_files: int) -> tuple[str, dict]:
     target = size // target_files
     out = {}
     probes = spark.sql(
-        f"SELECT percentile_approx(c1, array(0.1, 0.5, 0.9)) AS a, percentile_approx(c2, array(0.1, 0.5, 0.9)) AS b FROM {base}"
+        "SELECT percentile_approx(c1, array(0.1, 0.5, 0.9)) AS a, "
+        f"percentile_approx(c2, array(0.1, 0.5, 0.9)) AS b FROM {base}"
     ).first()
     wheres = [f"c1 = {v}" for v in probes["a"]] + [f"c2 = {v}" for v in probes["b"]]
     configs = [("Iceberg zorder", None, None)] + [

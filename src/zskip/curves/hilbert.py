@@ -18,28 +18,31 @@ __all__ = ["hilbert_index", "hilbert_inverse", "hilbert_transpose", "hilbert_unt
 
 def hilbert_transpose(ranks: Sequence[np.ndarray], bits: int) -> list[np.ndarray]:
     """Skilling's AxesToTranspose: the Hilbert index of each row, one ``bits``-bit word per axis."""
-    x = [np.asarray(r, dtype=np.uint64).copy() for r in ranks]
+    x = [np.array(r, dtype=np.uint64) for r in ranks]
     dims = len(x)
-    q = np.uint64(1 << (bits - 1))
-    while q > 1:
-        p = q - np.uint64(1)
+    one = np.uint64(1)
+    # branch-free form of "if bit q of x[i] is set: invert the low bits of x[0], else exchange them
+    # with x[i]": `high` is all ones where the bit is set, so the two cases become masks
+    for level in range(bits - 1, 0, -1):
+        low = np.uint64((1 << level) - 1)
         for i in range(dims):
-            high = (x[i] & q) != 0
-            x0 = x[0]
-            t = (x0 ^ x[i]) & p
-            swapped = np.where(high, x0 ^ p, x0 ^ t)
-            if i:
-                x[i] = np.where(high, x[i], x[i] ^ t)
-            x[0] = swapped if i else np.where(high, x0 ^ p, x0)
-        q >>= np.uint64(1)
+            high = np.uint64(0) - ((x[i] >> np.uint64(level)) & one)
+            if i == 0:
+                x[0] ^= low & high
+                continue
+            t = (x[0] ^ x[i]) & low
+            keep = ~high
+            x[0] ^= (low & high) | (t & keep)
+            x[i] ^= t & keep
     for i in range(1, dims):
         x[i] ^= x[i - 1]
     t = np.zeros_like(x[0])
-    q = np.uint64(1 << (bits - 1))
-    while q > 1:
-        t = np.where((x[dims - 1] & q) != 0, t ^ (q - np.uint64(1)), t)
-        q >>= np.uint64(1)
-    return [xi ^ t for xi in x]
+    for level in range(bits - 1, 0, -1):
+        high = np.uint64(0) - ((x[dims - 1] >> np.uint64(level)) & one)
+        t ^= np.uint64((1 << level) - 1) & high
+    for xi in x:
+        xi ^= t
+    return x
 
 
 def hilbert_untranspose(words: Sequence[np.ndarray], bits: int) -> list[np.ndarray]:

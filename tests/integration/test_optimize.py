@@ -203,3 +203,11 @@ def test_an_empty_table_is_a_noop(spark) -> None:
 
 def test_public_api_is_exported() -> None:
     assert zskip.optimize is optimize
+
+
+@pytest.mark.parametrize(("by", "mapping"), [(["k"], "rank"), (["a", "b"], "raw")])
+def test_every_requested_file_is_written_even_when_keys_repeat(spark, by: list[str], mapping: str) -> None:
+    table = make_table(spark, f"lake.opt.ties_{mapping}", rows=30_000, files=6)
+    spark.sql(f"ALTER TABLE {table} ADD COLUMN k INT")  # all null: one key for every row
+    result = optimize(spark, table, by=by, mapping=mapping, target_file_size=table_bytes(spark, table) // 6)
+    assert result.files_written == 6

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, ByteType, DataType, DateType, IntegerType, ShortType
 
 from zskip.curves import (
@@ -284,7 +285,15 @@ def _rewrite_group(
 ) -> None:
     frame = staged.read()
     keyed = frame.withColumn(KEY_COLUMN, curve_key_column(spec, types))
-    ordered = keyed.repartitionByRange(group.output_files, KEY_COLUMN).sortWithinPartitions(KEY_COLUMN).drop(KEY_COLUMN)
+    # A deterministic hash of the whole row breaks ties, so many rows sharing a key (a
+    # low-cardinality column) still spread over the requested number of files.
+    tie = F.xxhash64(*[F.col(f"`{name}`") for name in frame.columns])
+    ordered = (
+        keyed.withColumn(TIE_COLUMN, tie)
+        .repartitionByRange(group.output_files, KEY_COLUMN, TIE_COLUMN)
+        .sortWithinPartitions(KEY_COLUMN)
+        .drop(KEY_COLUMN, TIE_COLUMN)
+    )
     if transform is not None:
         ordered = transform(ordered)
     # One task writes one file: the range partitions already cut the group into files of about the
@@ -305,9 +314,8 @@ def _fit_spec(
 ) -> ClusteringSpec:
     columns = list(types)
     if mapping == "raw":
-        return ClusteringSpec(
-            curve=curve, bits=bits, columns=tuple(ColumnMapping(c, RawMapping(bits)) for c in columns)
-        )
+        raw = tuple(ColumnMapping(c, RawMapping(bits, raw_width(types[c]))) for c in columns)
+        return ClusteringSpec(curve=curve, bits=bits, columns=raw)
     fraction = min(1.0, 1.2 * SAMPLE_ROWS / max(rows, 1))
     frame = spark.table(table).select(*[f"`{c}`" for c in columns])
     if fraction < 1.0:

@@ -34,6 +34,7 @@ integration: $(BIN)/.installed
 
 bench: $(BIN)/.installed
 	$(BIN)/python bench/curves.py
+	$(BIN)/python bench/optimize.py --scale-factor 1
 
 clean:
 	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache

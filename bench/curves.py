@@ -38,8 +38,8 @@ def numpy_section(rows: int) -> list[list[Any]]:
         "int64": pa.array(rng.integers(-(2**62), 2**62, rows)),
         "double": pa.array(rng.normal(size=rows)),
         "decimal(15,2)": pa.array(rng.integers(-(10**12), 10**12, rows))
-        .cast(pa.decimal128(18, 0))
-        .cast(pa.decimal128(15, 2), safe=False),
+        .cast(pa.decimal128(38, 2))
+        .cast(pa.decimal128(15, 2)),
         "decimal(38,2)": pa.array(rng.integers(-(10**12), 10**12, rows)).cast(pa.decimal128(38, 2)),
         "date": pa.array(rng.integers(-20000, 20000, rows).astype(np.int32)).cast(pa.date32()),
         "timestamp": pa.array(rng.integers(0, 2**50, rows)).cast(pa.timestamp("us")),

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from zskip.viz.figures import save_png
+
 __all__ = ["plot_file_boxes"]
 
 
@@ -56,9 +58,4 @@ def plot_file_boxes(
         axis.tick_params(axis="x", labelrotation=30)
     if title:
         figure.suptitle(title)
-    figure.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=100)
-    plt.close(figure)
-    return out
+    return save_png(figure, path, dpi=100)

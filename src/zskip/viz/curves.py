@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from zskip.curves import hilbert_inverse, z_deinterleave
+from zskip.viz.figures import save_png
 
 __all__ = ["plot_curves"]
 
@@ -37,9 +38,4 @@ def plot_curves(path: str | Path, *, bits: int = 3) -> Path:
         axis.set_ylabel("y rank")
         axis.set_aspect("equal")
     figure.suptitle("Visiting order of each curve; circled: the cells of the first quarter of the keys")
-    figure.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=110)
-    plt.close(figure)
-    return out
+    return save_png(figure, path, dpi=110)

@@ -14,14 +14,9 @@ def collect_arrow(frame: DataFrame) -> pa.Table:
     PySpark 3.5 has no public ``toArrow``; ``_collect_as_arrow`` is the batch transfer that
     ``toPandas`` itself uses.
     """
+    from pyspark.sql.pandas.types import to_arrow_schema
+
     batches = frame._collect_as_arrow()
     if batches:
         return pa.Table.from_batches(batches)
-    schema = pa.schema([pa.field(f.name, pa.null()) for f in frame.schema.fields])
-    return pa.Table.from_batches([], schema=schema) if not frame.schema.fields else _empty(frame)
-
-
-def _empty(frame: DataFrame) -> pa.Table:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
     return to_arrow_schema(frame.schema).empty_table()

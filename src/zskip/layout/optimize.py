@@ -207,9 +207,7 @@ def optimize(
         )
         report("sampling", 1, 1)
         generation = 0
-        kept_ranges = None
-        if store is not None and same_spec and where:
-            kept_ranges = None  # a new spec invalidates every recorded range
+        kept_ranges = None  # a new spec (new boundaries) invalidates every recorded range
     groups = plan_groups(selected, target_file_size_bytes=target, max_group_size_bytes=max_group)
     plan = batches(groups, max_commits=max_commits if partial_progress else 1)
     log.info("optimize %s: %s; %d groups in %d commits", table, selection.reason, len(groups), len(plan))

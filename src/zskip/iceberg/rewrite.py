@@ -18,7 +18,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from zskip.errors import ConcurrentChangeError
-from zskip.iceberg.table import IcebergTable
+from zskip.iceberg.table import IcebergTable, apply_properties
 
 __all__ = ["StagedGroup", "commit_rewrites", "plan_file_tasks", "stage_group"]
 
@@ -129,10 +129,7 @@ def commit_rewrites(
             rewrite = rewrite.set(key, value)
         rewrite.commit()
         if properties:
-            update = transaction.updateProperties()
-            for name, setting in properties.items():
-                update = update.remove(name) if setting is None else update.set(name, setting)
-            update.commit()
+            apply_properties(transaction.updateProperties(), properties).commit()
         transaction.commitTransaction()
     except Exception as exc:
         text = str(exc)

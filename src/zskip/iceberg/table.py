@@ -12,7 +12,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructType
 
 from zskip.errors import UnknownColumnError, UnknownTableError, UnsupportedTypeError
 
-__all__ = ["IcebergTable", "load_table", "properties_update"]
+__all__ = ["IcebergTable", "apply_properties", "load_table", "properties_update"]
 
 log = logging.getLogger(__name__)
 
@@ -116,9 +116,13 @@ def load_table(spark: SparkSession, name: str) -> IcebergTable:
     return IcebergTable(spark=spark, name=name, java=java)
 
 
-def properties_update(table: IcebergTable, values: Mapping[str, str | None]) -> None:
-    """Set (or remove, for ``None``) table properties in one commit."""
-    update = table.java.updateProperties()
+def apply_properties(update: Any, values: Mapping[str, str | None]) -> Any:
+    """Add sets (or removals, for ``None``) to a Java ``UpdateProperties``; returns it uncommitted."""
     for key, value in values.items():
         update = update.remove(key) if value is None else update.set(key, value)
-    update.commit()
+    return update
+
+
+def properties_update(table: IcebergTable, values: Mapping[str, str | None]) -> None:
+    """Set (or remove, for ``None``) table properties in one commit."""
+    apply_properties(table.java.updateProperties(), values).commit()

@@ -14,8 +14,8 @@ import logging
 import uuid
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from zskip.curves import ClusteringSpec
 from zskip.iceberg.table import IcebergTable
@@ -56,16 +56,15 @@ class ClusteringStore:
     path: str | None = None
 
     def file_generations(self) -> dict[str, int]:
-        files = self.ranges.filter(pa.compute.equal(self.ranges["row_group"], -1))
+        files = self.ranges.filter(pc.equal(self.ranges["row_group"], -1))
         return dict(zip(files["file_path"].to_pylist(), files["generation"].to_pylist(), strict=True))
 
     def next_generation(self) -> int:
         generations = self.ranges["generation"]
-        return 0 if len(generations) == 0 else int(pa.compute.max(generations).as_py()) + 1
+        return 0 if len(generations) == 0 else int(pc.max(generations).as_py()) + 1
 
     def for_files(self, live: set[str]) -> pa.Table:
-        mask = np.isin(np.asarray(self.ranges["file_path"].to_pylist(), dtype=object), list(live))
-        return self.ranges.filter(pa.array(mask))
+        return self.ranges.filter(pc.is_in(self.ranges["file_path"], value_set=pa.array(sorted(live), pa.string())))
 
 
 def _ipc(table: pa.Table) -> bytes:

@@ -35,7 +35,9 @@ def table_bytes(spark, table: str) -> int:
 def test_optimize_keeps_every_row_and_clusters_the_files(spark) -> None:
     table = make_table(spark, "lake.opt.basic")
     before = fingerprint(spark, table)
-    target = table_bytes(spark, table) // 8
+    # 16 files: a 4 x 4 grid of the two columns, so a lookup on either reads about a quarter of the files.
+    # (With 8 files the curve's last split falls along one column only and the shares swing from 0.38 to 0.53.)
+    target = table_bytes(spark, table) // 16
     lookup_before = {c.name: c.lookup_fraction for c in inspect(spark, table, columns=["a", "d"]).columns}
 
     result = optimize(spark, table, by=["a", "d"], target_file_size=target, row_group_size=target // 4)
@@ -54,7 +56,7 @@ def test_optimize_keeps_every_row_and_clusters_the_files(spark) -> None:
     lookup_after = {c.name: c.lookup_fraction for c in inspect(spark, table, columns=["a", "d"]).columns}
     for column in ("a", "d"):
         assert lookup_before[column] > 0.95  # spread at random: every file holds every value
-        assert lookup_after[column] < 0.5, lookup_after
+        assert lookup_after[column] < 0.42, lookup_after
     store = clustering_store(spark, table)
     assert store is not None and store.spec.column_names == ("a", "d")
     file_ranges = store.ranges.filter(F_eq(store.ranges, -1))

@@ -57,6 +57,8 @@ class StagedGroup:
             frame.write.format("iceberg")
             .option("rewritten-file-scan-task-set-id", self.set_id)
             .option("target-file-size-bytes", str(target_file_size_bytes))
+            # The frame's partitions are the files: the table's own distribution would reshuffle them.
+            .option("use-table-distribution-and-ordering", "false")
             .mode("append")
             .save(self.table.name)
         )

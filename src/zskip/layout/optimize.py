@@ -30,7 +30,8 @@ from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.rewrite import StagedGroup, commit_rewrites, plan_file_tasks, stage_group
 from zskip.iceberg.table import IcebergTable, load_table, properties_update
-from zskip.layout.curve_keys import curve_key_column
+from zskip.layout.curve_keys import SIGN, curve_key_column
+from zskip.layout.cuts import FileCuts
 from zskip.layout.groups import (
     FileGroup,
     batches,
@@ -39,6 +40,7 @@ from zskip.layout.groups import (
     select_files,
 )
 from zskip.layout.key_ranges import compute_key_ranges
+from zskip.layout.routing import partition_tokens, route_column
 from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY, ClusteringStore, read_store, write_store
 from zskip.units import parse_size
 
@@ -53,8 +55,12 @@ DEFAULT_ROW_GROUP_SIZE = "16MB"
 SAMPLE_ROWS = 200_000
 MAX_BOUNDARIES = 4096
 KEY_COLUMN = "__zskip_curve_key"
-TIE_COLUMN = "__zskip_tie"
+ROUTE_COLUMN = "__zskip_route"
 NO_ROLLING = 1 << 62
+# Curve keys sampled per output file to place the cuts between files (see ``zskip.layout.cuts``).
+SAMPLE_KEYS_PER_FILE = 300
+MIN_SAMPLE_KEYS = 20_000
+MAX_SAMPLE_KEYS = 500_000
 
 Progress = Callable[[str, int, int], None]
 
@@ -282,22 +288,36 @@ def _rewrite_group(
     transform: Callable[[DataFrame], DataFrame] | None,
 ) -> None:
     frame = staged.read()
-    keyed = frame.withColumn(KEY_COLUMN, curve_key_column(spec, types))
-    # A deterministic hash of the whole row breaks ties, so many rows sharing a key (a
-    # low-cardinality column) still spread over the requested number of files.
+    cuts = FileCuts.choose(_sample_keys(frame, group, spec, types), group.output_files)
+    tokens = partition_tokens(staged.table.spark, cuts.files)
+    # A deterministic hash of the whole row splits the rows of a key too heavy for one file (a
+    # low-cardinality column) in proportion, and the same way if a task is retried.
     tie = F.xxhash64(*[F.col(f"`{name}`") for name in frame.columns])
+    keyed = frame.withColumn(KEY_COLUMN, curve_key_column(spec, types))
     ordered = (
-        keyed.withColumn(TIE_COLUMN, tie)
-        .repartitionByRange(group.output_files, KEY_COLUMN, TIE_COLUMN)
+        keyed.withColumn(ROUTE_COLUMN, route_column(cuts, tokens, F.col(KEY_COLUMN), tie))
+        .repartition(cuts.files, ROUTE_COLUMN)
         .sortWithinPartitions(KEY_COLUMN)
-        .drop(KEY_COLUMN, TIE_COLUMN)
+        .drop(KEY_COLUMN, ROUTE_COLUMN)
     )
     if transform is not None:
         ordered = transform(ordered)
-    # One task writes one file: the range partitions already cut the group into files of about the
-    # target size, and Iceberg's own rolling (which estimates unflushed row groups uncompressed)
-    # would split them into several small files.
+    # One task writes one file: the cuts already split the group into files of about the target
+    # size, and Iceberg's own rolling (which estimates unflushed row groups uncompressed) would
+    # split them into several small files.
     staged.write(ordered, target_file_size_bytes=NO_ROLLING)
+
+
+def _sample_keys(frame: DataFrame, group: FileGroup, spec: ClusteringSpec, types: dict[str, DataType]) -> np.ndarray:
+    """Curve keys of a Bernoulli sample of the group's rows (the key is computed for sampled rows only)."""
+    wanted = min(max(SAMPLE_KEYS_PER_FILE * group.output_files, MIN_SAMPLE_KEYS), MAX_SAMPLE_KEYS)
+    fraction = min(1.0, 1.2 * wanted / max(group.record_count, 1))
+    sampled = frame.sample(fraction=fraction, seed=11) if fraction < 1.0 else frame
+    keys = collect_arrow(sampled.select(curve_key_column(spec, types).alias(KEY_COLUMN)))
+    if not keys.num_columns:
+        return np.zeros(0, np.uint64)
+    signed = keys.column(0).to_numpy().astype(np.int64)
+    return signed.view(np.uint64) ^ SIGN
 
 
 def _fit_spec(

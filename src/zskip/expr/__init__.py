@@ -1,0 +1,23 @@
+"""Predicates zskip can reason about: a small IR of frozen dataclasses.
+
+Literals are plain Python values (``int``, ``float``, ``str``, ``bytes``, ``bool``,
+``datetime.date``, ``datetime.datetime``, ``decimal.Decimal``) already converted to the type of
+the column they are compared with.  Anything the planner cannot reason about is ``Opaque``: it
+never prunes, and Spark still applies it.
+"""
+
+from zskip.expr.nodes import (
+    And,
+    Between,
+    Compare,
+    Expr,
+    In,
+    IsNull,
+    Not,
+    Opaque,
+    Or,
+    StartsWith,
+    columns_of,
+)
+
+__all__ = ["And", "Between", "Compare", "Expr", "In", "IsNull", "Not", "Opaque", "Or", "StartsWith", "columns_of"]

@@ -1,0 +1,96 @@
+"""The predicate nodes.  Comparisons follow Spark: NULL compares to nothing, NaN is above every number."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+__all__ = ["And", "Between", "Compare", "Expr", "In", "IsNull", "Not", "Opaque", "Or", "StartsWith", "columns_of"]
+
+OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """``column <op> value`` with ``op`` one of ``= != < <= > >=``."""
+
+    column: str
+    op: str
+    value: Any
+
+    def __post_init__(self) -> None:
+        if self.op not in OPERATORS:
+            raise ValueError(f"unknown comparison {self.op!r}: expected one of {' '.join(OPERATORS)}")
+        if self.value is None:
+            raise ValueError(f"comparing {self.column} with NULL matches no row; use IsNull")
+
+
+@dataclass(frozen=True, slots=True)
+class Between:
+    """``column BETWEEN low AND high`` (both ends included)."""
+
+    column: str
+    low: Any
+    high: Any
+
+
+@dataclass(frozen=True, slots=True)
+class In:
+    """``column IN (values)``; NULLs in the list match nothing and are dropped."""
+
+    column: str
+    values: tuple[Any, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", tuple(v for v in self.values if v is not None))
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull:
+    """``column IS NULL``; ``Not(IsNull(c))`` is ``IS NOT NULL``."""
+
+    column: str
+
+
+@dataclass(frozen=True, slots=True)
+class StartsWith:
+    """``column LIKE 'prefix%'`` on a string column."""
+
+    column: str
+    prefix: str
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    children: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    children: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    child: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """A condition zskip does not understand (kept as text for explain); never prunes."""
+
+    text: str
+
+
+Expr = Union[Compare, Between, In, IsNull, StartsWith, And, Or, Not, Opaque]
+
+
+def columns_of(expr: Expr) -> set[str]:
+    """Names of the columns ``expr`` reasons about (opaque parts name none)."""
+    if isinstance(expr, (And, Or)):
+        return set().union(*(columns_of(c) for c in expr.children))
+    if isinstance(expr, Not):
+        return columns_of(expr.child)
+    if isinstance(expr, Opaque):
+        return set()
+    return {expr.column}

@@ -1,0 +1,181 @@
+"""Evaluate a predicate against one data file's indexes: MIGHT_MATCH or CANNOT_MATCH per file and row group.
+
+Bitmap-indexed columns give exact row sets, kept as the rows where the predicate is TRUE and the
+rows where it is FALSE (the rest are NULL, SQL's unknown), so AND, OR and NOT combine them
+exactly.  Bloom filters and everything else give, per row group, "might be true" flags; NOT of such
+a flag, and any predicate no index answers, is "might be true" everywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+import pyarrow as pa
+from pyroaring import BitMap
+
+from zskip.expr import And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
+from zskip.index.bitmap import BitmapIndex
+from zskip.index.bloom import BloomIndex
+from zskip.index.literals import exact_scalar
+
+__all__ = ["FileIndexes", "Match", "Verdict", "evaluate", "matching_rows"]
+
+log = logging.getLogger(__name__)
+
+
+class Match(Enum):
+    MIGHT_MATCH = "might match"
+    CANNOT_MATCH = "cannot match"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    file: Match
+    row_groups: tuple[Match, ...]
+
+    @property
+    def row_groups_kept(self) -> int:
+        return sum(m is Match.MIGHT_MATCH for m in self.row_groups)
+
+
+@dataclass(frozen=True)
+class FileIndexes:
+    """The indexes of one data file, with where each row group starts (``row_group_starts[-1]`` = rows)."""
+
+    row_group_starts: tuple[int, ...]
+    bitmaps: Mapping[str, BitmapIndex]
+    blooms: Mapping[str, BloomIndex]
+
+    @property
+    def rows(self) -> int:
+        return self.row_group_starts[-1]
+
+    @property
+    def row_group_count(self) -> int:
+        return len(self.row_group_starts) - 1
+
+
+@dataclass(frozen=True)
+class _Exact:
+    true: BitMap
+    false: BitMap
+
+
+@dataclass(frozen=True)
+class _Maybe:
+    groups: np.ndarray  # bool per row group: might be true
+
+
+def evaluate(expr: Expr, indexes: FileIndexes) -> Verdict:
+    """Which of the file and its row groups might hold a row where ``expr`` is TRUE."""
+    result = _eval(expr, indexes)
+    groups = _groups(result, indexes)
+    verdicts = tuple(Match.MIGHT_MATCH if g else Match.CANNOT_MATCH for g in groups)
+    file = Match.MIGHT_MATCH if groups.any() or indexes.row_group_count == 0 else Match.CANNOT_MATCH
+    return Verdict(file, verdicts)
+
+
+def matching_rows(expr: Expr, indexes: FileIndexes) -> BitMap | None:
+    """The exact rows where ``expr`` is TRUE when bitmaps answer all of it, else ``None``."""
+    result = _eval(expr, indexes)
+    return result.true if isinstance(result, _Exact) else None
+
+
+def _groups(result: _Exact | _Maybe, indexes: FileIndexes) -> np.ndarray:
+    if isinstance(result, _Maybe):
+        return result.groups
+    starts = indexes.row_group_starts
+    return np.array(
+        [result.true.range_cardinality(starts[g], starts[g + 1]) > 0 for g in range(indexes.row_group_count)],
+        dtype=bool,
+    )
+
+
+def _everywhere(indexes: FileIndexes) -> _Maybe:
+    return _Maybe(np.ones(indexes.row_group_count, dtype=bool))
+
+
+def _eval(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:
+    if isinstance(expr, And):
+        parts = [_eval(c, indexes) for c in expr.children]
+        exact = [p for p in parts if isinstance(p, _Exact)]
+        maybe = [p for p in parts if isinstance(p, _Maybe)]
+        if not maybe:
+            true, false = exact[0].true.copy(), exact[0].false.copy()
+            for p in exact[1:]:
+                true &= p.true
+                false |= p.false
+            return _Exact(true, false)
+        groups = np.logical_and.reduce([m.groups for m in maybe] + [_groups(e, indexes) for e in exact])
+        return _Maybe(groups)
+    if isinstance(expr, Or):
+        parts = [_eval(c, indexes) for c in expr.children]
+        if all(isinstance(p, _Exact) for p in parts):
+            exact = [p for p in parts if isinstance(p, _Exact)]
+            true, false = exact[0].true.copy(), exact[0].false.copy()
+            for p in exact[1:]:
+                true |= p.true
+                false &= p.false
+            return _Exact(true, false)
+        return _Maybe(np.logical_or.reduce([_groups(p, indexes) for p in parts]))
+    if isinstance(expr, Not):
+        inner = _eval(expr.child, indexes)
+        return _Exact(inner.false, inner.true) if isinstance(inner, _Exact) else _everywhere(indexes)
+    if isinstance(expr, Opaque):
+        return _everywhere(indexes)
+    bitmap = indexes.bitmaps.get(expr.column)
+    if bitmap is not None:
+        try:
+            return _bitmap_leaf(expr, bitmap)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
+            log.debug("bitmap on %s cannot answer %s: %s", expr.column, expr, exc)
+    bloom = indexes.blooms.get(expr.column)
+    if bloom is not None and isinstance(expr, (Compare, In)) and (isinstance(expr, In) or expr.op == "="):
+        values = expr.values if isinstance(expr, In) else (expr.value,)
+        try:
+            probes = pa.array([exact_scalar(v, bloom.value_type) for v in values], type=bloom.value_type)
+            in_file, groups = bloom.might_contain(probes)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
+            log.debug("bloom on %s cannot answer %s: %s", expr.column, expr, exc)
+            return _everywhere(indexes)
+        if len(groups) != indexes.row_group_count:  # an index of another version of the file
+            return _everywhere(indexes)
+        return _Maybe(groups & in_file)
+    return _everywhere(indexes)
+
+
+def _bitmap_leaf(expr: Expr, index: BitmapIndex) -> _Exact:
+    not_null = index.not_null
+    if isinstance(expr, IsNull):
+        return _Exact(index.nulls(), not_null.copy())
+    if isinstance(expr, Compare):
+        below, through = index.bounds(expr.value)
+        top = index.cardinality
+        ranges = {
+            "=": (below, through),
+            "<": (0, below),
+            "<=": (0, through),
+            ">": (through, top),
+            ">=": (below, top),
+        }
+        if expr.op == "!=":
+            equal = index.codes_between(below, through)
+            return _Exact(not_null - equal, equal)
+        true = index.codes_between(*ranges[expr.op])
+    elif isinstance(expr, Between):
+        low, _ = index.bounds(expr.low)
+        _, high = index.bounds(expr.high)
+        true = index.codes_between(low, high)
+    elif isinstance(expr, In):
+        true = BitMap()
+        for value in expr.values:
+            true |= index.codes_between(*index.bounds(value))
+    elif isinstance(expr, StartsWith):
+        true = index.codes_between(*index.prefix_codes(expr.prefix))
+    else:
+        raise TypeError(f"no bitmap answer for {type(expr).__name__}")
+    return _Exact(true, not_null - true)

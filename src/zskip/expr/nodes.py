@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 __all__ = ["And", "Between", "Compare", "Expr", "In", "IsNull", "Not", "Opaque", "Or", "StartsWith", "columns_of"]
 
@@ -82,7 +82,7 @@ class Opaque:
     text: str
 
 
-Expr = Union[Compare, Between, In, IsNull, StartsWith, And, Or, Not, Opaque]
+Expr = Compare | Between | In | IsNull | StartsWith | And | Or | Not | Opaque
 
 
 def columns_of(expr: Expr) -> set[str]:

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from zskip.index.hashing import plain_hashes
 
-__all__ = ["BloomFilter", "BloomIndex", "DEFAULT_FPP"]
+__all__ = ["DEFAULT_FPP", "BloomFilter", "BloomIndex"]
 
 DEFAULT_FPP = 0.01
 SALT = np.array(

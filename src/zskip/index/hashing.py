@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import xxhash
 
 __all__ = ["plain_hashes"]
@@ -64,7 +63,7 @@ def plain_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     kind = values.type
     if pa.types.is_dictionary(kind):
         return plain_hashes(values.cast(kind.value_type))
-    if pa.types.is_boolean(kind) or pa.types.is_integer(kind) and kind.bit_width <= 32:
+    if pa.types.is_boolean(kind) or (pa.types.is_integer(kind) and kind.bit_width <= 32):
         return xxh64_4(values.cast(pa.int32()).to_numpy(zero_copy_only=False))
     if pa.types.is_date32(kind):
         return xxh64_4(values.view(pa.int32()).to_numpy(zero_copy_only=False))

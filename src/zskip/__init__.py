@@ -13,12 +13,23 @@ from zskip.errors import (
     InvalidOptionError,
     JavaNotFoundError,
     UnknownColumnError,
+    UnknownIndexError,
     UnknownTableError,
     UnsupportedTypeError,
     WarehouseNotWritableError,
     ZskipError,
 )
 from zskip.iceberg.session import session
+from zskip.indexing import (
+    IndexInfo,
+    IndexResult,
+    VacuumResult,
+    create_index,
+    drop_index,
+    list_indexes,
+    refresh_indexes,
+    vacuum,
+)
 from zskip.layout import OptimizeResult, optimize
 from zskip.layout.inspect import InspectResult, inspect
 
@@ -26,18 +37,27 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ConcurrentChangeError",
+    "IndexInfo",
+    "IndexResult",
     "InspectResult",
     "InvalidOptionError",
     "JavaNotFoundError",
     "OptimizeResult",
     "UnknownColumnError",
+    "UnknownIndexError",
     "UnknownTableError",
     "UnsupportedTypeError",
+    "VacuumResult",
     "WarehouseNotWritableError",
     "ZskipError",
     "__version__",
+    "create_index",
     "curves",
+    "drop_index",
     "inspect",
+    "list_indexes",
     "optimize",
+    "refresh_indexes",
     "session",
+    "vacuum",
 ]

@@ -8,6 +8,7 @@ __all__ = [
     "InvalidOptionError",
     "JavaNotFoundError",
     "UnknownColumnError",
+    "UnknownIndexError",
     "UnknownTableError",
     "UnsupportedTypeError",
     "WarehouseNotWritableError",
@@ -52,3 +53,7 @@ class InvalidOptionError(ZskipError, ValueError):
 
 class ConcurrentChangeError(ZskipError, RuntimeError):
     """Another writer changed the files zskip was rewriting; the table is as the other writer left it."""
+
+
+class UnknownIndexError(ZskipError, LookupError):
+    """The table has no index of that column and kind."""

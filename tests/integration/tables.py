@@ -30,6 +30,7 @@ def make_table(
     files: int = 12,
     partitioned_by: str | None = None,
     seed: int = 1,
+    properties: dict[str, str] | None = None,
 ) -> str:
     """A table of mixed types spread at random over ``files`` files."""
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {name.rsplit('.', 1)[0]}")
@@ -46,6 +47,8 @@ def make_table(
     )
     frame = frame.repartition(files)
     writer = frame.writeTo(name).using("iceberg").tableProperty("format-version", "2")
+    for key, value in (properties or {}).items():
+        writer = writer.tableProperty(key, value)
     if partitioned_by:
         writer = writer.partitionedBy(partitioned_by)
     writer.create()

@@ -126,3 +126,38 @@ def apply_properties(update: Any, values: Mapping[str, str | None]) -> Any:
 def properties_update(table: IcebergTable, values: Mapping[str, str | None]) -> None:
     """Set (or remove, for ``None``) table properties in one commit."""
     apply_properties(table.java.updateProperties(), values).commit()
+
+
+def swap_property(table: IcebergTable, key: str, *, expected: str | None, value: str, attempts: int = 4) -> None:
+    """Set ``key`` to ``value`` only if it still holds ``expected``, as a compare-and-swap commit.
+
+    Iceberg's own property updates retry on conflict by re-applying the change to the newer
+    metadata, which would let two publishers overwrite each other.  This commits through the
+    table's operations with the metadata it checked as the base, so the catalog refuses it if
+    anyone committed since; then it checks ``key`` again and retries (an unrelated commit such as
+    an append is no conflict).  Raises ``ConcurrentChangeError`` when ``key`` no longer holds
+    ``expected``.
+    """
+    from zskip.errors import ConcurrentChangeError
+
+    jvm: Any = table.jvm
+    operations = table.java.operations()
+    for attempt in range(attempts):
+        base = operations.refresh()
+        current = base.properties().get(key)
+        if current != expected:
+            raise ConcurrentChangeError(
+                f"{key} of {table.name} changed while zskip worked ({expected!r} -> {current!r}): "
+                "another run published first; run the command again"
+            )
+        updates = jvm.java.util.HashMap()
+        updates.put(key, value)
+        updated = jvm.org.apache.iceberg.TableMetadata.buildFrom(base).setProperties(updates).build()
+        try:
+            operations.commit(base, updated)
+        except Exception as exc:
+            if "CommitFailed" not in str(exc) or attempt == attempts - 1:
+                raise
+            continue
+        table.refresh()
+        return

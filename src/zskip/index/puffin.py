@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from zskip.errors import ZskipError
 
-__all__ = ["BlobMetadata", "CorruptIndexError", "PuffinReader", "PuffinWriter", "read_puffin"]
+__all__ = ["BlobMetadata", "CorruptIndexError", "PuffinReader", "PuffinWriter", "decode_blob", "read_puffin"]
 
 MAGIC = b"PFA1"
 CHECKSUM = "zskip.crc32"
@@ -160,17 +160,28 @@ class PuffinReader:
         """The blob's bytes, decompressed; :class:`CorruptIndexError` when its checksum fails."""
         self._source.seek(blob.offset)
         stored = self._source.read(blob.length)
-        expected = blob.properties.get(CHECKSUM)
-        if len(stored) != blob.length or (expected is not None and str(zlib.crc32(stored)) != expected):
-            raise CorruptIndexError(f"blob {blob.type} at offset {blob.offset} of {self._name} is damaged")
-        if blob.compression_codec is None:
-            return stored
-        if blob.compression_codec != "zstd":
-            raise CorruptIndexError(f"{self._name}: compression codec {blob.compression_codec!r} is not supported")
-        try:
-            return _zstd_decompress(stored)
-        except Exception as exc:
-            raise CorruptIndexError(f"blob {blob.type} of {self._name} does not decompress: {exc}") from None
+        if len(stored) != blob.length:
+            raise CorruptIndexError(f"blob {blob.type} at offset {blob.offset} of {self._name} is cut short")
+        return decode_blob(
+            stored,
+            codec=blob.compression_codec,
+            checksum=blob.properties.get(CHECKSUM),
+            name=f"blob {blob.type} at offset {blob.offset} of {self._name}",
+        )
+
+
+def decode_blob(stored: bytes, *, codec: str | None, checksum: str | None, name: str) -> bytes:
+    """A blob's bytes from its stored bytes: checksum verified, then decompressed."""
+    if checksum is not None and str(zlib.crc32(stored)) != checksum:
+        raise CorruptIndexError(f"{name} is damaged (checksum mismatch)")
+    if codec is None:
+        return stored
+    if codec != "zstd":
+        raise CorruptIndexError(f"{name}: compression codec {codec!r} is not supported")
+    try:
+        return _zstd_decompress(stored)
+    except Exception as exc:
+        raise CorruptIndexError(f"{name} does not decompress: {exc}") from None
 
 
 def read_puffin(data: bytes, *, name: str = "puffin file") -> PuffinReader:

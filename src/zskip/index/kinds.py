@@ -1,0 +1,50 @@
+"""The kinds of index zskip builds, and the options each takes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from zskip.errors import InvalidOptionError
+from zskip.index.bloom import DEFAULT_FPP
+
+__all__ = ["KINDS", "IndexDefinition", "blob_type"]
+
+KINDS = ("bloom", "bitmap")
+
+
+def blob_type(kind: str) -> str:
+    return f"zskip-{kind}-v1"
+
+
+@dataclass(frozen=True)
+class IndexDefinition:
+    """An index a user asked for: one column, one kind, its options (``fpp`` for bloom)."""
+
+    column: str
+    kind: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InvalidOptionError(f"index kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
+        allowed = {"bloom": {"fpp"}, "bitmap": set()}[self.kind]
+        unknown = set(self.options) - allowed
+        if unknown:
+            takes = ", ".join(sorted(allowed)) or "no options"
+            raise InvalidOptionError(f"a {self.kind} index takes {takes}, not {', '.join(sorted(unknown))}")
+        fpp = self.options.get("fpp")
+        if fpp is not None and not 0 < float(fpp) < 1:
+            raise InvalidOptionError(f"fpp (the bloom filter's false-positive rate) must be in (0, 1), got {fpp}")
+
+    @property
+    def fpp(self) -> float:
+        return float(self.options.get("fpp", DEFAULT_FPP))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"column": self.column, "kind": self.kind, "options": dict(self.options)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> IndexDefinition:
+        return cls(str(data["column"]), str(data["kind"]), dict(data.get("options", {})))

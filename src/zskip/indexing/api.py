@@ -1,0 +1,252 @@
+"""``zskip.create_index``, ``refresh_indexes``, ``drop_index``, ``list_indexes`` and ``vacuum``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+from pyspark.sql import SparkSession
+
+from zskip.errors import InvalidOptionError, UnknownIndexError
+from zskip.iceberg.files import data_files
+from zskip.iceberg.table import IcebergTable, load_table
+from zskip.index.kinds import IndexDefinition
+from zskip.index.manifest import IndexManifest
+from zskip.index.parquet_io import resolve
+from zskip.indexing.jobs import build_indexes
+from zskip.indexing.store import new_puffin_path, publish, read_manifest
+from zskip.layout.store import STORE_PROPERTY
+
+__all__ = [
+    "IndexInfo",
+    "IndexResult",
+    "VacuumResult",
+    "create_index",
+    "drop_index",
+    "list_indexes",
+    "refresh_indexes",
+    "vacuum",
+]
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    """What a build did: data files indexed now, files already indexed, entries dropped, bytes written."""
+
+    table: str
+    indexes: tuple[str, ...]  # "column:kind"
+    files_indexed: int
+    files_already_indexed: int
+    files_total: int
+    entries_dropped: int
+    index_bytes_written: int
+    manifest: str | None
+    duration_seconds: float
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    column: str
+    kind: str
+    options: dict[str, Any]
+    files_indexed: int
+    files_total: int
+    index_bytes: int
+
+
+@dataclass(frozen=True)
+class VacuumResult:
+    files_deleted: int
+    bytes_deleted: int
+    files_kept: int
+
+
+def create_index(
+    spark: SparkSession,
+    table: str,
+    column: str,
+    *,
+    kind: str = "bloom",
+    progress: Progress | None = None,
+    **options: Any,
+) -> IndexResult:
+    """Index ``column`` of every data file of ``table`` (``kind`` "bloom" or "bitmap"; bloom takes ``fpp``).
+
+    Files already indexed the same way are left alone; the new manifest is published atomically.
+
+    >>> zskip.create_index(spark, "lake.db.events", "user_id", kind="bloom", fpp=0.01)  # doctest: +SKIP
+    """
+    iceberg = load_table(spark, table)
+    (resolved,) = iceberg.column_types([column])
+    definition = IndexDefinition(resolved, kind, options)
+    return _update(spark, iceberg, add=definition, progress=progress)
+
+
+def refresh_indexes(spark: SparkSession, table: str, *, progress: Progress | None = None) -> IndexResult:
+    """Index files added since the last build, forget files that left the table, merge small index files."""
+    return _update(spark, load_table(spark, table), progress=progress)
+
+
+def drop_index(spark: SparkSession, table: str, column: str, kind: str) -> IndexResult:
+    """Remove the ``kind`` index of ``column`` from the manifest (``vacuum`` deletes its files later)."""
+    started = time.monotonic()
+    iceberg = load_table(spark, table)
+    manifest, path = read_manifest(iceberg)
+    if manifest.definition(column, kind) is None:
+        raise UnknownIndexError(
+            f"{table} has no {kind} index on {column!r}; `zskip index list {table}` shows its indexes"
+        )
+    smaller = manifest.without(column, kind)
+    dropped = manifest.entries.num_rows - smaller.entries.num_rows
+    new_path = publish(iceberg, smaller, expected=path)
+    return IndexResult(table, (), 0, 0, 0, dropped, 0, new_path, time.monotonic() - started)
+
+
+def list_indexes(spark: SparkSession, table: str) -> list[IndexInfo]:
+    iceberg = load_table(spark, table)
+    manifest, _ = read_manifest(iceberg)
+    live = _live_files(spark, iceberg)
+    current = manifest.only_files(live)
+    out = []
+    for d in manifest.definitions:
+        mask = pc.and_(pc.equal(current.entries["column"], d.column), pc.equal(current.entries["kind"], d.kind))
+        entries = current.entries.filter(mask)
+        out.append(
+            IndexInfo(
+                d.column,
+                d.kind,
+                dict(d.options),
+                len(set(entries["data_file"].to_pylist())),
+                len(live),
+                int(pc.sum(entries["length"]).as_py() or 0),
+            )
+        )
+    return out
+
+
+def vacuum(spark: SparkSession, table: str, *, older_than: timedelta | float | str = "1d") -> VacuumResult:
+    """Delete zskip files of ``table`` that no current manifest or clustering store references.
+
+    Only files older than ``older_than`` go (a reader may still hold the manifest before the last
+    one); ``older_than`` is a ``timedelta``, seconds, or text like ``"12h"``, ``"3d"``, ``"0s"``.
+    """
+    age = _seconds(older_than)
+    iceberg = load_table(spark, table)
+    manifest, manifest_path = read_manifest(iceberg)
+    referenced = manifest.puffin_paths() | {manifest_path, iceberg.properties().get(STORE_PROPERTY)}
+    referenced_paths = {resolve(p)[1] for p in referenced if p}
+    root = f"{iceberg.location().rstrip('/')}/zskip"
+    filesystem, base = resolve(root)
+    try:
+        infos = filesystem.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+    except FileNotFoundError:
+        infos = []
+    cutoff = time.time() - age
+    deleted = kept = size = 0
+    for info in infos:
+        if info.type != pafs.FileType.File or not info.path.endswith(".puffin"):
+            continue
+        modified = info.mtime.timestamp() if info.mtime is not None else 0.0
+        if info.path in referenced_paths or modified > cutoff:
+            kept += 1
+            continue
+        filesystem.delete_file(info.path)
+        deleted += 1
+        size += info.size or 0
+    log.info("vacuum %s: deleted %d files (%d bytes), kept %d", table, deleted, size, kept)
+    return VacuumResult(deleted, size, kept)
+
+
+def _update(
+    spark: SparkSession, iceberg: IcebergTable, *, add: IndexDefinition | None = None, progress: Progress | None = None
+) -> IndexResult:
+    started = time.monotonic()
+    manifest, path = read_manifest(iceberg)
+    if add is not None:
+        existing = manifest.definition(add.column, add.kind)
+        if existing is not None and dict(existing.options) != dict(add.options):
+            manifest = manifest.without(add.column, add.kind)  # new options: rebuild every file
+        manifest = manifest.with_definition(add)
+    elif not manifest.definitions:
+        return IndexResult(iceberg.name, (), 0, 0, 0, 0, 0, path, time.monotonic() - started)
+    live = _live_files(spark, iceberg)
+    current = manifest.only_files(live)
+    dropped = manifest.entries.num_rows - current.entries.num_rows
+    work: dict[str, list[IndexDefinition]] = defaultdict(list)
+    already = 0
+    for definition in current.definitions:
+        done = current.indexed_files(definition)
+        already += len(done & live)
+        for data_file in live - done:
+            work[data_file].append(definition)
+    snapshot = iceberg.current_snapshot_id() or -1
+    puffins = {f: new_puffin_path(iceberg) for f in work}
+    entries = build_indexes(spark, work, puffins, snapshot_id=snapshot, progress=progress)
+    written = _puffin_bytes(entries)
+    if not work and dropped == 0 and add is None:
+        return IndexResult(iceberg.name, _names(current), 0, already, len(live), 0, 0, path, time.monotonic() - started)
+    new_path = publish(iceberg, current.with_entries(entries), expected=path)
+    log.info(
+        "indexed %d files of %s (%d already indexed, %d entries dropped)", len(work), iceberg.name, already, dropped
+    )
+    return IndexResult(
+        iceberg.name,
+        _names(current),
+        len(work),
+        already,
+        len(live),
+        dropped,
+        written,
+        new_path,
+        time.monotonic() - started,
+    )
+
+
+def _names(manifest: IndexManifest) -> tuple[str, ...]:
+    return tuple(f"{d.column}:{d.kind}" for d in manifest.definitions)
+
+
+def _puffin_bytes(entries: pa.Table) -> int:
+    return int(pc.sum(entries["length"]).as_py() or 0) if entries.num_rows else 0
+
+
+def _live_files(spark: SparkSession, iceberg: IcebergTable) -> set[str]:
+    snapshot = iceberg.current_snapshot_id()
+    if snapshot is None:
+        return set()
+    return set(data_files(spark, iceberg.name, snapshot_id=snapshot)["file_path"].to_pylist())
+
+
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _seconds(value: timedelta | float | str) -> float:
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        text = value.strip().lower()
+        try:
+            seconds = float(text[:-1]) * UNITS[text[-1]] if text and text[-1] in UNITS else float(text)
+        except ValueError:
+            raise InvalidOptionError(f"older_than must look like 30m, 12h or 3d, not {value!r}") from None
+    if seconds < 0:
+        raise InvalidOptionError(f"older_than must not be negative, got {value!r}")
+    return seconds

@@ -1,0 +1,50 @@
+"""Index builds as Spark jobs: one task per data file, reading it with pyarrow on the executor.
+
+Each task writes one Puffin file beside the table and returns one small entry per blob; the
+driver only gathers entries.  Files go to Spark in batches so a progress bar can move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+
+from zskip.index.build import BlobEntry, build_file_indexes
+from zskip.index.kinds import IndexDefinition
+from zskip.index.manifest import ENTRY_SCHEMA, entries_table
+
+__all__ = ["build_indexes"]
+
+Progress = Callable[[str, int, int], None]
+
+
+def build_indexes(
+    spark: SparkSession,
+    work: Mapping[str, Sequence[IndexDefinition]],
+    puffin_paths: Mapping[str, str],
+    *,
+    snapshot_id: int,
+    progress: Progress | None = None,
+) -> pa.Table:
+    """Build the indexes ``work`` names per data file; the manifest entries (``ENTRY_SCHEMA``) of every blob."""
+    files = sorted(work)
+    if not files:
+        return ENTRY_SCHEMA.empty_table()
+    report = progress or (lambda stage, done, total: None)
+    batch = max(64, 4 * spark.sparkContext.defaultParallelism)
+    tables = []
+    report("indexing files", 0, len(files))
+    for start in range(0, len(files), batch):
+        chunk = [(f, [d.to_json() for d in work[f]], puffin_paths[f]) for f in files[start : start + batch]]
+
+        def task(part: Iterable[tuple[str, list[dict], str]]) -> Iterator[BlobEntry]:
+            for data_file, definitions, puffin_path in part:
+                parsed = [IndexDefinition.from_json(d) for d in definitions]
+                yield from build_file_indexes(data_file, parsed, puffin_path, snapshot_id=snapshot_id)
+
+        entries = spark.sparkContext.parallelize(chunk, len(chunk)).mapPartitions(task).collect()
+        tables.append(entries_table(entries))
+        report("indexing files", min(start + batch, len(files)), len(files))
+    return pa.concat_tables(tables)

@@ -1,0 +1,187 @@
+"""Index builds on real Iceberg tables: exact answers, incremental refresh, atomic publication, clear errors."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+import zskip
+from zskip.errors import ConcurrentChangeError, InvalidOptionError, UnknownColumnError, UnknownIndexError
+from zskip.expr import And, Compare, Expr, In, Not, Or
+from zskip.iceberg.files import data_files
+from zskip.iceberg.table import load_table
+from zskip.index.evaluate import Match
+from zskip.indexing import index_verdicts
+from zskip.indexing.store import MANIFEST_PROPERTY, publish, read_manifest
+
+from .tables import make_table
+
+pytestmark = pytest.mark.integration
+
+SMALL_ROW_GROUPS = {"write.parquet.row-group-size-bytes": "16384"}
+
+
+def manifest_path(spark, table: str) -> str | None:
+    return load_table(spark, table).properties().get(MANIFEST_PROPERTY)
+
+
+def files_holding(spark, table: str, where: str) -> set[str]:
+    rows = spark.table(table).where(where).select("_file").distinct().collect()
+    return {r[0] for r in rows}
+
+
+def verdicts(spark, table: str, expr: Expr):
+    iceberg = load_table(spark, table)
+    manifest, _ = read_manifest(iceberg)
+    live = data_files(spark, table)["file_path"].to_pylist()
+    return live, index_verdicts(manifest, live, expr)
+
+
+@pytest.fixture(scope="module")
+def indexed(spark) -> str:
+    table = make_table(spark, "lake.idx.base", rows=40_000, files=6, properties=SMALL_ROW_GROUPS)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    zskip.create_index(spark, table, "s", kind="bitmap")
+    zskip.create_index(spark, table, "id", kind="bloom", fpp=0.01)
+    return table
+
+
+def test_bitmaps_keep_exactly_the_files_and_row_groups_that_hold_a_match(spark, indexed) -> None:
+    # a and s overlap in every file's min/max, yet few files hold this exact combination
+    a, s = spark.table(indexed).select("a", "s").orderBy("id").first()
+    expr = And((Compare("a", "=", a), Compare("s", "=", s)))
+    live, found = verdicts(spark, indexed, expr)
+    assert set(found) == set(live)  # every file is indexed
+    holding = files_holding(spark, indexed, f"a = {a} AND s = '{s}'")
+    assert {f for f, v in found.items() if v.file is Match.MIGHT_MATCH} == holding and holding
+    never = And((Compare("a", "=", a), Compare("s", "=", "nope")))
+    assert all(v.file is Match.CANNOT_MATCH for v in verdicts(spark, indexed, never)[1].values())
+    groups = sum(len(v.row_groups) for v in found.values())
+    kept = sum(v.row_groups_kept for v in found.values())
+    assert groups > 2 * len(live) and 0 < kept < groups / 4
+
+
+def test_bloom_finds_every_present_id_and_rules_out_absent_ones(spark, indexed) -> None:
+    ids = [r["id"] for r in spark.table(indexed).select("id").orderBy(F.rand(3)).limit(20).collect()]
+    _, found = verdicts(spark, indexed, In("id", tuple(ids)))
+    holding = files_holding(spark, indexed, f"id IN ({','.join(map(str, ids))})")
+    assert holding <= {f for f, v in found.items() if v.file is Match.MIGHT_MATCH}
+    _, absent = verdicts(spark, indexed, Compare("id", "=", 10**12))
+    assert sum(v.file is Match.CANNOT_MATCH for v in absent.values()) >= len(absent) - 1
+
+
+def test_or_and_not_across_indexed_columns(spark, indexed) -> None:
+    expr = Or((And((Compare("a", "<", 3), Not(Compare("s", "=", "k1")))), Compare("s", "=", "k49")))
+    _, found = verdicts(spark, indexed, expr)
+    holding = files_holding(spark, indexed, "(a < 3 AND NOT s = 'k1') OR s = 'k49'")
+    assert {f for f, v in found.items() if v.file is Match.MIGHT_MATCH} == holding
+
+
+def test_list_shows_each_index_and_its_size(spark, indexed) -> None:
+    listed = {(i.column, i.kind): i for i in zskip.list_indexes(spark, indexed)}
+    assert set(listed) == {("a", "bitmap"), ("s", "bitmap"), ("id", "bloom")}
+    assert all(i.files_indexed == i.files_total == 6 and i.index_bytes > 0 for i in listed.values())
+    assert listed[("id", "bloom")].options == {"fpp": 0.01}
+
+
+def test_refresh_after_an_append_indexes_only_the_new_files(spark) -> None:
+    table = make_table(spark, "lake.idx.refresh", rows=10_000, files=4)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    before, _ = read_manifest(load_table(spark, table))
+    old_puffins = before.puffin_paths()
+    spark.table(table).limit(500).writeTo(table).append()
+
+    result = zskip.refresh_indexes(spark, table)
+
+    assert (result.files_indexed, result.files_already_indexed, result.files_total) == (1, 4, 5)
+    after, _ = read_manifest(load_table(spark, table))
+    assert old_puffins < after.puffin_paths() and len(after.puffin_paths() - old_puffins) == 1
+    assert zskip.refresh_indexes(spark, table).files_indexed == 0  # nothing new: nothing done
+    zskip.optimize(spark, table, by=["a"], mode="full")  # every file replaced
+    rebuilt = zskip.refresh_indexes(spark, table)
+    assert rebuilt.entries_dropped == 5 and rebuilt.files_already_indexed == 0
+    assert rebuilt.files_indexed == len(data_files(spark, table))
+
+
+def test_an_interrupted_build_leaves_the_previous_index_in_use(spark) -> None:
+    table = make_table(spark, "lake.idx.interrupted", rows=10_000, files=3)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    published = manifest_path(spark, table)
+
+    def interrupt(stage: str, done: int, total: int) -> None:
+        if done == total:
+            raise KeyboardInterrupt  # after every blob is written, before the manifest is published
+
+    with pytest.raises(KeyboardInterrupt):
+        zskip.create_index(spark, table, "s", kind="bitmap", progress=interrupt)
+    assert manifest_path(spark, table) == published
+    assert [(i.column, i.kind) for i in zskip.list_indexes(spark, table)] == [("a", "bitmap")]
+    _, found = verdicts(spark, table, Compare("a", "=", 5))
+    assert {f for f, v in found.items() if v.file is Match.MIGHT_MATCH} == files_holding(spark, table, "a = 5")
+
+
+def test_a_damaged_blob_is_reported_and_its_file_kept(spark, caplog) -> None:
+    table = make_table(spark, "lake.idx.damaged", rows=10_000, files=3)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    manifest, _ = read_manifest(load_table(spark, table))
+    victim = manifest.entries.to_pylist()[0]
+    path = Path(victim["puffin_path"].removeprefix("file:"))
+    data = bytearray(path.read_bytes())
+    for i in range(victim["offset"] + 10, victim["offset"] + 20):
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+    with caplog.at_level(logging.WARNING):
+        _, found = verdicts(spark, table, Compare("a", "=", -1))
+    assert "damaged" in caplog.text
+    assert victim["data_file"] not in found  # no verdict: the planner keeps it
+    assert len(found) == 2 and all(v.file is Match.CANNOT_MATCH for v in found.values())
+
+
+def test_bad_input_gets_a_clear_error_and_writes_nothing(spark) -> None:
+    table = make_table(spark, "lake.idx.errors", rows=1_000, files=2)
+    spark.sql(f"ALTER TABLE {table} ADD COLUMN tags array<string>")
+    with pytest.raises(UnknownColumnError, match="no column 'nope'"):
+        zskip.create_index(spark, table, "nope", kind="bitmap")
+    with pytest.raises(zskip.UnsupportedTypeError, match="tags"):
+        zskip.create_index(spark, table, "tags", kind="bloom")
+    with pytest.raises(InvalidOptionError, match="kind must be one of"):
+        zskip.create_index(spark, table, "a", kind="hash")
+    with pytest.raises(InvalidOptionError, match="fpp"):
+        zskip.create_index(spark, table, "a", kind="bloom", fpp=2)
+    with pytest.raises(InvalidOptionError, match="takes no options"):
+        zskip.create_index(spark, table, "a", kind="bitmap", fpp=0.1)
+    with pytest.raises(UnknownIndexError, match="no bitmap index"):
+        zskip.drop_index(spark, table, "a", "bitmap")
+    assert manifest_path(spark, table) is None
+    assert not (Path(load_table(spark, table).location().removeprefix("file:")) / "zskip").exists()
+
+
+def test_concurrent_publishers_conflict_instead_of_overwriting(spark) -> None:
+    table = make_table(spark, "lake.idx.concurrent", rows=1_000, files=2)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    iceberg = load_table(spark, table)
+    manifest, seen = read_manifest(iceberg)
+    first = publish(iceberg, manifest, expected=seen)  # another run publishes first
+    with pytest.raises(ConcurrentChangeError, match="another run published first"):
+        publish(iceberg, manifest, expected=seen)
+    assert manifest_path(spark, table) == first
+
+
+def test_drop_then_vacuum_deletes_only_unreferenced_files(spark) -> None:
+    table = make_table(spark, "lake.idx.vacuum", rows=5_000, files=3)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    zskip.create_index(spark, table, "s", kind="bloom")
+    zskip.drop_index(spark, table, "s", "bloom")
+    manifest, current = read_manifest(load_table(spark, table))
+    assert zskip.vacuum(spark, table, older_than="1h").files_deleted == 0  # too young
+    result = zskip.vacuum(spark, table, older_than=0)
+    # two old manifests and the three bloom puffins go; the three bitmap puffins and the manifest stay
+    assert result.files_deleted == 5 and result.files_kept == 4
+    again, _ = read_manifest(load_table(spark, table))
+    assert again.entries.equals(manifest.entries) and current is not None
+    _, found = verdicts(spark, table, Compare("a", "=", 5))
+    assert len(found) == 3

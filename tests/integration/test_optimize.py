@@ -18,6 +18,7 @@ from zskip.experiments import count_files_read
 from zskip.iceberg.files import data_files
 from zskip.layout import clustering_store, optimize
 from zskip.layout.inspect import inspect
+from zskip.layout.key_ranges import file_key_ranges
 
 from .tables import fingerprint, make_table
 
@@ -62,6 +63,11 @@ def test_optimize_keeps_every_row_and_clusters_the_files(spark) -> None:
     file_ranges = store.ranges.filter(F_eq(store.ranges, -1))
     assert set(file_ranges["file_path"].to_pylist()) == set(files["file_path"].to_pylist())
     assert sum(file_ranges["rows"].to_pylist()) == before.rows
+    # ranges were read off each row group's first and last rows: they equal the keys of every row
+    recorded = {(r["file_path"], r["row_group"]): (r["min_key"], r["max_key"]) for r in store.ranges.to_pylist()}
+    for path in files["file_path"].to_pylist():
+        for _, row_group, low, high, _ in file_key_ranges(path, store.spec):
+            assert recorded[(path, row_group)] == (low, high)
 
 
 def F_eq(ranges, row_group: int):

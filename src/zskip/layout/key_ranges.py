@@ -20,8 +20,14 @@ from zskip.layout.store import RANGES_SCHEMA
 __all__ = ["compute_key_ranges", "file_key_ranges"]
 
 
-def file_key_ranges(path: str, spec: ClusteringSpec) -> list[tuple[str, int, int, int, int]]:
-    """``(path, row_group, min_key, max_key, rows)`` per row group, then ``row_group = -1`` for the file."""
+def file_key_ranges(
+    path: str, spec: ClusteringSpec, *, sorted_by_key: bool = False
+) -> list[tuple[str, int, int, int, int]]:
+    """``(path, row_group, min_key, max_key, rows)`` per row group, then ``row_group = -1`` for the file.
+
+    ``sorted_by_key``: the file's rows are in curve-key order (optimize wrote it), so each row
+    group's first and last rows hold its minimum and maximum key and only they are keyed.
+    """
     parquet = open_parquet(path)
     names = {name.lower(): name for name in parquet.schema_arrow.names}
     columns = [names[c.lower()] for c in spec.column_names]
@@ -32,8 +38,12 @@ def file_key_ranges(path: str, spec: ClusteringSpec) -> list[tuple[str, int, int
         data = data.rename_columns(list(spec.column_names))
         if data.num_rows == 0:
             continue
-        keys = spec.keys(data)
-        lo, hi = int(keys.min()), int(keys.max())
+        if sorted_by_key:
+            ends = data.take([0, data.num_rows - 1])
+            lo, hi = (int(k) for k in spec.keys(ends))
+        else:
+            keys = spec.keys(data)
+            lo, hi = int(keys.min()), int(keys.max())
         rows.append((path, index, lo, hi, data.num_rows))
         low = lo if low is None else min(low, lo)
         high = hi if high is None else max(high, hi)
@@ -43,14 +53,16 @@ def file_key_ranges(path: str, spec: ClusteringSpec) -> list[tuple[str, int, int
     return rows
 
 
-def compute_key_ranges(spark: SparkSession, spec: ClusteringSpec, paths: Sequence[str], *, generation: int) -> pa.Table:
+def compute_key_ranges(
+    spark: SparkSession, spec: ClusteringSpec, paths: Sequence[str], *, generation: int, sorted_by_key: bool = False
+) -> pa.Table:
     """Key ranges (``RANGES_SCHEMA``) of ``paths``, one Spark task per file."""
     if not paths:
         return RANGES_SCHEMA.empty_table()
 
     def task(part: Iterable[str]) -> Iterator[tuple[str, int, int, int, int]]:
         for path in part:
-            yield from file_key_ranges(path, spec)
+            yield from file_key_ranges(path, spec, sorted_by_key=sorted_by_key)
 
     rdd = spark.sparkContext.parallelize(list(paths), len(paths))
     rows = rdd.mapPartitions(task).collect()  # pickled Python ints: keys above 2**63 survive

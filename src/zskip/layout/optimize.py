@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, ByteType, DataType, DateType, IntegerType, ShortType
@@ -56,6 +57,7 @@ SAMPLE_ROWS = 200_000
 MAX_BOUNDARIES = 4096
 KEY_COLUMN = "__zskip_curve_key"
 ROUTE_COLUMN = "__zskip_route"
+FILE_COLUMN = "_file"  # Iceberg's metadata column: the data file a row is in
 NO_ROLLING = 1 << 62
 # Curve keys sampled per output file to place the cuts between files (see ``zskip.layout.cuts``).
 SAMPLE_KEYS_PER_FILE = 300
@@ -198,11 +200,12 @@ def optimize(
 
     if store is not None and same_spec and not selection.full:
         spec = store.spec
+        table_sample = None
         generation = store.next_generation()
         kept_ranges = store.for_files({f.path for f in files} - {f.path for f in selected})
     else:
         report("sampling", 0, 1)
-        spec = _fit_spec(
+        spec, table_sample = _fit_spec(
             spark,
             table,
             types,
@@ -235,13 +238,13 @@ def optimize(
         try:
             for group in batch:
                 staged.append(stage_group(iceberg, tasks, group.files))  # released below, whatever happens
-                _rewrite_group(staged[-1], group, spec, types, _transform)
+                _rewrite_group(staged[-1], group, spec, types, table_sample, _transform)
                 done_groups += 1
                 report("rewriting", done_groups, len(groups))
             new_paths = [p for g in staged for p in g.new_file_paths()]
             written += len(new_paths)
             report("recording key ranges", 0, 1)
-            new_ranges = compute_key_ranges(spark, spec, new_paths, generation=generation)
+            new_ranges = compute_key_ranges(spark, spec, new_paths, generation=generation, sorted_by_key=True)
             all_ranges = new_ranges if ranges_so_far is None else pa.concat_tables([ranges_so_far, new_ranges])
             store_path = write_store(iceberg, spec, all_ranges, snapshot_id=start_snapshot)
             snapshot = commit_rewrites(
@@ -285,10 +288,11 @@ def _rewrite_group(
     group: FileGroup,
     spec: ClusteringSpec,
     types: dict[str, DataType],
+    table_sample: pa.Table | None,
     transform: Callable[[DataFrame], DataFrame] | None,
 ) -> None:
     frame = staged.read()
-    cuts = FileCuts.choose(_sample_keys(frame, group, spec, types), group.output_files)
+    cuts = FileCuts.choose(_sample_keys(frame, group, spec, types, table_sample), group.output_files)
     tokens = partition_tokens(staged.table.spark, cuts.files)
     # A deterministic hash of the whole row splits the rows of a key too heavy for one file (a
     # low-cardinality column) in proportion, and the same way if a task is retried.
@@ -308,9 +312,20 @@ def _rewrite_group(
     staged.write(ordered, target_file_size_bytes=NO_ROLLING)
 
 
-def _sample_keys(frame: DataFrame, group: FileGroup, spec: ClusteringSpec, types: dict[str, DataType]) -> np.ndarray:
-    """Curve keys of a Bernoulli sample of the group's rows (the key is computed for sampled rows only)."""
+def _sample_keys(
+    frame: DataFrame,
+    group: FileGroup,
+    spec: ClusteringSpec,
+    types: dict[str, DataType],
+    table_sample: pa.Table | None,
+) -> np.ndarray:
+    """Curve keys of a sample of the group's rows: from the table sample optimize already took when
+    it holds enough of the group's rows, else from a Bernoulli sample of the group (keyed in Spark)."""
     wanted = min(max(SAMPLE_KEYS_PER_FILE * group.output_files, MIN_SAMPLE_KEYS), MAX_SAMPLE_KEYS)
+    if table_sample is not None:
+        mine = table_sample.filter(pc.is_in(table_sample[FILE_COLUMN], value_set=pa.array(group.files, pa.string())))
+        if mine.num_rows >= min(wanted // 2, group.record_count):
+            return spec.keys(mine)
     fraction = min(1.0, 1.2 * wanted / max(group.record_count, 1))
     sampled = frame.sample(fraction=fraction, seed=11) if fraction < 1.0 else frame
     keys = collect_arrow(sampled.select(curve_key_column(spec, types).alias(KEY_COLUMN)))
@@ -329,21 +344,22 @@ def _fit_spec(
     mapping: str,
     bits: int,
     rows: int,
-) -> ClusteringSpec:
+) -> tuple[ClusteringSpec, pa.Table]:
+    """The spec, and the sample of the table (with each row's file) the rank boundaries came from."""
     columns = list(types)
-    if mapping == "raw":
-        raw = tuple(ColumnMapping(c, RawMapping(bits, raw_width(types[c]))) for c in columns)
-        return ClusteringSpec(curve=curve, bits=bits, columns=raw)
     fraction = min(1.0, 1.2 * SAMPLE_ROWS / max(rows, 1))
-    frame = spark.table(table).select(*[f"`{c}`" for c in columns])
+    frame = spark.table(table).select(*[f"`{c}`" for c in columns], FILE_COLUMN)
     if fraction < 1.0:
         frame = frame.sample(fraction=fraction, seed=7)
     sample = collect_arrow(frame.limit(SAMPLE_ROWS))
+    if mapping == "raw":
+        raw = tuple(ColumnMapping(c, RawMapping(bits, raw_width(types[c]))) for c in columns)
+        return ClusteringSpec(curve=curve, bits=bits, columns=raw), sample
     mappings = []
     for column in columns:
         keys = order_key_u64(sample[column]) if sample.num_rows else np.zeros(0, np.uint64)
         mappings.append(ColumnMapping(column, RankMapping.fit(keys, bits, max_boundaries=MAX_BOUNDARIES)))
-    return ClusteringSpec(curve=curve, bits=bits, columns=tuple(mappings))
+    return ClusteringSpec(curve=curve, bits=bits, columns=tuple(mappings)), sample
 
 
 def raw_width(dtype: DataType) -> int:

@@ -185,3 +185,18 @@ def test_drop_then_vacuum_deletes_only_unreferenced_files(spark) -> None:
     assert again.entries.equals(manifest.entries) and current is not None
     _, found = verdicts(spark, table, Compare("a", "=", 5))
     assert len(found) == 3
+
+
+def test_small_index_files_are_merged_when_they_pile_up(spark, monkeypatch) -> None:
+    from zskip.indexing import api
+
+    monkeypatch.setattr(api, "MERGE_AT", 3)
+    table = make_table(spark, "lake.idx.merge", rows=8_000, files=4)
+    first = zskip.create_index(spark, table, "a", kind="bitmap")
+    assert first.index_files_merged == 4
+    manifest, _ = read_manifest(load_table(spark, table))
+    assert len(manifest.puffin_paths()) == 1 and manifest.entries.num_rows == 4
+    _, found = verdicts(spark, table, Compare("a", "=", 7))
+    assert {f for f, v in found.items() if v.file is Match.MIGHT_MATCH} == files_holding(spark, table, "a = 7")
+    spark.table(table).limit(100).writeTo(table).append()
+    assert zskip.refresh_indexes(spark, table).index_files_merged == 0  # one merged file + one new: few

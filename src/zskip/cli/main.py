@@ -65,11 +65,13 @@ def cli(ctx: click.Context, warehouse: str, catalog: str, master: str, verbose: 
 
 
 def _register() -> None:
-    from zskip.cli import demo, layout
+    from zskip.cli import demo, indexes, layout
 
     cli.add_command(demo.demo)
     cli.add_command(layout.optimize)
     cli.add_command(layout.inspect)
+    cli.add_command(indexes.index)
+    cli.add_command(indexes.vacuum)
 
 
 def main(argv: list[str] | None = None) -> None:

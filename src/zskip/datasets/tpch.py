@@ -48,6 +48,7 @@ def load_lineitem(
     data_dir: str | Path,
     files: int = 32,
     shuffle: bool = True,
+    properties: dict[str, str] | None = None,
 ) -> int:
     """(Re)create Iceberg ``table`` from TPC-H lineitem, written as about ``files`` data files.
 
@@ -63,5 +64,8 @@ def load_lineitem(
     namespace = table.rsplit(".", 1)[0]
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
     spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
-    frame.writeTo(table).using("iceberg").tableProperty("format-version", "2").create()
+    writer = frame.writeTo(table).using("iceberg").tableProperty("format-version", "2")
+    for key, value in (properties or {}).items():
+        writer = writer.tableProperty(key, value)
+    writer.create()
     return int(spark.table(table).count())

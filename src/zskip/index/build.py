@@ -7,18 +7,20 @@ cover the file and each row group.  What comes back to the driver is one small e
 from __future__ import annotations
 
 import io
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
 from zskip.index.bitmap import BitmapIndex
 from zskip.index.bloom import BloomIndex
 from zskip.index.kinds import IndexDefinition, blob_type
-from zskip.index.parquet_io import open_parquet, write_file
+from zskip.index.parquet_io import open_parquet, read_file, write_file
 from zskip.index.puffin import CHECKSUM, PuffinWriter
 
-__all__ = ["BlobEntry", "build_file_indexes"]
+__all__ = ["BlobEntry", "build_file_indexes", "copy_blobs"]
 
 
 @dataclass(frozen=True)
@@ -86,3 +88,37 @@ def build_file_indexes(
         )
         for definition, meta in written
     ]
+
+
+def copy_blobs(puffin_path: str, entries: Sequence[dict[str, Any]]) -> list[BlobEntry]:
+    """Write the blobs manifest ``entries`` point at into one new Puffin file, bytes as stored."""
+    buffer = io.BytesIO()
+    writer = PuffinWriter(buffer, properties={"created-by": "zskip"})
+    copied = []
+    for entry in entries:
+        stored = read_file(entry["puffin_path"], offset=entry["offset"], length=entry["length"])
+        if str(zlib.crc32(stored)) != entry["checksum"]:
+            continue  # a damaged blob stays out of the merged file: its data file counts as unindexed
+        meta = writer.add_stored(
+            blob_type(entry["kind"]),
+            stored,
+            codec=entry["codec"],
+            properties={"column": entry["column"], "data-file": entry["data_file"]},
+        )
+        copied.append(
+            BlobEntry(
+                data_file=entry["data_file"],
+                column=entry["column"],
+                kind=entry["kind"],
+                puffin_path=puffin_path,
+                offset=meta.offset,
+                length=meta.length,
+                codec=entry["codec"],
+                checksum=entry["checksum"],
+                rows=entry["rows"],
+                row_group_rows=tuple(entry["row_group_rows"]),
+            )
+        )
+    writer.finish()
+    write_file(puffin_path, buffer.getvalue())
+    return copied

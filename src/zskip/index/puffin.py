@@ -101,6 +101,28 @@ class PuffinWriter:
         if compress and len(data) > 64:
             stored = pa.Codec("zstd").compress(data, asbytes=True)
             codec = "zstd"
+        return self.add_stored(
+            blob_type,
+            stored,
+            codec=codec,
+            fields=fields,
+            snapshot_id=snapshot_id,
+            sequence_number=sequence_number,
+            properties=properties,
+        )
+
+    def add_stored(
+        self,
+        blob_type: str,
+        stored: bytes,
+        *,
+        codec: str | None,
+        fields: Sequence[int] = (),
+        snapshot_id: int = -1,
+        sequence_number: int = -1,
+        properties: Mapping[str, str] | None = None,
+    ) -> BlobMetadata:
+        """Add a blob already in its stored form (compressed with ``codec``), e.g. copied from another file."""
         props = dict(properties or {})
         props[CHECKSUM] = str(zlib.crc32(stored))
         meta = BlobMetadata(

@@ -22,7 +22,7 @@ from zskip.iceberg.table import IcebergTable, load_table
 from zskip.index.kinds import IndexDefinition
 from zskip.index.manifest import IndexManifest
 from zskip.index.parquet_io import resolve
-from zskip.indexing.jobs import build_indexes
+from zskip.indexing.jobs import build_indexes, merge_puffins
 from zskip.indexing.store import new_puffin_path, publish, read_manifest
 from zskip.layout.store import STORE_PROPERTY
 
@@ -41,6 +41,12 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 
+# Index files under 4 MiB count as small; past 32 of them, refresh merges them into files of up
+# to 64 MiB, so planning opens few files (one Puffin per data file per build would pile up).
+SMALL_INDEX_FILE = 4 << 20
+MERGE_AT = 32
+MERGED_INDEX_FILE = 64 << 20
+
 
 @dataclass(frozen=True)
 class IndexResult:
@@ -55,6 +61,7 @@ class IndexResult:
     index_bytes_written: int
     manifest: str | None
     duration_seconds: float
+    index_files_merged: int = 0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -199,9 +206,15 @@ def _update(
     puffins = {f: new_puffin_path(iceberg) for f in work}
     entries = build_indexes(spark, work, puffins, snapshot_id=snapshot, progress=progress)
     written = _puffin_bytes(entries)
-    if not work and dropped == 0 and add is None:
+    updated = current.with_entries(entries)
+    merges = _merge_plan(updated.entries, iceberg)
+    if merges:
+        merged = merge_puffins(spark, updated.entries, merges)
+        updated = IndexManifest(updated.definitions, merged)
+        log.info("merged %d small index files into %d", sum(len(m) for _, m in merges), len(merges))
+    if not work and dropped == 0 and add is None and not merges:
         return IndexResult(iceberg.name, _names(current), 0, already, len(live), 0, 0, path, time.monotonic() - started)
-    new_path = publish(iceberg, current.with_entries(entries), expected=path)
+    new_path = publish(iceberg, updated, expected=path)
     log.info(
         "indexed %d files of %s (%d already indexed, %d entries dropped)", len(work), iceberg.name, already, dropped
     )
@@ -215,7 +228,34 @@ def _update(
         written,
         new_path,
         time.monotonic() - started,
+        sum(len(m) for _, m in merges),
     )
+
+
+def _merge_plan(entries: pa.Table, iceberg: IcebergTable) -> list[tuple[str, list[str]]]:
+    """Groups of small index files to merge, once more than ``MERGE_AT`` of them have piled up."""
+    if entries.num_rows == 0:
+        return []
+    sizes = entries.group_by("puffin_path").aggregate([("length", "sum")])
+    small = sorted(
+        (int(size), path)
+        for path, size in zip(sizes["puffin_path"].to_pylist(), sizes["length_sum"].to_pylist(), strict=True)
+        if size < SMALL_INDEX_FILE
+    )
+    if len(small) <= MERGE_AT:
+        return []
+    groups: list[tuple[str, list[str]]] = []
+    members: list[str] = []
+    total = 0
+    for size, path in small:
+        if members and total + size > MERGED_INDEX_FILE:
+            groups.append((new_puffin_path(iceberg, "merged"), members))
+            members, total = [], 0
+        members.append(path)
+        total += size
+    if len(members) > 1:
+        groups.append((new_puffin_path(iceberg, "merged"), members))
+    return [g for g in groups if len(g[1]) > 1]
 
 
 def _names(manifest: IndexManifest) -> tuple[str, ...]:

@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from zskip.index.build import BlobEntry, build_file_indexes
+from zskip.index.build import BlobEntry, build_file_indexes, copy_blobs
 from zskip.index.kinds import IndexDefinition
 from zskip.index.manifest import ENTRY_SCHEMA, entries_table
 
-__all__ = ["build_indexes"]
+__all__ = ["build_indexes", "merge_puffins"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -48,3 +48,29 @@ def build_indexes(
         tables.append(entries_table(entries))
         report("indexing files", min(start + batch, len(files)), len(files))
     return pa.concat_tables(tables)
+
+
+def merge_puffins(spark: SparkSession, entries: pa.Table, groups: Sequence[tuple[str, Sequence[str]]]) -> pa.Table:
+    """Copy the blobs ``entries`` place in each group's source Puffin files into one new file per group.
+
+    ``groups`` pairs a new path with the files merged into it; returns ``entries`` pointing at the
+    new files (blobs are copied as stored: no decompression, checksums unchanged).
+    """
+    from pyarrow import compute as pc
+
+    sources = {source: new for new, members in groups for source in members}
+    moving = entries.filter(pc.is_in(entries["puffin_path"], value_set=pa.array(sorted(sources), pa.string())))
+    staying = entries.filter(pc.invert(pc.is_in(entries["puffin_path"], value_set=pa.array(sorted(sources)))))
+    by_target: dict[str, list[dict]] = {}
+    for row in moving.to_pylist():
+        by_target.setdefault(sources[row["puffin_path"]], []).append(row)
+    work = sorted(by_target.items())
+    if not work:
+        return entries
+
+    def task(part: Iterable[tuple[str, list[dict]]]) -> Iterator[BlobEntry]:
+        for target, rows in part:
+            yield from copy_blobs(target, rows)
+
+    moved = spark.sparkContext.parallelize(work, len(work)).mapPartitions(task).collect()
+    return pa.concat_tables([staying, entries_table(moved).cast(entries.schema)])

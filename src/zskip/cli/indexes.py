@@ -1,0 +1,114 @@
+"""``zskip index create|refresh|list|drop`` and ``zskip vacuum``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from zskip.cli.main import Context
+from zskip.cli.progress import progress_bar
+from zskip.units import format_bytes
+
+
+def _print_result(result, verb: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    if as_json:
+        click.echo(result.to_json())
+        return
+    click.echo(
+        f"{verb}: indexed {result.files_indexed} of {result.files_total} data files "
+        f"({result.files_already_indexed} already indexed, {result.entries_dropped} stale entries dropped, "
+        f"{format_bytes(result.index_bytes_written)} written) in {result.duration_seconds:.1f}s"
+    )
+
+
+@click.group()
+def index() -> None:
+    """Build, refresh, list and drop skipping indexes (bloom filters and bitmaps, stored in Puffin files)."""
+
+
+@index.command()
+@click.argument("table")
+@click.argument("column")
+@click.option("--kind", type=click.Choice(["bloom", "bitmap"]), default="bloom", show_default=True)
+@click.option("--fpp", type=float, default=None, help="Bloom only: false-positive rate (default 0.01).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_obj
+def create(ctx: Context, table: str, column: str, kind: str, fpp: float | None, as_json: bool) -> None:
+    """Index COLUMN of every data file of TABLE."""
+    from zskip.indexing import create_index
+
+    options = {} if fpp is None else {"fpp": fpp}
+    with progress_bar(f"index {column} ({kind})") as report:
+        result = create_index(ctx.spark(), table, column, kind=kind, progress=report, **options)  # type: ignore[arg-type]
+    _print_result(result, "create", as_json)
+
+
+@index.command()
+@click.argument("table")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_obj
+def refresh(ctx: Context, table: str, as_json: bool) -> None:
+    """Index TABLE's new data files and forget files that left it."""
+    from zskip.indexing import refresh_indexes
+
+    with progress_bar("refresh") as report:
+        result = refresh_indexes(ctx.spark(), table, progress=report)  # type: ignore[arg-type]
+    _print_result(result, "refresh", as_json)
+
+
+@index.command(name="list")
+@click.argument("table")
+@click.option("--json", "as_json", is_flag=True, help="Print the indexes as JSON.")
+@click.pass_obj
+def list_(ctx: Context, table: str, as_json: bool) -> None:
+    """Show TABLE's indexes, how many data files each covers, and their size."""
+    from zskip.indexing import list_indexes
+
+    found = list_indexes(ctx.spark(), table)
+    if as_json:
+        click.echo(json.dumps([asdict(i) for i in found], indent=2))
+        return
+    if not found:
+        click.echo(f"{table} has no indexes; `zskip index create {table} COLUMN --kind bitmap` builds one")
+        return
+    report = Table(title=f"indexes of {table}")
+    for name in ("column", "kind", "options", "files indexed", "size"):
+        report.add_column(name, justify="right" if name in ("files indexed", "size") else "left")
+    for i in found:
+        report.add_row(
+            i.column,
+            i.kind,
+            json.dumps(i.options) if i.options else "",
+            f"{i.files_indexed} / {i.files_total}",
+            format_bytes(i.index_bytes),
+        )
+    Console().print(report)
+
+
+@index.command()
+@click.argument("table")
+@click.argument("column")
+@click.option("--kind", type=click.Choice(["bloom", "bitmap"]), required=True)
+@click.pass_obj
+def drop(ctx: Context, table: str, column: str, kind: str) -> None:
+    """Remove the KIND index of COLUMN (files go at the next `zskip vacuum`)."""
+    from zskip.indexing import drop_index
+
+    result = drop_index(ctx.spark(), table, column, kind)
+    click.echo(f"dropped the {kind} index of {column}: {result.entries_dropped} entries")
+
+
+@click.command()
+@click.argument("table")
+@click.option("--older-than", default="1d", show_default=True, help="Keep files younger than this (30m, 12h, 3d).")
+@click.pass_obj
+def vacuum(ctx: Context, table: str, older_than: str) -> None:
+    """Delete TABLE's index and clustering files that nothing references any more."""
+    from zskip.indexing import vacuum as run
+
+    result = run(ctx.spark(), table, older_than=older_than)
+    click.echo(f"deleted {result.files_deleted} files ({format_bytes(result.bytes_deleted)}); kept {result.files_kept}")

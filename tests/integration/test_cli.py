@@ -1,0 +1,68 @@
+"""The command line: every verb has help, index verbs work on a real table, bad input exits 2 with a message."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from zskip.cli.main import main
+
+from .tables import make_table
+
+pytestmark = pytest.mark.integration
+
+VERBS = [
+    ["optimize"],
+    ["inspect"],
+    ["demo"],
+    ["index"],
+    ["index", "create"],
+    ["index", "refresh"],
+    ["index", "list"],
+    ["index", "drop"],
+    ["vacuum"],
+]
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = 0
+    try:
+        main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("verb", VERBS, ids=" ".join)
+def test_every_verb_has_help(capsys, verb: list[str]) -> None:
+    code, out, _ = run(capsys, *verb, "--help")
+    assert code == 0 and "Usage: zskip" in out and len(out.splitlines()) > 4
+
+
+def test_index_verbs_on_a_table(spark, capsys) -> None:
+    table = make_table(spark, "lake.cli.t", rows=5_000, files=3)
+    code, out, _ = run(capsys, "index", "create", table, "a", "--kind", "bitmap")
+    assert code == 0 and "indexed 3 of 3 data files" in out
+    code, out, _ = run(capsys, "index", "create", table, "id", "--fpp", "0.05", "--json")
+    assert code == 0 and json.loads(out[out.index("{") :])["files_indexed"] == 3
+    code, out, _ = run(capsys, "index", "list", table, "--json")
+    listed = json.loads(out)
+    assert [(i["column"], i["kind"], i["files_indexed"]) for i in listed] == [("a", "bitmap", 3), ("id", "bloom", 3)]
+    code, out, _ = run(capsys, "index", "refresh", table)
+    assert code == 0 and "indexed 0 of 3" in out
+    code, out, _ = run(capsys, "index", "drop", table, "id", "--kind", "bloom")
+    assert code == 0 and "dropped the bloom index of id: 3 entries" in out
+    code, out, _ = run(capsys, "vacuum", table, "--older-than", "0s")
+    assert code == 0 and "deleted 5 files" in out
+
+
+def test_bad_input_exits_2_with_a_message(spark, capsys) -> None:
+    table = make_table(spark, "lake.cli.bad", rows=1_000, files=1)
+    code, _, err = run(capsys, "index", "create", table, "nope")
+    assert code == 2 and "no column 'nope'" in err
+    code, _, err = run(capsys, "index", "drop", table, "a", "--kind", "bitmap")
+    assert code == 2 and "no bitmap index" in err
+    code, _, err = run(capsys, "vacuum", table, "--older-than", "soon")
+    assert code == 2 and "older_than must look like" in err

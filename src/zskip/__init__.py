@@ -33,7 +33,7 @@ from zskip.indexing import (
 from zskip.layout import OptimizeResult, optimize
 from zskip.layout.inspect import InspectResult, inspect
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "ConcurrentChangeError",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import math
 from typing import Any
 
@@ -158,3 +160,32 @@ def test_at_most_is_the_set_of_rows_with_small_codes(cardinality: int) -> None:
     codes = np.searchsorted(np.unique(values), values)
     for code in sorted({-1, 0, cardinality // 2, cardinality - 1, cardinality}):
         assert sorted(index.at_most(code)) == np.flatnonzero(codes <= code).tolist()
+
+
+TYPED = [
+    (pa.bool_(), [True, False, None, True]),
+    (pa.int8(), [3, -2, None, 3, 127]),
+    (pa.int16(), [300, -2, None]),
+    (pa.int64(), [2**62, -(2**63), None, 0]),
+    (pa.float32(), [1.5, float("nan"), -0.0, None]),
+    (pa.decimal128(7, 2), [decimal.Decimal("1.25"), decimal.Decimal("-3.10"), None]),
+    (pa.decimal128(30, 3), [decimal.Decimal("12345678901234567890.125"), decimal.Decimal("-1.000"), None]),
+    (pa.date32(), [datetime.date(1969, 12, 31), datetime.date(2024, 2, 29), None]),
+    (pa.timestamp("us", tz="UTC"), [datetime.datetime(1960, 1, 1, tzinfo=datetime.timezone.utc), None]),
+    (pa.timestamp("us"), [datetime.datetime(2030, 5, 6, 7, 8, 9, 10), None]),
+    (pa.binary(), [b"\x00", b"\xff\x01", None, b""]),
+    (pa.string(), ["é", "e", None, "ä"]),
+]
+
+
+@pytest.mark.parametrize(("kind", "values"), TYPED, ids=[str(k) for k, _ in TYPED])
+def test_every_primitive_type_answers_each_comparison_exactly(kind: pa.DataType, values: list[Any]) -> None:
+    index = BitmapIndex.from_bytes(BitmapIndex.build(pa.array(values, type=kind)).to_bytes())
+    indexes = FileIndexes((0, len(values)), {"c": index}, {})
+    present = [v for v in values if v is not None]
+    for literal in present:
+        for op in ("=", "!=", "<", "<=", ">", ">="):
+            expr = Compare("c", op, literal)
+            expected = [r for r, v in enumerate(values) if truth(expr, {"c": v}) is True]
+            assert sorted(matching_rows(expr, indexes)) == expected, (op, literal)
+    assert sorted(matching_rows(IsNull("c"), indexes)) == [r for r, v in enumerate(values) if v is None]

@@ -11,6 +11,7 @@ from zskip import curves
 from zskip.errors import (
     ConcurrentChangeError,
     InvalidOptionError,
+    InvalidPredicateError,
     JavaNotFoundError,
     UnknownColumnError,
     UnknownIndexError,
@@ -32,15 +33,18 @@ from zskip.indexing import (
 )
 from zskip.layout import OptimizeResult, optimize
 from zskip.layout.inspect import InspectResult, inspect
+from zskip.planning import Explain, explain, read
 
 __version__ = "0.2.0"
 
 __all__ = [
     "ConcurrentChangeError",
+    "Explain",
     "IndexInfo",
     "IndexResult",
     "InspectResult",
     "InvalidOptionError",
+    "InvalidPredicateError",
     "JavaNotFoundError",
     "OptimizeResult",
     "UnknownColumnError",
@@ -54,9 +58,11 @@ __all__ = [
     "create_index",
     "curves",
     "drop_index",
+    "explain",
     "inspect",
     "list_indexes",
     "optimize",
+    "read",
     "refresh_indexes",
     "session",
     "vacuum",

@@ -6,6 +6,7 @@ __all__ = [
     "ConcurrentChangeError",
     "EnvironmentError_",
     "InvalidOptionError",
+    "InvalidPredicateError",
     "JavaNotFoundError",
     "UnknownColumnError",
     "UnknownIndexError",
@@ -57,3 +58,7 @@ class ConcurrentChangeError(ZskipError, RuntimeError):
 
 class UnknownIndexError(ZskipError, LookupError):
     """The table has no index of that column and kind."""
+
+
+class InvalidPredicateError(ZskipError, ValueError):
+    """A filter Spark cannot parse or resolve against the table."""

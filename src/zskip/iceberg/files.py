@@ -12,7 +12,7 @@ __all__ = ["data_files"]
 
 def data_files(spark: SparkSession, table: str, *, snapshot_id: int | None = None) -> pa.Table:
     """One row per live data file: ``file_path``, ``partition_key`` (JSON text, "" when unpartitioned),
-    ``spec_id``, ``record_count``, ``file_size_in_bytes``.
+    ``spec_id``, ``record_count``, ``file_size_in_bytes``, ``split_offsets`` (row-group starts, or null).
     """
     files = f"{table}.files"
     if snapshot_id is not None:
@@ -20,7 +20,7 @@ def data_files(spark: SparkSession, table: str, *, snapshot_id: int | None = Non
     columns = {f.name for f in spark.sql(f"SELECT * FROM {table}.files LIMIT 0").schema.fields}
     partition = "to_json(partition)" if "partition" in columns else "''"
     frame = spark.sql(
-        f"SELECT file_path, {partition} AS partition_key, spec_id, record_count, file_size_in_bytes "
+        f"SELECT file_path, {partition} AS partition_key, spec_id, record_count, file_size_in_bytes, split_offsets "
         f"FROM {files} WHERE content = 0"
     )
     return collect_arrow(frame)

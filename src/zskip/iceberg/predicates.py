@@ -1,0 +1,171 @@
+"""A query's filter as zskip's predicate IR, the way Spark and Iceberg understood it.
+
+zskip does not parse SQL itself.  Spark parses and analyses the filter (types, implicit casts,
+case-insensitive names), its optimizer pushes what it can to the Iceberg scan, and Iceberg keeps
+those conjuncts as its own expressions; zskip reads them off the planned scan and converts them.
+What Spark did not push (a UDF, a comparison of two columns) stays out of the IR: it never prunes,
+and Spark applies it anyway.  Literals arrive in Iceberg's representation and are turned back into
+Python values of the column's type (days into dates, microseconds into datetimes).
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql.types import BinaryType, DataType, DateType, DecimalType, StringType, TimestampNTZType, TimestampType
+
+from zskip.errors import InvalidPredicateError, UnknownColumnError
+from zskip.expr import And, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
+
+__all__ = ["ScanFilter", "filter_of", "pushed_filters", "to_expr"]
+
+log = logging.getLogger(__name__)
+
+EPOCH = datetime.date(1970, 1, 1)
+EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+COMPARISONS = {"LT": "<", "LT_EQ": "<=", "GT": ">", "GT_EQ": ">=", "EQ": "=", "NOT_EQ": "!="}
+
+
+@dataclass(frozen=True)
+class ScanFilter:
+    """One Iceberg scan of a query: the table, the conjuncts pushed to it (Java and IR) and its scan node."""
+
+    table: str  # the scan's table name as Iceberg reports it
+    java_filters: Any  # java.util.List<org.apache.iceberg.expressions.Expression>
+    expr: Expr
+    scan: Any  # the Java SparkBatchQueryScan
+
+
+def _iterate(java_iterable: Any) -> Iterator[Any]:
+    iterator = java_iterable.iterator()
+    while iterator.hasNext():
+        yield iterator.next()
+
+
+def _filter_expressions(spark: SparkSession, scan: Any) -> Any:
+    """The scan's pushed filters (``SparkScan.filterExpressions()`` is protected: reached by reflection)."""
+    jvm: Any = spark.sparkContext._jvm
+    gateway: Any = spark.sparkContext._gateway
+    cls = scan.getClass()  # the runtime jar's class loader: walk up to SparkScan
+    while cls is not None and str(cls.getSimpleName()) != "SparkScan":
+        cls = cls.getSuperclass()
+    if cls is None:
+        raise InvalidPredicateError(f"unexpected Iceberg scan class {scan.getClass().getName()}")
+    method = cls.getDeclaredMethod("filterExpressions", gateway.new_array(jvm.java.lang.Class, 0))
+    method.setAccessible(True)
+    return method.invoke(scan, gateway.new_array(jvm.java.lang.Object, 0))
+
+
+def pushed_filters(frame: DataFrame) -> list[ScanFilter]:
+    """Every Iceberg scan in ``frame``'s plan with the filters Spark pushed to it (planning only)."""
+    spark = frame.sparkSession
+    plan = frame._jdf.queryExecution().sparkPlan()
+    found = []
+    for leaf in _iterate(plan.collectLeaves()):
+        if leaf.getClass().getSimpleName() != "BatchScanExec":
+            continue
+        scan = leaf.scan()
+        if "SparkBatchQueryScan" not in scan.getClass().getName():
+            continue
+        filters = _filter_expressions(spark, scan)
+        table = scan.table()  # public on the Scan interface? fall back to the description
+        name = str(table.name()) if table is not None else str(scan.description())
+        types = _types(leaf)
+        parts = [to_expr(f, types) for f in _iterate(filters)]
+        expr: Expr = parts[0] if len(parts) == 1 else And(tuple(parts)) if parts else Opaque("true")
+        found.append(ScanFilter(name, filters, expr, scan))
+    return found
+
+
+def _types(leaf: Any) -> dict[str, DataType]:
+    """Spark types of the scan's columns by lower-cased name (from the relation's schema JSON)."""
+    import json
+
+    from pyspark.sql.types import StructType
+
+    schema = StructType.fromJson(json.loads(leaf.scan().readSchema().json()))
+    return {f.name.lower(): f.dataType for f in schema.fields}
+
+
+def filter_of(spark: SparkSession, table: str, where: str | Column) -> tuple[DataFrame, ScanFilter | None]:
+    """``spark.table(table).where(where)`` and the filter Spark pushed to its scan; clear errors for bad input.
+
+    ``None`` for the filter when Spark proved no row can match (``int_column = 5.5``): the plan has
+    no scan left.
+    """
+    from zskip.iceberg.table import load_table
+
+    load_table(spark, table)  # UnknownTableError with advice
+    try:
+        frame = spark.table(table).where(where)
+    except Exception as exc:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "UNRESOLVED_COLUMN" in text or "cannot be resolved" in text:
+            raise UnknownColumnError(f"the filter {where!r} names a column {table} lacks: {text}") from None
+        raise InvalidPredicateError(f"Spark cannot use the filter {where!r} on {table}: {text}") from None
+    scans = pushed_filters(frame)
+    if len(scans) > 1:
+        raise InvalidPredicateError(f"expected one Iceberg scan of {table} for {where!r}, found {len(scans)}")
+    return frame, scans[0] if scans else None
+
+
+def to_expr(java: Any, types: Mapping[str, DataType]) -> Expr:
+    """Convert one Iceberg (unbound) expression; anything unfamiliar becomes ``Opaque``."""
+    op = str(java.op().name())
+    if op == "AND":
+        return And((to_expr(java.left(), types), to_expr(java.right(), types)))
+    if op == "OR":
+        return Or((to_expr(java.left(), types), to_expr(java.right(), types)))
+    if op == "NOT":
+        return Not(to_expr(java.child(), types))
+    try:
+        column = str(java.ref().name())
+    except Exception:  # TRUE, FALSE, or a transform term
+        return Opaque(str(java.toString()))
+    dtype = types.get(column.lower())
+    if dtype is None:
+        return Opaque(str(java.toString()))
+    try:
+        if op == "IS_NULL":
+            return IsNull(column)
+        if op == "NOT_NULL":
+            return Not(IsNull(column))
+        if op in COMPARISONS:
+            return Compare(column, COMPARISONS[op], _value(java.literal().value(), dtype))
+        if op in ("IN", "NOT_IN"):
+            values = tuple(_value(lit.value(), dtype) for lit in _iterate(java.literals()))
+            return In(column, values) if op == "IN" else Not(In(column, values))
+        if op in ("STARTS_WITH", "NOT_STARTS_WITH") and isinstance(dtype, StringType):
+            prefix = StartsWith(column, str(_value(java.literal().value(), dtype)))
+            return prefix if op == "STARTS_WITH" else Not(prefix)
+    except (TypeError, ValueError, OverflowError) as exc:
+        log.debug("not using %s: %s", java.toString(), exc)
+    # IS_NAN / NOT_NAN (Spark's isnan(NULL) is false, unlike SQL's NULL) and the rest: never prune
+    return Opaque(str(java.toString()))
+
+
+def _value(value: Any, dtype: DataType) -> Any:
+    if isinstance(dtype, DateType) and isinstance(value, int):
+        return EPOCH + datetime.timedelta(days=value)
+    if isinstance(dtype, TimestampType) and isinstance(value, int):
+        return EPOCH_UTC + datetime.timedelta(microseconds=value)
+    if isinstance(dtype, TimestampNTZType) and isinstance(value, int):
+        return EPOCH_UTC.replace(tzinfo=None) + datetime.timedelta(microseconds=value)
+    if isinstance(dtype, DecimalType):
+        return decimal.Decimal(str(value))
+    if isinstance(dtype, BinaryType) and not isinstance(value, (bytes, bytearray)):
+        duplicate = value.duplicate()
+        data = bytearray(duplicate.remaining())
+        out = []
+        while duplicate.hasRemaining():
+            out.append(duplicate.get() & 0xFF)
+        return bytes(out) if out else bytes(data)
+    if isinstance(dtype, StringType) and not isinstance(value, str):
+        return str(value.toString())
+    return value

@@ -1,0 +1,93 @@
+"""The curve stage: the query's box in the clustered columns, as curve-key intervals, against recorded key ranges.
+
+Only top-level conjuncts bound a column (``a = 5 AND b BETWEEN 1 AND 9``); OR, NOT and opaque
+parts leave it unbounded, which only widens the box.  A literal bounds a column through the same
+order key and rank mapping optimize used, so a value inside the literal bounds never maps outside
+the box; a literal with no exact value of the column's type bounds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pyarrow as pa
+
+from zskip.curves import ClusteringSpec, order_key_u64
+from zskip.expr import And, Between, Compare, Expr, In
+from zskip.index.literals import InexactLiteral, exact_scalar
+
+__all__ = ["key_bounds", "query_intervals", "ranges_meet"]
+
+
+def _conjuncts(expr: Expr) -> list[Expr]:
+    if isinstance(expr, And):
+        return [leaf for child in expr.children for leaf in _conjuncts(child)]
+    return [expr]
+
+
+def _key(value: object, kind: pa.DataType) -> int:
+    scalar = exact_scalar(value, kind)
+    return int(order_key_u64(pa.array([scalar.as_py()], type=kind))[0])
+
+
+def key_bounds(
+    expr: Expr, spec: ClusteringSpec, arrow_types: Mapping[str, pa.DataType]
+) -> dict[str, tuple[int | None, int | None]]:
+    """Inclusive order-key bounds per clustered column implied by ``expr``'s conjuncts."""
+    names = {c.name.lower(): c.name for c in spec.columns}
+    bounds: dict[str, tuple[int | None, int | None]] = {}
+
+    def tighten(column: str, low: int | None, high: int | None) -> None:
+        old_low, old_high = bounds.get(column, (None, None))
+        if low is not None:
+            old_low = low if old_low is None else max(old_low, low)
+        if high is not None:
+            old_high = high if old_high is None else min(old_high, high)
+        bounds[column] = (old_low, old_high)
+
+    for leaf in _conjuncts(expr):
+        if not isinstance(leaf, (Compare, Between, In)):
+            continue
+        name = names.get(leaf.column.lower())
+        if name is None or name not in arrow_types:
+            continue
+        kind = arrow_types[name]
+        try:
+            if isinstance(leaf, Compare):
+                key = _key(leaf.value, kind)
+                if leaf.op == "=":
+                    tighten(name, key, key)
+                elif leaf.op in ("<", "<="):
+                    tighten(name, None, key)
+                elif leaf.op in (">", ">="):
+                    tighten(name, key, None)
+            elif isinstance(leaf, Between):
+                tighten(name, _key(leaf.low, kind), _key(leaf.high, kind))
+            elif leaf.values:
+                keys = [_key(v, kind) for v in leaf.values]
+                tighten(name, min(keys), max(keys))
+        except (InexactLiteral, TypeError, ValueError, OverflowError):
+            continue
+    return bounds
+
+
+def query_intervals(expr: Expr, spec: ClusteringSpec, arrow_types: Mapping[str, pa.DataType]) -> np.ndarray | None:
+    """Curve-key intervals (``(k, 2)`` uint64) holding every row that can match; ``None`` when unbounded."""
+    bounds = key_bounds(expr, spec, arrow_types)
+    if not bounds:
+        return None
+    return spec.key_ranges(bounds, max_intervals=1024)
+
+
+def ranges_meet(intervals: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """For each recorded range ``[low, high]``, whether it meets any of the sorted, disjoint ``intervals``."""
+    if len(intervals) == 0:
+        return np.zeros(len(low), dtype=bool)
+    starts, ends = intervals[:, 0], intervals[:, 1]
+    # the last interval starting at or before the range's high end is the only one that can meet it
+    last = np.searchsorted(starts, high, side="right") - 1
+    ok = last >= 0
+    result = np.zeros(len(low), dtype=bool)
+    result[ok] = ends[last[ok]] >= low[ok]
+    return result

@@ -1,0 +1,106 @@
+"""``zskip.read`` and ``zskip.explain``: read only what can match, and say what was skipped and why."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import weakref
+from dataclasses import asdict, dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+
+from zskip.iceberg.table import IcebergTable
+from zskip.iceberg.tasks import read_staged, release, stage
+from zskip.planning.planner import ScanPlan, plan_scan
+
+__all__ = ["Explain", "explain", "read"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StageCount:
+    name: str
+    files_kept: int
+    row_groups_kept: int | None
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Explain:
+    """What a filtered read of ``table`` reads, and how each planning stage narrowed it."""
+
+    table: str
+    where: str
+    predicate: str
+    files_total: int
+    files_read: int
+    row_groups_total: int
+    row_groups_read: int  # row groups of the files read
+    row_groups_matching: int  # of those, the ones zskip's stages could not rule out
+    rows_read: int
+    bytes_read: int
+    planning_seconds: float
+    stages: tuple[StageCount, ...]
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, default=str)
+
+
+def _explain(plan: ScanPlan, where: str | Column) -> Explain:
+    return Explain(
+        table=plan.table.name,
+        where=str(where),
+        predicate=str(plan.expr) if plan.expr is not None else "FALSE (Spark proved no row matches)",
+        files_total=plan.files_total,
+        files_read=len(plan.kept),
+        row_groups_total=plan.row_groups_total,
+        row_groups_read=plan.row_groups_in_kept_files(),
+        row_groups_matching=plan.row_groups_kept(),
+        rows_read=plan.rows_read(),
+        bytes_read=plan.bytes_read(),
+        planning_seconds=plan.planning_seconds,
+        stages=tuple(StageCount(s.name, s.files_kept, s.row_groups_kept, s.seconds) for s in plan.stages),
+    )
+
+
+def explain(spark: SparkSession, table: str, where: str | Column) -> Explain:
+    """Plan a read of ``table`` filtered by ``where`` (SQL text or a Column) without reading anything.
+
+    >>> zskip.explain(spark, "lake.db.t", "a = 5 AND c > 3").files_read  # doctest: +SKIP
+    3
+    """
+    return _explain(plan_scan(spark, table, where), where)
+
+
+def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
+    """Rows of ``table`` matching ``where``, reading only the files and row groups that can hold one.
+
+    The result equals ``spark.table(table).where(where)``: zskip stages the Iceberg scan tasks of
+    the files that survive its stages and Spark reads them with the filter applied again; delete
+    files of the table still apply.  The staged tasks are released when the DataFrame is
+    garbage-collected.
+    """
+    plan = plan_scan(spark, table, where)
+    log.info(
+        "read %s where %s: %d of %d files, %d of %d row groups",
+        table,
+        where,
+        len(plan.kept),
+        plan.files_total,
+        plan.row_groups_kept(),
+        plan.row_groups_total,
+    )
+    if not plan.kept or plan.tasks is None:
+        return plan.frame.limit(0)
+    index = plan.tasks.index()
+    set_id = stage(plan.table, [plan.tasks.java.get(index[path]) for path in plan.kept])
+    frame = read_staged(plan.table, set_id).where(where)
+    weakref.finalize(frame, _release_quietly, plan.table, set_id)
+    return frame
+
+
+def _release_quietly(table: IcebergTable, set_id: str) -> None:
+    with contextlib.suppress(Exception):  # the JVM may be gone at interpreter exit
+        release(table, set_id)

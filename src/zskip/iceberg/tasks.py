@@ -2,9 +2,9 @@
 
 py4j costs a fraction of a millisecond per call, so zskip never asks the JVM about tasks one at a
 time: the paths of all planned tasks come back in one string (each task prints its file), and only
-the tasks that survive zskip's stages are touched again.  Row-group tasks are Iceberg's own split
-tasks made for exact byte ranges (a row group's first byte and length, from the Parquet footer), so
-they work whether or not the writer recorded split offsets.
+the tasks that survive zskip's stages are touched again.  Tasks are staged whole: Iceberg's
+staged scan splits every task again, and its row-group split tasks refuse a second split
+("Cannot split a task which is already split").
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 
 from zskip.iceberg.table import IcebergTable
 
-__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "row_group_tasks", "stage"]
+__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "stage"]
 
 _TASK_FILE = re.compile(r"^\w+\{file=(.*?), partition_data=")
 
@@ -55,42 +55,6 @@ def plan_tasks(table: IcebergTable, snapshot_id: int, filters: Any | None) -> Ta
         # a task class that prints differently: ask each task (slow, but right)
         paths = [str(tasks.get(i).file().location()) for i in range(size)]
     return TaskList(tasks, tuple(p for p in paths if p is not None))
-
-
-def row_group_tasks(table: IcebergTable, task: Any, ranges: Sequence[tuple[int, int]]) -> list[Any]:
-    """Split tasks of ``task`` reading exactly the byte ranges ``(start, length)`` of some row groups."""
-    gateway: Any = table.spark.sparkContext._gateway
-    jvm = table.jvm
-    constructor = _split_constructor(table, task)
-    out = []
-    for start, length in ranges:
-        arguments = gateway.new_array(jvm.java.lang.Object, 3)
-        arguments[0] = jvm.java.lang.Long(start)
-        arguments[1] = jvm.java.lang.Long(length)
-        arguments[2] = task
-        out.append(constructor.newInstance(arguments))
-    return out
-
-
-_CONSTRUCTORS: dict[int, Any] = {}
-
-
-def _split_constructor(table: IcebergTable, task: Any) -> Any:
-    """``BaseFileScanTask.SplitScanTask(long offset, long length, FileScanTask parent)`` (package-private)."""
-    key = id(table.spark)
-    if key not in _CONSTRUCTORS:
-        gateway: Any = table.spark.sparkContext._gateway
-        jvm = table.jvm
-        loader = task.getClass().getClassLoader()
-        cls = jvm.java.lang.Class.forName("org.apache.iceberg.BaseFileScanTask$SplitScanTask", True, loader)
-        types = gateway.new_array(jvm.java.lang.Class, 3)
-        types[0] = jvm.java.lang.Long.TYPE
-        types[1] = jvm.java.lang.Long.TYPE
-        types[2] = jvm.java.lang.Class.forName("org.apache.iceberg.FileScanTask", True, loader)
-        constructor = cls.getDeclaredConstructor(types)
-        constructor.setAccessible(True)
-        _CONSTRUCTORS[key] = constructor
-    return _CONSTRUCTORS[key]
 
 
 def stage(table: IcebergTable, tasks: Sequence[Any]) -> str:

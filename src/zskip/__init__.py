@@ -33,7 +33,7 @@ from zskip.indexing import (
 )
 from zskip.layout import OptimizeResult, optimize
 from zskip.layout.inspect import InspectResult, inspect
-from zskip.planning import Explain, explain, read
+from zskip.planning import Explain, explain, read, sql
 
 __version__ = "0.2.0"
 
@@ -65,5 +65,6 @@ __all__ = [
     "read",
     "refresh_indexes",
     "session",
+    "sql",
     "vacuum",
 ]

@@ -22,6 +22,8 @@ VERBS = [
     ["index", "list"],
     ["index", "drop"],
     ["vacuum"],
+    ["explain"],
+    ["query"],
 ]
 
 
@@ -66,3 +68,15 @@ def test_bad_input_exits_2_with_a_message(spark, capsys) -> None:
     assert code == 2 and "no bitmap index" in err
     code, _, err = run(capsys, "vacuum", table, "--older-than", "soon")
     assert code == 2 and "older_than must look like" in err
+
+
+def test_explain_and_query(spark, capsys) -> None:
+    table = make_table(spark, "lake.cli.q", rows=5_000, files=3)
+    code, out, _ = run(capsys, "explain", table, "a = 17")
+    assert code == 0 and "planning stages" in out and "curve range" in out and "reads " in out
+    code, out, _ = run(capsys, "explain", table, "a = 17", "--json")
+    assert code == 0 and json.loads(out)["files_total"] == 3
+    code, out, _ = run(capsys, "query", f"SELECT count(*) AS n FROM {table} WHERE a < 0")
+    assert code == 0 and "n" in out and "0" in out
+    code, _, err = run(capsys, "explain", table, "a = ")
+    assert code == 2 and "cannot use the filter" in err

@@ -95,7 +95,9 @@ def rows_of(frame: Any) -> Counter[tuple[Any, ...]]:
     files=st.integers(1, 4),
     layout=st.sampled_from([None, ("hilbert", "rank"), ("zorder", "raw"), ("linear", "rank"), ("zorder", "rank")]),
     cluster_by=st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=3, unique=True),
-    indexes=st.lists(st.tuples(st.sampled_from(COLUMNS), st.sampled_from(["bloom", "bitmap"])), max_size=4, unique=True),
+    indexes=st.lists(
+        st.tuples(st.sampled_from(COLUMNS), st.sampled_from(["bloom", "bitmap"])), max_size=4, unique=True
+    ),
     change=st.sampled_from([None, "append", "delete", "damage"]),
     data=st.data(),
 )
@@ -114,7 +116,9 @@ def test_read_equals_the_plain_query(spark, rows, files, layout, cluster_by, ind
     )
     if layout is not None:
         curve, mapping = layout
-        zskip.optimize(spark, table, by=cluster_by, curve=curve, mapping=mapping, target_file_size=2048, row_group_size=1)
+        zskip.optimize(
+            spark, table, by=cluster_by, curve=curve, mapping=mapping, target_file_size=2048, row_group_size=1
+        )
     for column, kind in indexes:
         zskip.create_index(spark, table, column, kind=kind)
     if change == "append":

@@ -65,13 +65,15 @@ def cli(ctx: click.Context, warehouse: str, catalog: str, master: str, verbose: 
 
 
 def _register() -> None:
-    from zskip.cli import demo, indexes, layout
+    from zskip.cli import demo, indexes, layout, query
 
     cli.add_command(demo.demo)
     cli.add_command(layout.optimize)
     cli.add_command(layout.inspect)
     cli.add_command(indexes.index)
     cli.add_command(indexes.vacuum)
+    cli.add_command(query.explain)
+    cli.add_command(query.query)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -39,7 +39,7 @@ from zskip.planning.curve import query_intervals, ranges_meet
 from zskip.planning.footers import Footer, read_footer
 from zskip.planning.minmax import might_match
 
-__all__ = ["ScanPlan", "StageResult", "plan_scan"]
+__all__ = ["ScanPlan", "StageResult", "plan_filter", "plan_scan"]
 
 log = logging.getLogger(__name__)
 
@@ -124,9 +124,23 @@ def _store(iceberg: IcebergTable) -> ClusteringStore | None:
 
 
 def plan_scan(spark: SparkSession, table: str, where: str | Column) -> ScanPlan:
+    """Plan a read of ``table`` filtered by ``where`` (SQL text or a Column)."""
     started = time.perf_counter()
     iceberg = load_table(spark, table)
     frame, scan = filter_of(spark, table, where)
+    return plan_filter(spark, iceberg, frame, scan, started=started)
+
+
+def plan_filter(
+    spark: SparkSession,
+    iceberg: IcebergTable,
+    frame: DataFrame,
+    scan: ScanFilter | None,
+    *,
+    started: float | None = None,
+) -> ScanPlan:
+    """Plan one Iceberg scan given the filter Spark pushed to it (``None``: Spark proved it empty)."""
+    started = time.perf_counter() if started is None else started
     snapshot = iceberg.current_snapshot_id()
     files = _snapshot_files(spark, iceberg, snapshot) if snapshot is not None else None
     paths = files["file_path"].to_pylist() if files is not None else []
@@ -142,7 +156,7 @@ def plan_scan(spark: SparkSession, table: str, where: str | Column) -> ScanPlan:
     )
     if scan is None:
         plan.stages.append(StageResult("Spark: the filter is never true", 0, 0, 0.0))
-    if snapshot is None or scan is None:
+    if snapshot is None or scan is None or files is None:
         plan.kept = {}
         plan.planning_seconds = time.perf_counter() - started
         return plan

@@ -137,8 +137,8 @@ def test_read_equals_the_plain_query(spark, rows, files, layout, cluster_by, ind
 
 
 def _python(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    i, l, x, s, d, m = row
-    return (i, l, x, s, d, decimal.Decimal(m) if m is not None else None)
+    *rest, m = row
+    return (*rest, decimal.Decimal(m) if m is not None else None)
 
 
 def _damage_a_blob(spark: Any, table: str) -> None:

@@ -2,5 +2,6 @@
 
 from zskip.planning.read import Explain, explain, read
 from zskip.planning.sql import sql
+from zskip.planning.staging import release_reads
 
-__all__ = ["Explain", "explain", "read", "sql"]
+__all__ = ["Explain", "explain", "read", "release_reads", "sql"]

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import weakref
 from dataclasses import asdict, dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
-from zskip.iceberg.table import IcebergTable
-from zskip.iceberg.tasks import read_staged, release, stage
+from zskip.iceberg.tasks import read_staged, stage
 from zskip.planning.planner import ScanPlan, plan_scan
+from zskip.planning.staging import keep_staged
 
 __all__ = ["Explain", "explain", "read"]
 
@@ -79,8 +77,8 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
 
     The result equals ``spark.table(table).where(where)``: zskip stages the Iceberg scan tasks of
     the files that survive its stages and Spark reads them with the filter applied again; delete
-    files of the table still apply.  The staged tasks are released when the DataFrame is
-    garbage-collected.
+    files of the table still apply.  The staged tasks stay while later reads are few (see
+    ``zskip.planning.staging``); ``zskip.planning.release_reads()`` releases them all.
     """
     plan = plan_scan(spark, table, where)
     log.info(
@@ -96,11 +94,5 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
         return plan.frame.limit(0)
     index = plan.tasks.index()
     set_id = stage(plan.table, [plan.tasks.java.get(index[path]) for path in plan.kept])
-    frame = read_staged(plan.table, set_id).where(where)
-    weakref.finalize(frame, _release_quietly, plan.table, set_id)
-    return frame
-
-
-def _release_quietly(table: IcebergTable, set_id: str) -> None:
-    with contextlib.suppress(Exception):  # the JVM may be gone at interpreter exit
-        release(table, set_id)
+    keep_staged(plan.table, set_id)
+    return read_staged(plan.table, set_id).where(where)

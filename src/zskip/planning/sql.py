@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import logging
 import uuid
-import weakref
 from collections import defaultdict
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
 from zskip.iceberg.predicates import ScanFilter, pushed_filters
-from zskip.iceberg.table import IcebergTable, load_table
-from zskip.iceberg.tasks import plan_tasks, read_staged, release, stage
+from zskip.iceberg.table import load_table
+from zskip.iceberg.tasks import plan_tasks, read_staged, stage
 from zskip.planning.planner import plan_filter
+from zskip.planning.staging import keep_staged
 
 __all__ = ["sql"]
 
@@ -63,7 +63,6 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
     if not scans:
         return frame
     views: dict[str, str] = {}
-    released: list[tuple[IcebergTable, str]] = []
     text = query
     for identifier, first, last in sorted(_relations(spark, query), key=lambda r: -r[1]):
         try:
@@ -86,7 +85,7 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
                 index = every.index()
                 set_id = stage(iceberg, [every.java.get(index[p]) for p in sorted(kept) if p in index])
                 read_staged(iceberg, set_id).createOrReplaceTempView(view)
-                released.append((iceberg, set_id))
+                keep_staged(iceberg, set_id)
             else:
                 spark.table(name).limit(0).createOrReplaceTempView(view)  # no scan can match a row
             views[name] = view
@@ -94,7 +93,4 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
         text = text[:first] + views[name] + text[last + 1 :]
     if not views:
         return frame
-    result = spark.sql(text)
-    for iceberg, set_id in released:
-        weakref.finalize(result, release, iceberg, set_id)
-    return result
+    return spark.sql(text)

@@ -131,3 +131,26 @@ def test_bad_filters_get_clear_errors(spark, bitmapped) -> None:
         zskip.read(spark, bitmapped, "nope = 1")
     with pytest.raises(UnknownTableError):
         zskip.explain(spark, "lake.plan.missing", "a = 1")
+
+
+def scan_rows(frame) -> int:
+    """Rows the Iceberg scan of an executed DataFrame produced (before Spark's filter)."""
+    leaves = frame._jdf.queryExecution().executedPlan().collectLeaves().iterator()
+    total = 0
+    while leaves.hasNext():
+        total += int(leaves.next().metrics().apply("numOutputRows").value())
+    return total
+
+
+def test_ruled_out_row_groups_are_not_read(spark) -> None:
+    table = make_table(spark, "lake.plan.row_groups", rows=40_000, files=4)
+    target = table_bytes(spark, table) // 2
+    zskip.optimize(spark, table, by=["id"], curve="linear", target_file_size=target, row_group_size=8_192)
+    where = "id = 12345"
+    result = zskip.explain(spark, table, where)
+    assert result.files_read == 1 and result.row_groups_matching == 1
+    assert result.row_groups_read < result.row_groups_total / result.files_total  # part of one file
+    counted = zskip.read(spark, table, where)
+    counted.collect()
+    file_rows = 40_000 // result.files_total
+    assert 0 < scan_rows(counted) <= result.rows_read < file_rows / 2

@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 
 from zskip.iceberg.table import IcebergTable
 
-__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "stage"]
+__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "stage", "with_residual"]
 
 _TASK_FILE = re.compile(r"^\w+\{file=(.*?), partition_data=")
 
@@ -55,6 +55,28 @@ def plan_tasks(table: IcebergTable, snapshot_id: int, filters: Any | None) -> Ta
         # a task class that prints differently: ask each task (slow, but right)
         paths = [str(tasks.get(i).file().location()) for i in range(size)]
     return TaskList(tasks, tuple(p for p in paths if p is not None))
+
+
+def with_residual(table: IcebergTable, task: Any, expression_json: str) -> Any:
+    """A copy of ``task`` whose residual also holds ``expression_json`` (Iceberg's expression JSON,
+    values typed by the task's schema); Iceberg's reader skips the row groups it rules out."""
+    jvm = table.jvm
+    gateway: Any = table.spark.sparkContext._gateway
+    iceberg = jvm.org.apache.iceberg
+    schema = task.schema()
+    extra = iceberg.expressions.ExpressionParser.fromJson(expression_json, schema)
+    residual = getattr(iceberg.expressions.Expressions, "and")(task.residual(), extra)
+    listed = task.deletes()
+    deletes = gateway.new_array(iceberg.DeleteFile, int(listed.size()))
+    for i in range(len(deletes)):
+        deletes[i] = listed.get(i)
+    return iceberg.BaseFileScanTask(
+        task.file(),
+        deletes,
+        iceberg.SchemaParser.toJson(schema),
+        iceberg.PartitionSpecParser.toJson(task.spec()),
+        iceberg.expressions.ResidualEvaluator.unpartitioned(residual),
+    )
 
 
 def stage(table: IcebergTable, tasks: Sequence[Any]) -> str:

@@ -38,6 +38,7 @@ from zskip.planning.cache import CACHE
 from zskip.planning.curve import query_intervals, ranges_meet
 from zskip.planning.footers import Footer, read_footer
 from zskip.planning.minmax import might_match
+from zskip.planning.row_groups import row_group_filter
 
 __all__ = ["ScanPlan", "StageResult", "plan_filter", "plan_scan"]
 
@@ -56,9 +57,8 @@ class StageResult:
 class ScanPlan:
     """What to read: each kept file with the row groups that can match (``None``: all of them).
 
-    Reads stage whole files: Iceberg's Spark reader re-splits every staged task, which a row-group
-    task refuses, so zskip's row-group verdicts narrow the files and are reported, while inside a
-    file Iceberg's reader skips row groups by its own statistics.
+    A file with some row groups ruled out is staged with a residual filter that Iceberg's reader
+    uses to skip them (``zskip.planning.row_groups``).
     """
 
     table: IcebergTable
@@ -70,6 +70,8 @@ class ScanPlan:
     kept: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
     tasks: TaskList | None = None
     footers: dict[str, Footer] = field(default_factory=dict)
+    residuals: dict[str, str] = field(default_factory=dict)  # Iceberg expression JSON per partly read file
+    read_groups: dict[str, tuple[int, ...]] = field(default_factory=dict)  # row groups that residual reads
     file_rows: dict[str, int] = field(default_factory=dict)
     file_bytes: dict[str, int] = field(default_factory=dict)
     stages: list[StageResult] = field(default_factory=list)
@@ -82,14 +84,27 @@ class ScanPlan:
         footer = self.footers.get(path)
         return footer.row_groups if footer is not None else 1
 
-    def row_groups_in_kept_files(self) -> int:
-        return sum(self._groups(p) for p in self.kept)
+    def row_groups_read(self) -> int:
+        """Row groups Spark reads: all of a kept file, or those its residual cannot rule out."""
+        return sum(len(self.read_groups[p]) if p in self.read_groups else self._groups(p) for p in self.kept)
 
     def rows_read(self) -> int:
-        return sum(self.file_rows.get(p, 0) for p in self.kept)
+        total = 0
+        for path in self.kept:
+            if path in self.read_groups:
+                total += sum(self.footers[path].rows[g] for g in self.read_groups[path])
+            else:
+                total += self.file_rows.get(path, 0)
+        return total
 
     def bytes_read(self) -> int:
-        return sum(self.file_bytes.get(p, 0) for p in self.kept)
+        total = 0
+        for path in self.kept:
+            if path in self.read_groups:
+                total += sum(self.footers[path].ranges[g][1] for g in self.read_groups[path])
+            else:
+                total += self.file_bytes.get(path, 0)
+        return total
 
 
 def _snapshot_files(spark: SparkSession, iceberg: IcebergTable, snapshot_id: int) -> pa.Table:
@@ -167,8 +182,15 @@ def plan_filter(
 
 
 def _total_groups(plan: ScanPlan, files: pa.Table) -> int:
-    """Row groups of every live file: Iceberg's split offsets (one per row group) where the writer
-    recorded them, else the footer (read once, then cached)."""
+    """Row groups of every live file without reading every footer: footers already read, Iceberg's
+    split offsets (one per row group) where the writer recorded them, the clustering store's
+    per-row-group ranges, and only then the footer itself (read once, then cached)."""
+    store = _store(plan.table)
+    recorded: dict[str, int] = {}
+    if store is not None:
+        groups = store.ranges.filter(pc.greater_equal(store.ranges["row_group"], 0))
+        for path in groups["file_path"].to_pylist():
+            recorded[path] = recorded.get(path, 0) + 1
     total = 0
     for path, offsets in zip(files["file_path"].to_pylist(), files["split_offsets"].to_pylist(), strict=True):
         footer = plan.footers.get(path)
@@ -176,6 +198,8 @@ def _total_groups(plan: ScanPlan, files: pa.Table) -> int:
             total += footer.row_groups
         elif offsets:
             total += len(offsets)
+        elif path in recorded:
+            total += recorded[path]
         else:
             total += _footer(path).row_groups
     return total
@@ -235,6 +259,24 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
     plan.stages.append(
         StageResult("indexes (bloom, bitmap)", len(plan.kept), plan.row_groups_kept(), time.perf_counter() - clock)
     )
+    _row_group_residuals(plan, store, names, types)
+
+
+def _row_group_residuals(
+    plan: ScanPlan, store: ClusteringStore | None, names: set[str], types: dict[str, DataType]
+) -> None:
+    """For each file with row groups ruled out, the residual that skips them, over the predicate's
+    and the clustering's columns (on a clustered file those tell row groups apart)."""
+    wanted = set(names) | ({c.name.lower() for c in store.spec.columns} if store is not None else set())
+    ids = _field_ids(plan.table, wanted)
+    columns = {name: (ids[name], types[name]) for name in sorted(wanted) if name in ids and name in types}
+    for path, groups in plan.kept.items():
+        if groups is None:
+            continue
+        residual, read = row_group_filter(plan.footers[path], groups, columns)
+        if residual is not None:
+            plan.residuals[path] = residual
+            plan.read_groups[path] = read
 
 
 def _set_groups(plan: ScanPlan, path: str, keep: tuple[int, ...], total: int) -> None:

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
-from zskip.iceberg.tasks import read_staged, stage
+from zskip.iceberg.tasks import read_staged, stage, with_residual
 from zskip.planning.planner import ScanPlan, plan_scan
 from zskip.planning.staging import keep_staged
 
@@ -35,8 +35,8 @@ class Explain:
     files_total: int
     files_read: int
     row_groups_total: int
-    row_groups_read: int  # row groups of the files read
-    row_groups_matching: int  # of those, the ones zskip's stages could not rule out
+    row_groups_read: int  # at most these: Iceberg's reader may skip more by its own statistics
+    row_groups_matching: int  # the ones zskip's stages could not rule out
     rows_read: int
     bytes_read: int
     planning_seconds: float
@@ -54,7 +54,7 @@ def _explain(plan: ScanPlan, where: str | Column) -> Explain:
         files_total=plan.files_total,
         files_read=len(plan.kept),
         row_groups_total=plan.row_groups_total,
-        row_groups_read=plan.row_groups_in_kept_files(),
+        row_groups_read=plan.row_groups_read(),
         row_groups_matching=plan.row_groups_kept(),
         rows_read=plan.rows_read(),
         bytes_read=plan.bytes_read(),
@@ -76,8 +76,9 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
     """Rows of ``table`` matching ``where``, reading only the files and row groups that can hold one.
 
     The result equals ``spark.table(table).where(where)``: zskip stages the Iceberg scan tasks of
-    the files that survive its stages and Spark reads them with the filter applied again; delete
-    files of the table still apply.  The staged tasks stay while later reads are few (see
+    the files that survive its stages (with a residual that skips ruled-out row groups) and Spark
+    reads them with the filter applied again; delete files of the table still apply.
+    The staged tasks stay while later reads are few (see
     ``zskip.planning.staging``); ``zskip.planning.release_reads()`` releases them all.
     """
     plan = plan_scan(spark, table, where)
@@ -93,6 +94,11 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
     if not plan.kept or plan.tasks is None:
         return plan.frame.limit(0)
     index = plan.tasks.index()
-    set_id = stage(plan.table, [plan.tasks.java.get(index[path]) for path in plan.kept])
+    tasks = []
+    for path in plan.kept:
+        task = plan.tasks.java.get(index[path])
+        residual = plan.residuals.get(path)
+        tasks.append(task if residual is None else with_residual(plan.table, task, residual))
+    set_id = stage(plan.table, tasks)
     keep_staged(plan.table, set_id)
     return read_staged(plan.table, set_id).where(where)

@@ -130,8 +130,9 @@ def test_read_equals_the_plain_query(spark, rows, files, layout, cluster_by, ind
     CACHE.clear()
     for _ in range(FILTERS):
         where = data.draw(filters(), label="where")
-        expected = rows_of(spark.table(table).where(where))
-        got = rows_of(zskip.read(spark, table, where))
+        projection = data.draw(st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=6, unique=True), label="select")
+        expected = rows_of(spark.table(table).where(where).select(*projection))
+        got = rows_of(zskip.read(spark, table, where).select(*projection))
         assert got == expected, where
         CHECKED.append(1)
 

@@ -259,17 +259,15 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
     plan.stages.append(
         StageResult("indexes (bloom, bitmap)", len(plan.kept), plan.row_groups_kept(), time.perf_counter() - clock)
     )
-    _row_group_residuals(plan, store, names, types)
+    _row_group_residuals(plan, names, types)
 
 
-def _row_group_residuals(
-    plan: ScanPlan, store: ClusteringStore | None, names: set[str], types: dict[str, DataType]
-) -> None:
-    """For each file with row groups ruled out, the residual that skips them, over the predicate's
-    and the clustering's columns (on a clustered file those tell row groups apart)."""
-    wanted = set(names) | ({c.name.lower() for c in store.spec.columns} if store is not None else set())
-    ids = _field_ids(plan.table, wanted)
-    columns = {name: (ids[name], types[name]) for name in sorted(wanted) if name in ids and name in types}
+def _row_group_residuals(plan: ScanPlan, names: set[str], types: dict[str, DataType]) -> None:
+    """For each file with row groups ruled out, the residual that skips them.  Only the predicate's
+    columns: Iceberg binds the residual to the columns the query reads, and Spark reads those to
+    apply the filter again."""
+    ids = _field_ids(plan.table, names)
+    columns = {name: (ids[name], types[name]) for name in sorted(names) if name in ids and name in types}
     for path, groups in plan.kept.items():
         if groups is None:
             continue

@@ -131,7 +131,12 @@ def test_read_equals_the_plain_query(spark, rows, files, layout, cluster_by, ind
     for _ in range(FILTERS):
         where = data.draw(filters(), label="where")
         projection = data.draw(st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=6, unique=True), label="select")
-        expected = rows_of(spark.table(table).where(where).select(*projection))
+        try:
+            expected = rows_of(spark.table(table).where(where).select(*projection))
+        except Exception as exc:  # Spark 3.5 fails on some pushed casts (e.g. i != 2.5 AND ...)
+            if "INTERNAL_ERROR" in str(exc):
+                continue
+            raise
         got = rows_of(zskip.read(spark, table, where).select(*projection))
         assert got == expected, where
         CHECKED.append(1)

@@ -3,7 +3,8 @@
 The answer is "might" unless the statistics prove otherwise.  NOT is pushed to the leaves first
 (``NOT a < 5`` is ``a >= 5`` under Spark's rules, NaN included).  Float and double statistics leave
 NaN out, and Spark finds NaN above every number, so ``>``, ``>=`` and ``!=`` never prune a float
-column; ``!=`` never prunes strings or binaries either (their statistics may be truncated bounds).
+column, and a NaN bound (some writers store one) proves nothing; ``!=`` never prunes strings or
+binaries either (their statistics may be truncated bounds).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def _leaf(leaf: Expr, negated: bool, s: ColumnStats, is_float: bool) -> bool:
     if not s.has_min_max:
         return True
     low, high = s.min, s.max
+    if _is_nan(low) or _is_nan(high):
+        return True  # some writers let NaN into a float column's bounds: they then bound nothing
     if negated:
         if isinstance(leaf, In) and not is_float and low == high:
             return not any(_equal(low, v) for v in leaf.values)
@@ -111,6 +114,10 @@ def _leaf(leaf: Expr, negated: bool, s: ColumnStats, is_float: bool) -> bool:
             return True
         return not (high < leaf.prefix or (low > leaf.prefix and not low.startswith(leaf.prefix)))
     return True
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _align(a: Any, b: Any) -> tuple[Any, Any]:

@@ -74,8 +74,7 @@ def pushed_filters(frame: DataFrame) -> list[ScanFilter]:
         if "SparkBatchQueryScan" not in scan.getClass().getName():
             continue
         filters = _filter_expressions(spark, scan)
-        table = scan.table()  # public on the Scan interface? fall back to the description
-        name = str(table.name()) if table is not None else str(scan.description())
+        name = str(scan.table().name())
         types = _types(leaf)
         parts = [to_expr(f, types) for f in _iterate(filters)]
         expr: Expr = parts[0] if len(parts) == 1 else And(tuple(parts)) if parts else Opaque("true")
@@ -160,12 +159,8 @@ def _value(value: Any, dtype: DataType) -> Any:
     if isinstance(dtype, DecimalType):
         return decimal.Decimal(str(value))
     if isinstance(dtype, BinaryType) and not isinstance(value, (bytes, bytearray)):
-        duplicate = value.duplicate()
-        data = bytearray(duplicate.remaining())
-        out = []
-        while duplicate.hasRemaining():
-            out.append(duplicate.get() & 0xFF)
-        return bytes(out) if out else bytes(data)
+        start = int(value.arrayOffset()) + int(value.position())  # a heap ByteBuffer: one call for the bytes
+        return bytes(value.array())[start : start + int(value.remaining())]
     if isinstance(dtype, StringType) and not isinstance(value, str):
         return str(value.toString())
     return value

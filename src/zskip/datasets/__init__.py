@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from zskip.datasets.ssb import SSB_QUERIES, load_ssb
 from zskip.datasets.tpch import generate_tpch, load_lineitem
 
-__all__ = ["generate_tpch", "load_lineitem"]
+__all__ = ["SSB_QUERIES", "generate_tpch", "load_lineitem", "load_ssb"]

@@ -23,7 +23,7 @@ from zskip.iceberg.tasks import plan_tasks, read_staged, stage
 from zskip.planning.planner import plan_filter
 from zskip.planning.staging import keep_staged
 
-__all__ = ["sql"]
+__all__ = ["explain_sql", "sql"]
 
 log = logging.getLogger(__name__)
 
@@ -94,3 +94,15 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
     if not views:
         return frame
     return spark.sql(text)
+
+
+def explain_sql(spark: SparkSession, query: str) -> list[Any]:
+    """An ``Explain`` for every Iceberg scan of ``query`` (nothing is read or staged)."""
+    from zskip.planning.read import _explain
+
+    frame = spark.sql(query)
+    out = []
+    for scan in pushed_filters(frame):
+        iceberg = load_table(spark, scan.table)
+        out.append(_explain(plan_filter(spark, iceberg, frame, scan), str(scan.expr)))
+    return out

@@ -3,7 +3,8 @@
 ``lineorder`` is ``lineitem`` joined with ``orders`` (and ``partsupp`` for the supply cost) under the
 SSB column mapping; ``customer``, ``supplier`` and ``part`` take SSB's city, brand and category
 encodings from TPC-H's nation names and part brands; ``dates`` holds one row per day of 1992-1998.
-Everything is a pure function of the TPC-H data, so a scale factor always gives the same tables.
+Money columns are whole cents (BIGINT), as in SSB.  Everything is a pure function of the TPC-H
+data, so a scale factor always gives the same tables.
 Rows of ``lineorder`` are spread over ``files`` data files by a hash of their key, the way data
 arriving from many writers overlaps in every column.
 """
@@ -64,9 +65,11 @@ def _derived(spark: SparkSession) -> dict[str, DataFrame]:
         "l_partkey AS lo_partkey, l_suppkey AS lo_suppkey, "
         "CAST(date_format(o_orderdate, 'yyyyMMdd') AS INT) AS lo_orderdate, o_orderpriority AS lo_orderpriority, "
         "o_shippriority AS lo_shippriority, CAST(l_quantity AS INT) AS lo_quantity, "
-        "l_extendedprice AS lo_extendedprice, o_totalprice AS lo_ordtotalprice, "
+        "CAST(l_extendedprice * 100 AS BIGINT) AS lo_extendedprice, "
+        "CAST(o_totalprice * 100 AS BIGINT) AS lo_ordtotalprice, "
         "CAST(l_discount * 100 AS INT) AS lo_discount, "
-        "CAST(l_extendedprice * (1 - l_discount) AS DECIMAL(15, 2)) AS lo_revenue, ps_supplycost AS lo_supplycost, "
+        "CAST(l_extendedprice * (1 - l_discount) * 100 AS BIGINT) AS lo_revenue, "
+        "CAST(ps_supplycost * 100 AS BIGINT) AS lo_supplycost, "
         "CAST(l_tax * 100 AS INT) AS lo_tax, CAST(date_format(l_commitdate, 'yyyyMMdd') AS INT) AS lo_commitdate, "
         "l_shipmode AS lo_shipmode "
         "FROM tpch_lineitem JOIN tpch_orders ON l_orderkey = o_orderkey "

@@ -7,7 +7,9 @@ fails or that does not parse is skipped with a warning, so its file or row group
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
+from functools import partial
+from typing import Any, Protocol
 
 import pyarrow.compute as pc
 
@@ -24,8 +26,15 @@ __all__ = ["file_indexes", "index_verdicts"]
 log = logging.getLogger(__name__)
 
 
-def file_indexes(manifest: IndexManifest, data_files: Iterable[str], columns: set[str]) -> dict[str, FileIndexes]:
-    """The usable indexes on ``columns`` of each of ``data_files`` that has any."""
+class BlobCache(Protocol):
+    def get_or_load(self, key: Hashable, load: Callable[[], Any]) -> Any: ...
+
+
+def file_indexes(
+    manifest: IndexManifest, data_files: Iterable[str], columns: set[str], *, cache: BlobCache | None = None
+) -> dict[str, FileIndexes]:
+    """The usable indexes on ``columns`` of each of ``data_files`` that has any (decoded blobs are
+    kept in ``cache`` by Puffin path and offset: index files never change)."""
     wanted = {c.lower() for c in columns}
     entries = manifest.entries.filter(
         pc.and_(
@@ -35,11 +44,11 @@ def file_indexes(manifest: IndexManifest, data_files: Iterable[str], columns: se
     )
     found: dict[str, tuple[tuple[int, ...], dict[str, BitmapIndex], dict[str, BloomIndex]]] = {}
     for row in entries.to_pylist():
-        name = f"{row['kind']} index of {row['column']} for {row['data_file']}"
         try:
-            stored = read_file(row["puffin_path"], offset=row["offset"], length=row["length"])
-            data = decode_blob(stored, codec=row["codec"], checksum=row["checksum"], name=name)
-            index = BitmapIndex.from_bytes(data) if row["kind"] == "bitmap" else BloomIndex.from_bytes(data)
+            if cache is None:
+                index = _load(row)
+            else:
+                index = cache.get_or_load(("blob", row["puffin_path"], row["offset"]), partial(_load, row))
         except (CorruptIndexError, ValueError, OSError) as exc:
             log.warning("skipping a damaged index (its rows are kept): %s", exc)
             continue
@@ -52,10 +61,19 @@ def file_indexes(manifest: IndexManifest, data_files: Iterable[str], columns: se
     return {path: FileIndexes(starts, bitmaps, blooms) for path, (starts, bitmaps, blooms) in found.items()}
 
 
-def index_verdicts(manifest: IndexManifest, data_files: Iterable[str], expr: Expr) -> dict[str, Verdict]:
+def _load(row: dict[str, Any]) -> BitmapIndex | BloomIndex:
+    name = f"{row['kind']} index of {row['column']} for {row['data_file']}"
+    stored = read_file(row["puffin_path"], offset=row["offset"], length=row["length"])
+    data = decode_blob(stored, codec=row["codec"], checksum=row["checksum"], name=name)
+    return BitmapIndex.from_bytes(data) if row["kind"] == "bitmap" else BloomIndex.from_bytes(data)
+
+
+def index_verdicts(
+    manifest: IndexManifest, data_files: Iterable[str], expr: Expr, *, cache: BlobCache | None = None
+) -> dict[str, Verdict]:
     """Verdicts for the files with index entries on ``expr``'s columns; files absent here are kept."""
     lowered = _lower_columns(expr)
-    indexes = file_indexes(manifest, data_files, columns_of(lowered))
+    indexes = file_indexes(manifest, data_files, columns_of(lowered), cache=cache)
     return {path: evaluate(lowered, found) for path, found in indexes.items()}
 
 

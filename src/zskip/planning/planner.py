@@ -245,7 +245,7 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
     clock = time.perf_counter()
     manifest = _manifest(iceberg)
     if manifest is not None and plan.kept:
-        verdicts = index_verdicts(manifest, list(plan.kept), expr)
+        verdicts = index_verdicts(manifest, list(plan.kept), expr, cache=CACHE)
         for path, verdict in verdicts.items():
             footer = plan.footers[path]
             if verdict.file is Match.CANNOT_MATCH or len(verdict.row_groups) != footer.row_groups:

@@ -36,6 +36,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/curves.py
 	$(BIN)/python bench/optimize.py --scale-factor 1
 	$(BIN)/python bench/indexes.py --scale-factor 1
+	$(BIN)/python bench/planning.py --scale-factor 1
 
 clean:
 	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache

@@ -24,6 +24,7 @@ VERBS = [
     ["vacuum"],
     ["explain"],
     ["query"],
+    ["bench"],
 ]
 
 

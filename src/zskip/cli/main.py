@@ -65,7 +65,7 @@ def cli(ctx: click.Context, warehouse: str, catalog: str, master: str, verbose: 
 
 
 def _register() -> None:
-    from zskip.cli import demo, indexes, layout, query
+    from zskip.cli import bench, demo, indexes, layout, query
 
     cli.add_command(demo.demo)
     cli.add_command(layout.optimize)
@@ -74,6 +74,7 @@ def _register() -> None:
     cli.add_command(indexes.vacuum)
     cli.add_command(query.explain)
     cli.add_command(query.query)
+    cli.add_command(bench.bench)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -78,7 +78,8 @@ def queries(spark, ns: str) -> dict[str, str]:
 
 def plain_counts(spark, query: str, lineorder: str) -> dict[str, float]:
     frame = spark.sql(query)
-    paths = [p for s in planned_scans(frame) if s.table.endswith(lineorder.split(".", 1)[1]) for p in s.paths]
+    # a scan's description starts with its table's name: "lake.ssb.lineorder (branch=null) [filters=...]"
+    paths = [p for s in planned_scans(frame) if s.table.split(" ")[0] == lineorder for p in s.paths]
     sizes = {f: (r, b) for f, r, b in _file_facts(spark, lineorder)}
     return {
         "files": len(paths),
@@ -107,7 +108,7 @@ def _file_facts(spark, table: str) -> list:
 
 
 def zskip_counts(spark, query: str, lineorder: str) -> dict[str, float]:
-    plans = [e for e in explain_sql(spark, query) if e.table.endswith(lineorder.split(".", 1)[1])]
+    plans = [e for e in explain_sql(spark, query) if e.table == lineorder]
     return {
         "files": sum(e.files_read for e in plans),
         "row_groups": sum(e.row_groups_read for e in plans),

@@ -1,0 +1,73 @@
+"""The curve stage's pure parts: query boxes from conjuncts, and ranges against intervals."""
+
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+import pyarrow as pa
+
+from zskip.curves import ClusteringSpec, ColumnMapping, RankMapping, order_key_u64
+from zskip.expr import And, Between, Compare, In, Not, Or
+from zskip.planning.curve import key_bounds, query_intervals, ranges_meet
+
+TYPES = {"a": pa.int32(), "d": pa.date32()}
+
+
+def spec() -> ClusteringSpec:
+    rng = np.random.default_rng(1)
+    a = order_key_u64(pa.array(rng.integers(0, 1000, 5000), pa.int32()))
+    days = pa.array(rng.integers(0, 3000, 5000).astype("int32"), pa.int32()).cast(pa.date32())
+    return ClusteringSpec(
+        curve="hilbert",
+        bits=21,
+        columns=(
+            ColumnMapping("a", RankMapping.fit(a, 21, max_boundaries=256)),
+            ColumnMapping("d", RankMapping.fit(order_key_u64(days), 21, max_boundaries=256)),
+        ),
+    )
+
+
+def key(value, kind) -> int:
+    return int(order_key_u64(pa.array([value], kind))[0])
+
+
+def test_only_top_level_conjuncts_bound_a_column() -> None:
+    s = spec()
+    expr = And((Compare("A", ">=", 10), Between("a", 5, 20), Compare("d", "<", datetime.date(1975, 1, 1))))
+    bounds = key_bounds(expr, s, TYPES)
+    assert bounds["a"] == (key(10, pa.int32()), key(20, pa.int32()))
+    assert bounds["d"] == (None, key(datetime.date(1975, 1, 1), pa.date32()))
+    assert key_bounds(Or((Compare("a", "=", 1), Compare("a", "=", 2))), s, TYPES) == {}
+    assert key_bounds(Not(Compare("a", "=", 1)), s, TYPES) == {}
+    assert key_bounds(In("a", (3, 9, 4)), s, TYPES)["a"] == (key(3, pa.int32()), key(9, pa.int32()))
+    assert key_bounds(Compare("a", "=", 2.5), s, TYPES) == {}  # no int equals 2.5: no bound
+    assert query_intervals(Compare("x", "=", 1), s, TYPES) is None
+
+
+def test_every_row_inside_the_box_falls_in_an_interval() -> None:
+    s = spec()
+    rng = np.random.default_rng(2)
+    table = pa.table(
+        {
+            "a": pa.array(rng.integers(0, 1000, 20_000), pa.int32()),
+            "d": pa.array(rng.integers(0, 3000, 20_000).astype("int32"), pa.int32()).cast(pa.date32()),
+        }
+    )
+    expr = And((Between("a", 100, 180), Compare("d", ">=", datetime.date(1972, 6, 1))))
+    intervals = query_intervals(expr, s, TYPES)
+    assert intervals is not None and len(intervals) > 0
+    keys = s.keys(table)
+    a = table["a"].to_numpy()
+    d = table["d"].cast(pa.int32()).to_numpy()
+    inside = (a >= 100) & (a <= 180) & (d >= (datetime.date(1972, 6, 1) - datetime.date(1970, 1, 1)).days)
+    assert ranges_meet(intervals, keys[inside], keys[inside]).all()
+    assert not ranges_meet(intervals, keys[~inside], keys[~inside]).all()  # the box prunes something
+
+
+def test_ranges_meet() -> None:
+    intervals = np.array([[10, 20], [40, 50]], dtype=np.uint64)
+    low = np.array([0, 0, 21, 21, 51, 45, 15], dtype=np.uint64)
+    high = np.array([9, 10, 39, 40, 60, 46, 45], dtype=np.uint64)
+    assert ranges_meet(intervals, low, high).tolist() == [False, True, False, True, False, True, True]
+    assert ranges_meet(np.zeros((0, 2), np.uint64), low, high).tolist() == [False] * 7

@@ -19,25 +19,17 @@ from pyspark.sql import DataFrame
 
 from zskip.errors import ConcurrentChangeError
 from zskip.iceberg.table import IcebergTable, apply_properties
+from zskip.iceberg.tasks import TaskList, plan_tasks
 
 __all__ = ["StagedGroup", "commit_rewrites", "plan_file_tasks", "stage_group"]
 
 log = logging.getLogger(__name__)
 
 
-def plan_file_tasks(table: IcebergTable, snapshot_id: int) -> dict[str, Any]:
-    """Java ``FileScanTask`` of every live data file at ``snapshot_id``, by file path.
-
-    One task per file (no splitting), so a group of files stages as whole files.
-    """
-    jvm = table.jvm
-    scan = table.java.newScan().useSnapshot(snapshot_id)
-    iterable = scan.planFiles()
-    try:
-        tasks = jvm.org.apache.iceberg.relocated.com.google.common.collect.Lists.newArrayList(iterable)
-    finally:
-        iterable.close()
-    return {str(task.file().location()): task for task in tasks}
+def plan_file_tasks(table: IcebergTable, snapshot_id: int) -> TaskList:
+    """Java ``FileScanTask`` of every live data file at ``snapshot_id`` (one task per file, paths
+    listed in bulk), so a group of files stages as whole files."""
+    return plan_tasks(table, snapshot_id, None)
 
 
 @dataclass
@@ -90,12 +82,14 @@ class StagedGroup:
                 log.warning("could not delete uncommitted file %s", path)
 
 
-def stage_group(table: IcebergTable, tasks: Mapping[str, Any], files: Sequence[str]) -> StagedGroup:
+def stage_group(table: IcebergTable, tasks: TaskList, files: Sequence[str]) -> StagedGroup:
+    """Stage ``files``' tasks under a new set id; only these tasks are touched through py4j."""
     jvm = table.jvm
     task_list = jvm.java.util.ArrayList()
     old_files = jvm.java.util.HashSet()
+    index = tasks.index()
     for path in files:
-        task = tasks[path]
+        task = tasks.java.get(index[path])
         task_list.add(task)
         old_files.add(task.file())
     set_id = f"zskip-{uuid.uuid4()}"

@@ -53,3 +53,23 @@ def machine() -> str:
         pass
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     return f"{platform.machine()}, {cpus} cores{memory}, Python {platform.python_version()}, {java}"
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot on the file-only Agg backend (benchmarks run without a display)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def write_report(name: str, lines: Sequence[str]) -> Path:
+    """Write ``docs/benchmarks/<name>.md`` and echo it."""
+    text = "\n".join(lines)
+    DOCS.mkdir(parents=True, exist_ok=True)
+    path = DOCS / f"{name}.md"
+    path.write_text(text)
+    print(text)
+    return path

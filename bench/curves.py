@@ -18,7 +18,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import DOCS, bench_session, machine, markdown_table, median_seconds
+from bench.common import bench_session, machine, markdown_table, median_seconds, write_report
 from zskip.curves import (
     ClusteringSpec,
     ColumnMapping,
@@ -175,9 +175,7 @@ def main() -> None:
         "Iceberg's UDF builds its raw z-value without a date contribution (Spark 3.5 casts dates to long as null).",
         "",
     ]
-    DOCS.mkdir(parents=True, exist_ok=True)
-    (DOCS / "curves.md").write_text("\n".join(report))
-    print("\n".join(report))
+    write_report("curves", report)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import DOCS, bench_session, machine, markdown_table, timed
+from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
 from zskip import create_index, drop_index, list_indexes, vacuum
 from zskip.datasets import load_lineitem
 from zskip.expr import And, Between, Compare, Expr, In
@@ -25,6 +25,7 @@ from zskip.iceberg.table import load_table
 from zskip.indexing import index_verdicts
 from zskip.indexing.store import read_manifest
 from zskip.units import format_bytes, parse_size
+from zskip.viz.figures import save_png
 
 COLUMNS = [
     ("l_partkey", "high-cardinality bigint"),
@@ -57,10 +58,7 @@ def skipping(spark, table: str, probes: list[tuple[str, Expr]]) -> list[list[obj
 
 
 def chart(results: list[tuple[str, str, str, float, int]], columns: dict[str, int], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = [c for c, _ in COLUMNS]
     figure, axis = plt.subplots(figsize=(8, 3.8))
@@ -81,9 +79,7 @@ def chart(results: list[tuple[str, str, str, float, int]], columns: dict[str, in
     axis.set_ylabel("MiB (compressed)")
     axis.set_title("index size next to the indexed column's own Parquet bytes")
     axis.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    save_png(figure, path)
 
 
 def main() -> None:
@@ -175,10 +171,8 @@ def main() -> None:
         "![index sizes](indexes.png)",
         "",
     ]
-    DOCS.mkdir(parents=True, exist_ok=True)
     chart(results, columns, DOCS / "indexes.png")
-    (DOCS / "indexes.md").write_text("\n".join(report))
-    print("\n".join(report))
+    write_report("indexes", report)
 
 
 if __name__ == "__main__":

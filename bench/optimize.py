@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import DOCS, bench_session, machine, markdown_table, timed
+from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
 from zskip import optimize
 from zskip.datasets import load_lineitem
 from zskip.experiments import (
@@ -28,6 +28,7 @@ from zskip.experiments import (
 )
 from zskip.iceberg.files import data_files
 from zskip.units import parse_size
+from zskip.viz.figures import save_png
 
 ZSKIP = [(curve, mapping) for curve in ("hilbert", "zorder", "linear") for mapping in ("rank", "raw")]
 
@@ -169,10 +170,7 @@ def skewed_section(spark, target_files: int) -> tuple[str, dict]:
 
 
 def chart(counts: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     labels = list(counts)
     totals = [sum(c.files_read for c in counts[label]) for label in labels]
@@ -184,9 +182,7 @@ def chart(counts: dict, path: Path) -> None:
     axis.set_xlabel("data files read over the query set (fewer is better)")
     axis.invert_yaxis()
     axis.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    save_png(figure, path)
 
 
 def main() -> None:
@@ -201,7 +197,6 @@ def main() -> None:
     target, row_group = parse_size(args.target_file_size), parse_size(args.row_group_size)
     lineitem_text, counts = lineitem_section(spark, args.scale_factor, target, row_group, args.files)
     skewed_text, _ = skewed_section(spark, 200)
-    DOCS.mkdir(parents=True, exist_ok=True)
     chart(counts, DOCS / "optimize-files.png")
     report = [
         "# Optimize benchmark",
@@ -217,8 +212,7 @@ def main() -> None:
         skewed_text,
         "",
     ]
-    (DOCS / "optimize.md").write_text("\n".join(report))
-    print("\n".join(report))
+    write_report("optimize", report)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import DOCS, bench_session, machine, markdown_table, timed
+from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
 from zskip import create_index, explain, optimize, read
 from zskip.datasets import load_lineitem
 from zskip.experiments import LINEITEM_CLUSTER_COLUMNS
@@ -24,6 +24,7 @@ from zskip.iceberg.scan_stats import planned_scans
 from zskip.planning.cache import CACHE
 from zskip.planning.footers import read_footer
 from zskip.units import format_bytes, parse_size
+from zskip.viz.figures import save_png
 
 RUNS = 5
 
@@ -125,10 +126,7 @@ def lineitem_section(spark, scale_factor: float, target: int, row_group: int) ->
 
 
 def chart(rows: list[list[object]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     labels = [str(r[0]) for r in rows]
     cold = [float(r[2]) for r in rows]
@@ -140,9 +138,7 @@ def chart(rows: list[list[object]], path: Path) -> None:
     axis.set_xticks(list(x), [f"{label} files" for label in labels])
     axis.set_ylabel("planning seconds")
     axis.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    save_png(figure, path)
 
 
 def main() -> None:
@@ -158,7 +154,6 @@ def main() -> None:
     read_text, _ = lineitem_section(
         spark, args.scale_factor, parse_size(args.target_file_size), parse_size(args.row_group_size)
     )
-    DOCS.mkdir(parents=True, exist_ok=True)
     chart(planning_rows, DOCS / "planning.png")
     report = [
         "# Planning benchmark",
@@ -180,8 +175,7 @@ def main() -> None:
         read_text,
         "",
     ]
-    (DOCS / "planning.md").write_text("\n".join(report))
-    print("\n".join(report))
+    write_report("planning", report)
 
 
 if __name__ == "__main__":

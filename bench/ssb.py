@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import DOCS, bench_session, machine, markdown_table, timed
+from bench.common import bench_session, machine, markdown_table, timed, write_report
 from zskip import create_index, drop_index, optimize
 from zskip.datasets import SSB_QUERIES, load_ssb
 from zskip.experiments import copy_table, iceberg_rewrite
@@ -209,14 +209,14 @@ def main() -> None:
         for name, measured in per_query.items():
             if measured["result"] != reference[name]["result"]:
                 raise SystemExit(f"{label} returned different rows for {name}")
-    write_report(args, counts, qs, results, layout_seconds, index_seconds)
+    report_ssb(args, counts, qs, results, layout_seconds, index_seconds)
 
 
 def _swap(qs: dict[str, str], base: str, layout: str) -> dict[str, str]:
     return {name: q.replace(f"{base} ", f"{layout} ") for name, q in qs.items()}
 
 
-def write_report(args, counts, qs, results, layout_seconds, index_seconds) -> None:  # type: ignore[no-untyped-def]
+def report_ssb(args, counts, qs, results, layout_seconds, index_seconds) -> None:  # type: ignore[no-untyped-def]
     labels = list(results)
     names = list(qs)
     header = ["query", *labels]
@@ -256,9 +256,7 @@ def write_report(args, counts, qs, results, layout_seconds, index_seconds) -> No
         *[f"- {n}: `{q}`" for n, q in qs.items()],
         "",
     ]
-    DOCS.mkdir(parents=True, exist_ok=True)
-    (DOCS / "ssb.md").write_text("\n".join(report))
-    print("\n".join(report))
+    write_report("ssb", report)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from zskip.indexing import (
 )
 from zskip.layout import OptimizeResult, optimize
 from zskip.layout.inspect import InspectResult, inspect
-from zskip.planning import Explain, explain, read, sql
+from zskip.planning import Explain, explain, explain_sql, read, sql
 
 __version__ = "0.2.0"
 
@@ -59,6 +59,7 @@ __all__ = [
     "curves",
     "drop_index",
     "explain",
+    "explain_sql",
     "inspect",
     "list_indexes",
     "optimize",

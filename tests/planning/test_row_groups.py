@@ -32,3 +32,16 @@ def test_without_usable_statistics_the_whole_file_is_read() -> None:
     assert text is None and read == (0, 1)
     text, read = row_group_filter(footer([(0, 9), (10, 19)]), (1,), {"s": (2, StringType())})
     assert text is None and read == (0, 1)  # no statistics for field 2
+
+
+def test_row_groups_the_readers_own_statistics_filter_skips_are_not_counted() -> None:
+    # group 0 overlaps the kept box, but the query's own min/max test already rules it out
+    _, read = row_group_filter(footer([(0, 15), (10, 19), (30, 39)]), (1,), {"a": (1, IntegerType())}, readable=(1, 2))
+    assert read == (1,)
+
+
+def test_no_residual_when_zskip_rules_out_only_what_the_reader_skips_anyway() -> None:
+    text, read = row_group_filter(
+        footer([(0, 9), (10, 19), (20, 29)]), (1, 2), {"a": (1, IntegerType())}, readable=(1, 2)
+    )
+    assert text is None and read == (1, 2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -59,7 +60,9 @@ class IcebergTable:
         return str(self.java.location())
 
     def spark_schema(self) -> StructType:
-        return self.spark.table(self.name).schema
+        """The current schema as Spark types (converted by Iceberg itself, no query analysis)."""
+        converted = self.jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(self.java.schema())
+        return StructType.fromJson(json.loads(converted.json()))
 
     def partition_source_columns(self) -> list[str]:
         """Names of the columns any partition spec of the table derives partitions from."""

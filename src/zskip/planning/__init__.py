@@ -1,7 +1,7 @@
 """Query planning: which files and row groups can match, staged reads through Spark, and explain."""
 
 from zskip.planning.read import Explain, explain, read
-from zskip.planning.sql import sql
+from zskip.planning.sql import explain_sql, sql
 from zskip.planning.staging import release_reads
 
-__all__ = ["Explain", "explain", "read", "release_reads", "sql"]
+__all__ = ["Explain", "explain", "explain_sql", "read", "release_reads", "sql"]

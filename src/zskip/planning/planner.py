@@ -71,7 +71,8 @@ class ScanPlan:
     tasks: TaskList | None = None
     footers: dict[str, Footer] = field(default_factory=dict)
     residuals: dict[str, str] = field(default_factory=dict)  # Iceberg expression JSON per partly read file
-    read_groups: dict[str, tuple[int, ...]] = field(default_factory=dict)  # row groups that residual reads
+    read_groups: dict[str, tuple[int, ...]] = field(default_factory=dict)  # row groups Iceberg's reader reads
+    readable: dict[str, tuple[int, ...]] = field(default_factory=dict)  # row groups the filter's min/max keeps
     file_rows: dict[str, int] = field(default_factory=dict)
     file_bytes: dict[str, int] = field(default_factory=dict)
     stages: list[StageResult] = field(default_factory=list)
@@ -85,7 +86,8 @@ class ScanPlan:
         return footer.row_groups if footer is not None else 1
 
     def row_groups_read(self) -> int:
-        """Row groups Spark reads: all of a kept file, or those its residual cannot rule out."""
+        """Row groups Spark reads: those of a kept file that neither the query's filter nor zskip's
+        residual rules out by the row group's statistics."""
         return sum(len(self.read_groups[p]) if p in self.read_groups else self._groups(p) for p in self.kept)
 
     def rows_read(self) -> int:
@@ -209,7 +211,7 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
     iceberg = plan.table
     expr = plan.expr
     assert expr is not None and plan.snapshot_id is not None
-    types = _spark_types(plan.frame)
+    types = _spark_types(iceberg)  # the table's, not the query's: its output may lack the filtered columns
 
     clock = time.perf_counter()
     tasks = plan_tasks(iceberg, plan.snapshot_id, scan.java_filters)
@@ -231,12 +233,15 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
         footer = _footer(path)
         plan.footers[path] = footer
         candidates = plan.kept[path]
-        groups = range(footer.row_groups) if candidates is None else candidates
-        keep = tuple(
+        # every row group, not just the curve stage's: Iceberg's reader runs this same test on the
+        # task's residual (the query's filter), so the groups it fails are never read at all
+        readable = tuple(
             g
-            for g in groups
+            for g in range(footer.row_groups)
             if might_match(expr, {n: footer.stats[g].get(ids[n]) if n in ids else None for n in names}, floats)
         )
+        plan.readable[path] = readable
+        keep = readable if candidates is None else tuple(sorted(set(candidates) & set(readable)))
         _set_groups(plan, path, keep, footer.row_groups)
     plan.stages.append(
         StageResult("row-group min/max", len(plan.kept), plan.row_groups_kept(), time.perf_counter() - clock)
@@ -271,10 +276,10 @@ def _row_group_residuals(plan: ScanPlan, names: set[str], types: dict[str, DataT
     for path, groups in plan.kept.items():
         if groups is None:
             continue
-        residual, read = row_group_filter(plan.footers[path], groups, columns)
+        residual, read = row_group_filter(plan.footers[path], groups, columns, readable=plan.readable.get(path))
         if residual is not None:
             plan.residuals[path] = residual
-            plan.read_groups[path] = read
+        plan.read_groups[path] = read
 
 
 def _set_groups(plan: ScanPlan, path: str, keep: tuple[int, ...], total: int) -> None:
@@ -316,8 +321,8 @@ def _curve_stage(plan: ScanPlan, store: ClusteringStore, expr: Expr, types: dict
             _set_groups(plan, path, tuple(sorted(groups_ok.get(path, ()))), footer.row_groups)
 
 
-def _spark_types(frame: DataFrame) -> dict[str, DataType]:
-    return {f.name.lower(): f.dataType for f in frame.schema.fields}
+def _spark_types(iceberg: IcebergTable) -> dict[str, DataType]:
+    return {f.name.lower(): f.dataType for f in iceberg.spark_schema().fields}
 
 
 def _field_ids(iceberg: IcebergTable, names: set[str]) -> dict[str, int]:

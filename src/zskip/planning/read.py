@@ -12,7 +12,7 @@ from zskip.iceberg.tasks import read_staged, stage, with_residual
 from zskip.planning.planner import ScanPlan, plan_scan
 from zskip.planning.staging import keep_staged
 
-__all__ = ["Explain", "explain", "read"]
+__all__ = ["Explain", "explain", "explain_plan", "read", "stage_plan"]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class Explain:
         return json.dumps(asdict(self), indent=2, default=str)
 
 
-def _explain(plan: ScanPlan, where: str | Column) -> Explain:
+def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
     return Explain(
         table=plan.table.name,
         where=str(where),
@@ -69,7 +69,7 @@ def explain(spark: SparkSession, table: str, where: str | Column) -> Explain:
     >>> zskip.explain(spark, "lake.db.t", "a = 5 AND c > 3").files_read  # doctest: +SKIP
     3
     """
-    return _explain(plan_scan(spark, table, where), where)
+    return explain_plan(plan_scan(spark, table, where), where)
 
 
 def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
@@ -93,6 +93,13 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
     )
     if not plan.kept or plan.tasks is None:
         return plan.frame.limit(0)
+    return stage_plan(plan).where(where)
+
+
+def stage_plan(plan: ScanPlan) -> DataFrame:
+    """The rows of ``plan``'s kept files (each task with the residual that skips its ruled-out row
+    groups), staged for this session; the plan must have kept some file."""
+    assert plan.tasks is not None and plan.kept
     index = plan.tasks.index()
     tasks = []
     for path in plan.kept:
@@ -101,4 +108,4 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
         tasks.append(task if residual is None else with_residual(plan.table, task, residual))
     set_id = stage(plan.table, tasks)
     keep_staged(plan.table, set_id)
-    return read_staged(plan.table, set_id).where(where)
+    return read_staged(plan.table, set_id)

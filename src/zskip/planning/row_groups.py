@@ -73,15 +73,24 @@ def _overlap(a: ColumnStats, b: ColumnStats) -> bool:
 
 
 def row_group_filter(
-    footer: Footer, kept: Sequence[int], columns: Mapping[str, tuple[int, DataType]]
+    footer: Footer,
+    kept: Sequence[int],
+    columns: Mapping[str, tuple[int, DataType]],
+    *,
+    readable: Sequence[int] | None = None,
 ) -> tuple[str | None, tuple[int, ...]]:
-    """The residual (Iceberg expression JSON) that keeps ``kept`` row groups, and the row groups it reads.
+    """The residual (Iceberg expression JSON) that keeps ``kept`` row groups, and the row groups read.
 
-    ``columns`` maps a column name to its field id and Spark type; ``None`` when no column can
-    tell the kept row groups apart (then the whole file is read).
+    ``columns`` maps a column name to its field id and Spark type.  ``readable`` are the row groups
+    the reader keeps by its own statistics test of the query's filter (``None``: all of them); a
+    row group outside it is never read, residual or not.  The residual is ``None`` when no column
+    can tell the kept row groups apart, or when ``kept`` is all of ``readable`` (the reader's own
+    test already skips the rest).
     """
+    everything = tuple(range(footer.row_groups)) if readable is None else tuple(readable)
+    if set(everything) <= set(kept):
+        return None, everything
     usable = [(name, fid, dtype) for name, (fid, dtype) in columns.items() if _usable(dtype)][:MAX_COLUMNS]
-    everything = tuple(range(footer.row_groups))
     terms = []
     boxes: list[dict[str, ColumnStats]] = []
     for g in kept:
@@ -98,7 +107,7 @@ def row_group_filter(
         except (TypeError, ValueError):
             return None, everything
     read = []
-    for g in range(footer.row_groups):
+    for g in everything:
         if g in kept or any(_might_meet(footer.stats[g], box, usable) for box in boxes):
             read.append(g)
     return json.dumps(_tree("or", terms)), tuple(read)

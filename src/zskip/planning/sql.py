@@ -3,16 +3,17 @@
 Spark parses and plans the query; zskip takes each Iceberg scan's pushed conjuncts (join keys
 pushed by dynamic filters are not among them: they exist only at run time), plans the files per
 scan, and points each table reference of the query text at a view of the staged files.  A table
-read by several scans gets the union of their files, staged without residual filters, so every
-scan sees every row it needs; Spark applies all of the query's filters as usual.  Queries with time
-travel run unchanged.
+read by one scan gets that scan's tasks, residuals included, so Iceberg's reader skips row groups
+as ``zskip.read`` does.  A table read by several scans gets the union of their files, staged
+without residual filters, so every scan sees every row it needs.  Spark applies all of the query's
+filters as usual.  Queries with time travel run unchanged.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -21,6 +22,7 @@ from zskip.iceberg.predicates import ScanFilter, pushed_filters
 from zskip.iceberg.table import load_table
 from zskip.iceberg.tasks import plan_tasks, read_staged, stage
 from zskip.planning.planner import plan_filter
+from zskip.planning.read import explain_plan, stage_plan
 from zskip.planning.staging import keep_staged
 
 __all__ = ["explain_sql", "sql"]
@@ -73,14 +75,16 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
         if name not in scans:
             continue
         if name not in views:
-            kept: set[str] = set()
-            for scan in scans[name]:
-                kept.update(plan_filter(spark, iceberg, frame, scan).kept)
             snapshot = iceberg.current_snapshot_id()
             if snapshot is None:
                 continue
+            plans = [plan_filter(spark, iceberg, frame, scan) for scan in scans[name]]
+            kept = {path for plan in plans for path in plan.kept}
             view = f"zskip_scan_{uuid.uuid4().hex[:12]}"
-            if kept:
+            if len(plans) == 1 and kept:
+                # the table's only scan: its tasks carry its filter and row-group residuals
+                stage_plan(plans[0]).createOrReplaceTempView(view)
+            elif kept:
                 every = plan_tasks(iceberg, snapshot, None)  # no residual: each scan filters for itself
                 index = every.index()
                 set_id = stage(iceberg, [every.java.get(index[p]) for p in sorted(kept) if p in index])
@@ -98,11 +102,15 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
 
 def explain_sql(spark: SparkSession, query: str) -> list[Any]:
     """An ``Explain`` for every Iceberg scan of ``query`` (nothing is read or staged)."""
-    from zskip.planning.read import _explain
-
     frame = spark.sql(query)
+    scans = pushed_filters(frame)
+    per_table = Counter(scan.table for scan in scans)
     out = []
-    for scan in pushed_filters(frame):
+    for scan in scans:
         iceberg = load_table(spark, scan.table)
-        out.append(_explain(plan_filter(spark, iceberg, frame, scan), str(scan.expr)))
+        plan = plan_filter(spark, iceberg, frame, scan)
+        if per_table[scan.table] > 1:  # staged as a union without residuals: whole files are read
+            plan.residuals.clear()
+            plan.read_groups.clear()
+        out.append(explain_plan(plan, str(scan.expr)))
     return out

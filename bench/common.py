@@ -65,11 +65,11 @@ def pyplot() -> Any:
     return plt
 
 
-def write_report(name: str, lines: Sequence[str]) -> Path:
-    """Write ``docs/benchmarks/<name>.md`` and echo it."""
+def write_report(name: str, lines: Sequence[str], directory: Path = DOCS) -> Path:
+    """Write ``<directory>/<name>.md`` (by default under docs/benchmarks) and echo it."""
     text = "\n".join(lines)
-    DOCS.mkdir(parents=True, exist_ok=True)
-    path = DOCS / f"{name}.md"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.md"
     path.write_text(text)
     print(text)
     return path

@@ -3,7 +3,9 @@ rows through zskip.sql (after zskip clustering and a bitmap index) as through pl
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +13,8 @@ import zskip
 from zskip.datasets import SSB_QUERIES, load_ssb
 
 pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -42,3 +46,28 @@ def test_every_ssb_query_gives_the_same_rows_through_zskip(spark, ssb) -> None:
         assert got == expected, name
         matched += bool(expected)
     assert matched >= 10  # most queries find rows even at this scale
+
+
+def test_the_benchmark_runs_end_to_end_at_a_tiny_scale(spark, tmp_path) -> None:
+    """bench/ssb.py, every configuration, a few queries: same rows everywhere, a report and its charts."""
+    sys.path.insert(0, str(ROOT))  # bench/ lives in the checkout, not in the package
+    from bench import ssb as benchmark
+
+    results = benchmark.main(
+        [
+            "--scale-factor=0.01",
+            "--files=8",
+            "--row-group-size=16KB",
+            "--runs=1",
+            "--queries=Q1.1,D1,D5",
+            f"--data-dir={tmp_path / 'tpch'}",
+            f"--output={tmp_path}",
+        ]
+    )
+    assert len(results) == 12 and all(set(r) == {"Q1.1", "D1", "D5"} for r in results.values())
+    report = (tmp_path / "ssb.md").read_text()
+    assert "Every configuration returned the same rows for every query" in report
+    for chart in ("ssb-files.png", "ssb-row-groups.png", "ssb-speedup.png"):
+        assert (tmp_path / chart).stat().st_size > 10_000
+    plain, clustered = results["(a) as loaded"]["D1"], results["(f) zskip hilbert rank, + bitmap"]["D1"]
+    assert clustered["row_groups"] < plain["row_groups"] / 3 and clustered["rows"] < plain["rows"] / 3

@@ -36,7 +36,7 @@ def explain(ctx: Context, table: str, where: str, as_json: bool) -> None:
     console.print(stages)
     console.print(
         f"reads {result.files_read} of {result.files_total} files ({result.row_groups_read} of "
-        f"{result.row_groups_total} row groups, {result.row_groups_matching} that can match), "
+        f"{result.row_groups_total} row groups), "
         f"{result.rows_read:,} rows, {format_bytes(result.bytes_read)}; "
         f"planned in {result.planning_seconds * 1000:.0f} ms"
     )

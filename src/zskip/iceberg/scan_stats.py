@@ -1,4 +1,5 @@
-"""What Iceberg's own planner decides to read for a query: files, bytes and rows, from its scan tasks."""
+"""What Iceberg reads for a query: planned files, bytes and rows from its scan tasks, and the rows its
+scans produced once the query ran (Spark's own metric)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-__all__ = ["PlannedScan", "planned_scans"]
+__all__ = ["PlannedScan", "planned_scans", "scanned_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,3 +58,30 @@ def planned_scans(frame: DataFrame) -> list[PlannedScan]:
             )
         )
     return scans
+
+
+def _children(node: Any) -> list[Any]:
+    """A physical plan node's inputs, looking through adaptive execution's wrappers."""
+    name = node.getClass().getSimpleName()
+    if name == "AdaptiveSparkPlanExec":
+        return [node.executedPlan()]
+    if name.endswith("QueryStageExec"):
+        return [node.plan()]
+    return list(_iterate(node.children()))
+
+
+def scanned_rows(frame: DataFrame, table: str) -> int:
+    """Rows the Iceberg scans of ``table`` produced in ``frame``'s last run (Spark's ``numOutputRows``
+    of each scan node: rows Iceberg's reader returned after skipping row groups, before Spark's
+    own filter).  ``frame`` must have been executed, e.g. by ``collect()``; a reused exchange is a
+    leaf, so its scan counts once."""
+    total = 0
+    pending = [frame._jdf.queryExecution().executedPlan()]
+    while pending:
+        node = pending.pop()
+        if node.getClass().getSimpleName() == "BatchScanExec":
+            if str(node.scan().description()).split(" ")[0] == table:
+                total += int(node.metrics().apply("numOutputRows").value())
+            continue
+        pending.extend(_children(node))
+    return total

@@ -2,9 +2,10 @@
 
 py4j costs a fraction of a millisecond per call, so zskip never asks the JVM about tasks one at a
 time: the paths of all planned tasks come back in one string (each task prints its file), and only
-the tasks that survive zskip's stages are touched again.  Tasks are staged whole: Iceberg's
-staged scan splits every task again, and its row-group split tasks refuse a second split
-("Cannot split a task which is already split").
+the tasks that survive zskip's stages are touched again.  Iceberg's staged scan splits every
+task again, and its row-group split tasks refuse a second split ("Cannot split a task which is
+already split"), so a task that reads part of a file claims a shorter file instead
+(``row_group_task``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pyspark.sql import DataFrame
 
 from zskip.iceberg.table import IcebergTable
 
-__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "stage", "with_residual"]
+__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "row_group_task", "stage"]
 
 _TASK_FILE = re.compile(r"^\w+\{file=(.*?), partition_data=")
 
@@ -57,25 +58,35 @@ def plan_tasks(table: IcebergTable, snapshot_id: int, filters: Any | None) -> Ta
     return TaskList(tasks, tuple(p for p in paths if p is not None))
 
 
-def with_residual(table: IcebergTable, task: Any, expression_json: str) -> Any:
-    """A copy of ``task`` whose residual also holds ``expression_json`` (Iceberg's expression JSON,
-    values typed by the task's schema); Iceberg's reader skips the row groups it rules out."""
+def row_group_task(table: IcebergTable, task: Any, start: int, end: int) -> Any:
+    """A copy of ``task`` that reads only the row groups in bytes ``[start, end)`` of its file.
+
+    The copy's data file declares itself ``end`` bytes long with one split offset at ``start``, so
+    the staged scan splits it into exactly that range (see ``zskip.planning.row_groups``); deletes,
+    residual, schema and spec are the task's own.
+    """
     jvm = table.jvm
     gateway: Any = table.spark.sparkContext._gateway
     iceberg = jvm.org.apache.iceberg
-    schema = task.schema()
-    extra = iceberg.expressions.ExpressionParser.fromJson(expression_json, schema)
-    residual = getattr(iceberg.expressions.Expressions, "and")(task.residual(), extra)
+    offsets = gateway.new_array(jvm.long, 1)
+    offsets[0] = int(start)
+    claimed = (
+        iceberg.DataFiles.builder(task.spec())
+        .copy(task.file())
+        .withFileSizeInBytes(int(end))
+        .withSplitOffsets(iceberg.util.ArrayUtil.toLongList(offsets))
+        .build()
+    )
     listed = task.deletes()
     deletes = gateway.new_array(iceberg.DeleteFile, int(listed.size()))
     for i in range(len(deletes)):
         deletes[i] = listed.get(i)
     return iceberg.BaseFileScanTask(
-        task.file(),
+        claimed,
         deletes,
-        iceberg.SchemaParser.toJson(schema),
+        iceberg.SchemaParser.toJson(task.schema()),
         iceberg.PartitionSpecParser.toJson(task.spec()),
-        iceberg.expressions.ResidualEvaluator.unpartitioned(residual),
+        iceberg.expressions.ResidualEvaluator.unpartitioned(task.residual()),
     )
 
 

@@ -38,7 +38,6 @@ from zskip.planning.cache import CACHE
 from zskip.planning.curve import query_intervals, ranges_meet
 from zskip.planning.footers import Footer, read_footer
 from zskip.planning.minmax import might_match
-from zskip.planning.row_groups import row_group_filter
 
 __all__ = ["ScanPlan", "StageResult", "plan_filter", "plan_scan"]
 
@@ -57,8 +56,8 @@ class StageResult:
 class ScanPlan:
     """What to read: each kept file with the row groups that can match (``None``: all of them).
 
-    A file with some row groups ruled out is staged with a residual filter that Iceberg's reader
-    uses to skip them (``zskip.planning.row_groups``).
+    A file with some row groups ruled out is staged as one task per run of consecutive kept row
+    groups, each reading only its bytes (``zskip.planning.row_groups``).
     """
 
     table: IcebergTable
@@ -70,9 +69,6 @@ class ScanPlan:
     kept: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
     tasks: TaskList | None = None
     footers: dict[str, Footer] = field(default_factory=dict)
-    residuals: dict[str, str] = field(default_factory=dict)  # Iceberg expression JSON per partly read file
-    read_groups: dict[str, tuple[int, ...]] = field(default_factory=dict)  # row groups Iceberg's reader reads
-    readable: dict[str, tuple[int, ...]] = field(default_factory=dict)  # row groups the filter's min/max keeps
     file_rows: dict[str, int] = field(default_factory=dict)
     file_bytes: dict[str, int] = field(default_factory=dict)
     stages: list[StageResult] = field(default_factory=list)
@@ -85,25 +81,20 @@ class ScanPlan:
         footer = self.footers.get(path)
         return footer.row_groups if footer is not None else 1
 
-    def row_groups_read(self) -> int:
-        """Row groups Spark reads: those of a kept file that neither the query's filter nor zskip's
-        residual rules out by the row group's statistics."""
-        return sum(len(self.read_groups[p]) if p in self.read_groups else self._groups(p) for p in self.kept)
-
     def rows_read(self) -> int:
         total = 0
-        for path in self.kept:
-            if path in self.read_groups:
-                total += sum(self.footers[path].rows[g] for g in self.read_groups[path])
+        for path, groups in self.kept.items():
+            if groups is not None:
+                total += sum(self.footers[path].rows[g] for g in groups)
             else:
                 total += self.file_rows.get(path, 0)
         return total
 
     def bytes_read(self) -> int:
         total = 0
-        for path in self.kept:
-            if path in self.read_groups:
-                total += sum(self.footers[path].ranges[g][1] for g in self.read_groups[path])
+        for path, groups in self.kept.items():
+            if groups is not None:
+                total += sum(self.footers[path].ranges[g][1] for g in groups)
             else:
                 total += self.file_bytes.get(path, 0)
         return total
@@ -233,15 +224,12 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
         footer = _footer(path)
         plan.footers[path] = footer
         candidates = plan.kept[path]
-        # every row group, not just the curve stage's: Iceberg's reader runs this same test on the
-        # task's residual (the query's filter), so the groups it fails are never read at all
-        readable = tuple(
+        groups = range(footer.row_groups) if candidates is None else candidates
+        keep = tuple(
             g
-            for g in range(footer.row_groups)
+            for g in groups
             if might_match(expr, {n: footer.stats[g].get(ids[n]) if n in ids else None for n in names}, floats)
         )
-        plan.readable[path] = readable
-        keep = readable if candidates is None else tuple(sorted(set(candidates) & set(readable)))
         _set_groups(plan, path, keep, footer.row_groups)
     plan.stages.append(
         StageResult("row-group min/max", len(plan.kept), plan.row_groups_kept(), time.perf_counter() - clock)
@@ -264,22 +252,6 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
     plan.stages.append(
         StageResult("indexes (bloom, bitmap)", len(plan.kept), plan.row_groups_kept(), time.perf_counter() - clock)
     )
-    _row_group_residuals(plan, names, types)
-
-
-def _row_group_residuals(plan: ScanPlan, names: set[str], types: dict[str, DataType]) -> None:
-    """For each file with row groups ruled out, the residual that skips them.  Only the predicate's
-    columns: Iceberg binds the residual to the columns the query reads, and Spark reads those to
-    apply the filter again."""
-    ids = _field_ids(plan.table, names)
-    columns = {name: (ids[name], types[name]) for name in sorted(names) if name in ids and name in types}
-    for path, groups in plan.kept.items():
-        if groups is None:
-            continue
-        residual, read = row_group_filter(plan.footers[path], groups, columns, readable=plan.readable.get(path))
-        if residual is not None:
-            plan.residuals[path] = residual
-        plan.read_groups[path] = read
 
 
 def _set_groups(plan: ScanPlan, path: str, keep: tuple[int, ...], total: int) -> None:

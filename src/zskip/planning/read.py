@@ -8,8 +8,9 @@ from dataclasses import asdict, dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
-from zskip.iceberg.tasks import read_staged, stage, with_residual
+from zskip.iceberg.tasks import read_staged, row_group_task, stage
 from zskip.planning.planner import ScanPlan, plan_scan
+from zskip.planning.row_groups import byte_runs
 from zskip.planning.staging import keep_staged
 
 __all__ = ["Explain", "explain", "explain_plan", "read", "stage_plan"]
@@ -35,8 +36,7 @@ class Explain:
     files_total: int
     files_read: int
     row_groups_total: int
-    row_groups_read: int  # at most these: Iceberg's reader may skip more by its own statistics
-    row_groups_matching: int  # the ones zskip's stages could not rule out
+    row_groups_read: int  # those no stage ruled out; Iceberg's reader may skip more (dictionaries)
     rows_read: int
     bytes_read: int
     planning_seconds: float
@@ -54,8 +54,7 @@ def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
         files_total=plan.files_total,
         files_read=len(plan.kept),
         row_groups_total=plan.row_groups_total,
-        row_groups_read=plan.row_groups_read(),
-        row_groups_matching=plan.row_groups_kept(),
+        row_groups_read=plan.row_groups_kept(),
         rows_read=plan.rows_read(),
         bytes_read=plan.bytes_read(),
         planning_seconds=plan.planning_seconds,
@@ -76,7 +75,7 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
     """Rows of ``table`` matching ``where``, reading only the files and row groups that can hold one.
 
     The result equals ``spark.table(table).where(where)``: zskip stages the Iceberg scan tasks of
-    the files that survive its stages (with a residual that skips ruled-out row groups) and Spark
+    the files and row groups that survive its stages and Spark
     reads them with the filter applied again; delete files of the table still apply.
     The staged tasks stay while later reads are few (see
     ``zskip.planning.staging``); ``zskip.planning.release_reads()`` releases them all.
@@ -97,15 +96,17 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
 
 
 def stage_plan(plan: ScanPlan) -> DataFrame:
-    """The rows of ``plan``'s kept files (each task with the residual that skips its ruled-out row
+    """The rows of ``plan``'s kept files and row groups (a task per run of consecutive kept row
     groups), staged for this session; the plan must have kept some file."""
     assert plan.tasks is not None and plan.kept
     index = plan.tasks.index()
     tasks = []
-    for path in plan.kept:
+    for path, groups in plan.kept.items():
         task = plan.tasks.java.get(index[path])
-        residual = plan.residuals.get(path)
-        tasks.append(task if residual is None else with_residual(plan.table, task, residual))
+        if groups is None:
+            tasks.append(task)
+        else:
+            tasks.extend(row_group_task(plan.table, task, a, b) for a, b in byte_runs(plan.footers[path], groups))
     set_id = stage(plan.table, tasks)
     keep_staged(plan.table, set_id)
     return read_staged(plan.table, set_id)

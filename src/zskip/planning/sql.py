@@ -3,10 +3,10 @@
 Spark parses and plans the query; zskip takes each Iceberg scan's pushed conjuncts (join keys
 pushed by dynamic filters are not among them: they exist only at run time), plans the files per
 scan, and points each table reference of the query text at a view of the staged files.  A table
-read by one scan gets that scan's tasks, residuals included, so Iceberg's reader skips row groups
-as ``zskip.read`` does.  A table read by several scans gets the union of their files, staged
-without residual filters, so every scan sees every row it needs.  Spark applies all of the query's
-filters as usual.  Queries with time travel run unchanged.
+read by one scan gets that scan's plan, only its kept row groups read, as ``zskip.read`` does.  A
+table read by several scans gets the union of their files, staged whole, so every scan sees every
+row it needs.  Spark applies all of the query's filters as usual.  Queries with time travel run
+unchanged.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
             kept = {path for plan in plans for path in plan.kept}
             view = f"zskip_scan_{uuid.uuid4().hex[:12]}"
             if len(plans) == 1 and kept:
-                # the table's only scan: its tasks carry its filter and row-group residuals
+                # the table's only scan: only its kept row groups are read
                 stage_plan(plans[0]).createOrReplaceTempView(view)
             elif kept:
                 every = plan_tasks(iceberg, snapshot, None)  # no residual: each scan filters for itself
@@ -109,8 +109,7 @@ def explain_sql(spark: SparkSession, query: str) -> list[Any]:
     for scan in scans:
         iceberg = load_table(spark, scan.table)
         plan = plan_filter(spark, iceberg, frame, scan)
-        if per_table[scan.table] > 1:  # staged as a union without residuals: whole files are read
-            plan.residuals.clear()
-            plan.read_groups.clear()
+        if per_table[scan.table] > 1:  # staged as a union of whole files
+            plan.kept = dict.fromkeys(plan.kept)
         out.append(explain_plan(plan, str(scan.expr)))
     return out

@@ -106,6 +106,7 @@ def counts(spark, query: str, lineorder: str, *, through_zskip: bool) -> dict[st
         "row_groups": sum(e.row_groups_read for e in plans),
         "matching": sum(e.row_groups_read for e in plans),
         "bytes": sum(e.bytes_read for e in plans),
+        "rows_planned": sum(e.rows_read for e in plans),
         "planning": sum(e.planning_seconds for e in plans) if through_zskip else 0.0,
     }
 

@@ -70,4 +70,5 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_scale(spark, tmp_path) -> None:
     for chart in ("ssb-files.png", "ssb-row-groups.png", "ssb-speedup.png"):
         assert (tmp_path / chart).stat().st_size > 10_000
     plain, clustered = results["(a) as loaded"]["D1"], results["(f) zskip hilbert rank, + bitmap"]["D1"]
-    assert clustered["row_groups"] < plain["row_groups"] / 3 and clustered["rows"] < plain["rows"] / 3
+    assert clustered["row_groups"] < plain["row_groups"] / 3
+    assert 0 < clustered["rows"] <= clustered["rows_planned"]  # Spark's scan read no row group zskip ruled out

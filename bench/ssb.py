@@ -338,26 +338,20 @@ def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total
         "",
         *[f"![{p}]({p})" for p in pngs],
         "",
-        "## Data files of lineorder read",
-        "",
-        table(lambda m, c, n: f"{m['files']}"),
-        "",
-        "## Row groups of lineorder read",
-        "",
-        table(lambda m, c, n: f"{m['row_groups']}"),
-        "",
-        "## Rows of lineorder scanned (measured, thousands)",
-        "",
-        table(lambda m, c, n: f"{m['rows'] / 1000:,.0f}"),
-        "",
-        "## Bytes of lineorder read (MiB)",
-        "",
-        table(lambda m, c, n: f"{m['bytes'] / 2**20:,.1f}"),
-        "",
-        "## zskip planning time of the lineorder scan (ms)",
-        "",
-        table(lambda m, c, n: f"{m['planning'] * 1000:.0f}" if "zskip" in c else "-"),
-        "",
+        *[
+            line
+            for title, cell in (
+                ("Data files of lineorder read", lambda m, c, n: f"{m['files']}"),
+                ("Row groups of lineorder read", lambda m, c, n: f"{m['row_groups']}"),
+                ("Rows of lineorder scanned (measured, thousands)", lambda m, c, n: f"{m['rows'] / 1000:,.0f}"),
+                ("Bytes of lineorder read (MiB)", lambda m, c, n: f"{m['bytes'] / 2**20:,.1f}"),
+                (
+                    "zskip planning time of the lineorder scan (ms)",
+                    lambda m, c, n: f"{m['planning'] * 1000:.0f}" if "zskip" in c else "-",
+                ),
+            )
+            for line in (f"## {title}", "", table(cell), "")
+        ],
         f"## Wall time (median of {args.runs}): seconds for (a), ratio to (a) for the others",
         "",
         table(

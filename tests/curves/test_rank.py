@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -96,3 +98,33 @@ def test_raw_mapping_of_ints_uses_their_32_bits_and_stays_monotone(values: list[
         present = [v for v in values if v is not None]
         assert len(np.unique(ranks[[v is not None for v in values]])) == len(set(present))
     assert mapping_from_json(RawMapping(bits, 32).to_json()) == RawMapping(bits, 32)
+
+
+@given(
+    sample=st.lists(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)), min_size=1, max_size=200),
+    probes=st.lists(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)), min_size=1, max_size=50),
+    bits=st.integers(1, 32),
+)
+def test_a_fitted_raw_mapping_is_monotone_over_every_value_and_round_trips(
+    sample: list[int | None], probes: list[int | None], bits: int
+) -> None:
+    array = pa.array(sample, pa.int64())
+    mapping = RawMapping.fit(order_key_u64(array), array.is_valid().to_numpy(zero_copy_only=False), bits)
+    values = sample + probes  # probes may lie outside the fitted range: they clamp, in order
+    keys = order_key_u64(pa.array(values, pa.int64()))
+    ranks = mapping.ranks(keys)
+    order = sorted(range(len(values)), key=lambda i: (values[i] is not None, values[i] or 0))
+    assert (np.diff(ranks[order].astype(np.float64)) >= 0).all()
+    assert int(ranks.max()) < 1 << bits
+    assert mapping_from_json(json.dumps(mapping.to_json())) == mapping
+
+
+def test_a_fitted_raw_mapping_spreads_a_narrow_long_column_over_its_bits() -> None:
+    values = pa.array(np.random.default_rng(3).integers(1_000_000, 50_000_000, 100_000))  # money in cents
+    keys = order_key_u64(values)
+    mapping = RawMapping.fit(keys, None, 21)
+    assert mapping.span == 26
+    ranks = mapping.ranks(keys)
+    # 49M of the 2**26 the range spans: the top 4 of 21 bits take 12 of 16 values
+    assert len(np.unique(ranks >> np.uint64(17))) == 12
+    assert len(np.unique(RawMapping(21).ranks(keys))) == 1

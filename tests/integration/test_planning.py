@@ -184,3 +184,18 @@ def test_sql_plans_with_the_types_of_columns_the_query_does_not_return(spark) ->
     assert [(s.files_kept, s.row_groups_kept) for s in counted.stages] == [
         (s.files_kept, s.row_groups_kept) for s in whole.stages
     ]
+
+
+def test_row_group_reads_of_a_partitioned_table_apply_its_position_deletes(spark) -> None:
+    properties = {**SMALL_ROW_GROUPS, "write.delete.mode": "merge-on-read"}
+    table = make_table(spark, "lake.plan.partitioned_deletes", rows=30_000, files=2, partitioned_by="p")
+    for key, value in properties.items():
+        spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{key}'='{value}')")
+    spark.sql(f"INSERT OVERWRITE {table} SELECT * FROM {table} ORDER BY a")  # row groups narrow in a
+    spark.sql(f"DELETE FROM {table} WHERE id % 3 = 0")
+    where = "a BETWEEN 100 AND 140 AND s = 'k7'"
+    plan = zskip.explain(spark, table, where)
+    assert plan.files_read > 1 and plan.row_groups_read < plan.row_groups_total / 4
+    got = zskip.read(spark, table, where)
+    assert same_rows(got, spark.table(table).where(where))
+    assert got.count() > 0 and got.where("id % 3 = 0").count() == 0

@@ -87,32 +87,61 @@ class RankMapping:
 
 @dataclass(frozen=True, slots=True)
 class RawMapping:
-    """Maps ``uint64`` keys to the top ``bits`` of the value's own ``width`` bits: no sample needed.
+    """Maps ``uint64`` keys to ``bits`` bits of the value itself, in proportion: no sample of ranks.
 
     ``width`` is the type's natural size (32 for int and date, 8 for byte, 1 for boolean, 64 for
-    the rest): an int's key varies only in its low 32 bits, so taking the top bits of the 64-bit
-    key would give every int the same rank.
+    the rest): an int's key varies only in its low 32 bits.  ``low`` and ``span`` place the bits
+    on the values the column holds: the value minus ``low`` (clamped to ``[0, 2**span)``), top
+    ``bits`` of its ``span`` bits.  A long column holding money up to 2**26 spans 26 bits, not 64;
+    taking the top bits of 64 would give every row the same key.  The defaults (``low`` 0, ``span``
+    ``width``) are the type's whole range.
     """
 
     bits: int
     width: int = 64
+    low: int = 0
+    span: int | None = None  # None: the whole width
+
+    @classmethod
+    def fit(cls, keys: np.ndarray, valid: np.ndarray | None, bits: int, width: int = 64) -> RawMapping:
+        """Place the bits on the range of the non-null ``keys`` (``valid``: which are not null)."""
+        whole = cls(bits=bits, width=width)
+        values = whole._offsets(np.asarray(keys, dtype=np.uint64))
+        if valid is not None:
+            values = values[np.asarray(valid, dtype=bool)]
+        if values.size == 0:
+            return whole
+        low, high = int(values.min()), int(values.max())
+        return cls(bits=bits, width=width, low=low, span=max(1, (high - low).bit_length()))
+
+    def _offsets(self, keys: np.ndarray) -> np.ndarray:
+        """Keys as offsets into the type's ``width``-bit range (nulls, key 0, clamp to 0)."""
+        if self.width >= 64:
+            return keys
+        base = np.uint64((1 << 63) - (1 << (self.width - 1))) if self.width > 1 else np.uint64(1 << 63)
+        top = np.uint64((1 << self.width) - 1)
+        return np.minimum(np.where(keys < base, base, keys) - base, top)
 
     def ranks(self, keys: np.ndarray) -> np.ndarray:
-        keys = np.asarray(keys, dtype=np.uint64)
-        if self.width < 64:
-            base = np.uint64((1 << 63) - (1 << (self.width - 1))) if self.width > 1 else np.uint64(1 << 63)
-            top = np.uint64((1 << self.width) - 1)
-            # nulls (key 0) sort below the type's range: clamp them to the first rank
-            keys = np.minimum(np.where(keys < base, base, keys) - base, top)
-        if self.width >= self.bits:
-            return keys >> np.uint64(self.width - self.bits)
-        return keys << np.uint64(self.bits - self.width)
+        keys = self._offsets(np.asarray(keys, dtype=np.uint64))
+        span = self.width if self.span is None else self.span
+        if self.low or span < 64:
+            low = np.uint64(self.low)
+            keys = np.where(keys < low, low, keys) - low
+            if span < 64:
+                keys = np.minimum(keys, np.uint64((1 << span) - 1))
+        if span >= self.bits:
+            return keys >> np.uint64(span - self.bits)
+        return keys << np.uint64(self.bits - span)
 
     def rank(self, key: int) -> int:
         return int(self.ranks(np.asarray([key], dtype=np.uint64))[0])
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "raw", "bits": self.bits, "width": self.width}
+        data: dict[str, Any] = {"kind": "raw", "bits": self.bits, "width": self.width}
+        if self.span is not None:
+            data |= {"low": str(self.low), "span": self.span}
+        return data
 
 
 def mapping_from_json(data: dict[str, Any] | str) -> RankMapping | RawMapping:
@@ -123,5 +152,11 @@ def mapping_from_json(data: dict[str, Any] | str) -> RankMapping | RawMapping:
     if data["kind"] == "rank":
         return RankMapping(bits=int(data["bits"]), boundaries=tuple(int(b) for b in data["boundaries"]))
     if data["kind"] == "raw":
-        return RawMapping(bits=int(data["bits"]), width=int(data.get("width", 64)))
+        span = data.get("span")
+        return RawMapping(
+            bits=int(data["bits"]),
+            width=int(data.get("width", 64)),
+            low=int(data.get("low", 0)),
+            span=None if span is None else int(span),
+        )
     raise ValueError(f"unknown mapping kind {data['kind']!r}")

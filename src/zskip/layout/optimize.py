@@ -353,7 +353,18 @@ def _fit_spec(
         frame = frame.sample(fraction=fraction, seed=7)
     sample = collect_arrow(frame.limit(SAMPLE_ROWS))
     if mapping == "raw":
-        raw = tuple(ColumnMapping(c, RawMapping(bits, raw_width(types[c]))) for c in columns)
+        raw = tuple(
+            ColumnMapping(
+                c,
+                RawMapping.fit(
+                    order_key_u64(sample[c]) if sample.num_rows else np.zeros(0, np.uint64),
+                    sample[c].is_valid().to_numpy(zero_copy_only=False) if sample.num_rows else None,
+                    bits,
+                    raw_width(types[c]),
+                ),
+            )
+            for c in columns
+        )
         return ClusteringSpec(curve=curve, bits=bits, columns=raw), sample
     mappings = []
     for column in columns:

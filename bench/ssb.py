@@ -9,17 +9,18 @@ seven lineorder filters (literals drawn from the data, see ``doc001_filters``). 
 runs (a)-(c), ``zskip.sql`` runs (d)-(f); every configuration must return the same rows.
 
 Counted the same way for every configuration (``zskip.explain_sql``): data files of lineorder
-opened, row groups whose statistics cannot rule them out (Iceberg's reader skips the others, in
-plain Spark too), their bytes; and, measured while the query runs, the rows lineorder's scan
-produced (Spark's ``numOutputRows``).  Iceberg's adaptive split size is turned off on every table
-so each configuration reads its files in the same kind of tasks (with it on, plain Spark split the
-64 files as loaded into 512 tasks).
-Writes docs/benchmarks/ssb.md and its PNG charts.
+opened, row groups read (plain Spark: those whose statistics cannot rule the filter out, as
+Iceberg's reader skips the others; zskip: those its stages kept), their bytes; and, measured while
+the query runs, the rows lineorder's scan produced (Spark's ``numOutputRows``).  Iceberg's adaptive
+split size is turned off on every table so each configuration reads its files in the same kind of
+tasks (with it on, plain Spark split the 64 files as loaded into 512 tasks).
+Writes docs/benchmarks/ssb.md, its PNG charts, and every figure in ssb.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -325,9 +326,10 @@ def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total
         "**Every configuration returned the same rows for every query.**",
         "",
         "Counted the same way for every configuration with `zskip.explain_sql`: lineorder data files opened "
-        "(plain Spark: every file Iceberg plans); row groups whose statistics cannot rule the filter out (Iceberg's "
-        "reader skips the others in plain Spark too; zskip's may skip more through its residual, see "
-        "`zskip.planning.row_groups`); their bytes. *Rows scanned* is measured: Spark's `numOutputRows` of the "
+        "(plain Spark: every file Iceberg plans); row groups read (plain Spark: those whose statistics cannot rule "
+        "the filter out, as Iceberg's reader skips the others; zskip: the row groups its stages kept, each run of "
+        "them staged as its own task, see `zskip.planning.row_groups`); their bytes. *Rows scanned* is measured: "
+        "Spark's `numOutputRows` of the "
         "lineorder scan in the warm-up run. Wall time is the median of "
         f"{args.runs} runs after one warm-up, zskip's planning included. Iceberg's adaptive split size is off "
         "on every table so every configuration reads in tasks of the same kind.",
@@ -390,6 +392,10 @@ def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total
         "",
     ]
     write_report("ssb", report, Path(args.output))
+    # every measured figure, for anyone who wants to draw it differently
+    figures = {c: {n: {k: v for k, v in m.items() if k != "result"} for n, m in r.items()} for c, r in results.items()}
+    everything = {"queries": qs, "build": build, "results": figures}
+    (Path(args.output) / "ssb.json").write_text(json.dumps(everything, indent=1))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from zskip.layout import OptimizeResult, optimize
 from zskip.layout.inspect import InspectResult, inspect
 from zskip.planning import Explain, explain, explain_sql, read, sql
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "ConcurrentChangeError",

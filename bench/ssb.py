@@ -285,7 +285,7 @@ def charts(results: dict[str, dict], names: list[str], directory: Path) -> list[
         ("row_groups", "lineorder row groups read", True),
         ("speedup", "speed-up over (a) as loaded (median wall time)", False),
     ):
-        figure, axis = plt.subplots(figsize=(12, 4.2))
+        figure, axis = plt.subplots(figsize=(12, 4.8))
         width = 0.8 / len(labels)
         for i, label in enumerate(labels):
             if metric == "speedup":
@@ -299,7 +299,7 @@ def charts(results: dict[str, dict], names: list[str], directory: Path) -> list[
         else:
             axis.axhline(1.0, color="black", linewidth=0.6)
         axis.set_title(title)
-        axis.legend(fontsize=7, ncol=4)
+        axis.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
         name = f"ssb-{metric.replace('_', '-')}.png"
         save_png(figure, directory / name)
         files.append(name)

@@ -56,6 +56,11 @@ class IcebergTable:
     def properties(self) -> dict[str, str]:
         return dict(self.java.properties())
 
+    def property(self, key: str) -> str | None:
+        """One table property (one py4j call; ``properties()`` copies the whole map entry by entry)."""
+        value = self.java.properties().get(key)
+        return None if value is None else str(value)
+
     def location(self) -> str:
         return str(self.java.location())
 

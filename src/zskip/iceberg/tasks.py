@@ -5,7 +5,7 @@ time: the paths of all planned tasks come back in one string (each task prints i
 the tasks that survive zskip's stages are touched again.  Iceberg's staged scan splits every
 task again, and its row-group split tasks refuse a second split ("Cannot split a task which is
 already split"), so a task that reads part of a file claims a shorter file instead
-(``row_group_task``).
+(``row_group_tasks``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame
 
 from zskip.iceberg.table import IcebergTable
 
-__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "row_group_task", "stage"]
+__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "row_group_tasks", "stage"]
 
 _TASK_FILE = re.compile(r"^\w+\{file=(.*?), partition_data=")
 
@@ -58,36 +58,36 @@ def plan_tasks(table: IcebergTable, snapshot_id: int, filters: Any | None) -> Ta
     return TaskList(tasks, tuple(p for p in paths if p is not None))
 
 
-def row_group_task(table: IcebergTable, task: Any, start: int, end: int) -> Any:
-    """A copy of ``task`` that reads only the row groups in bytes ``[start, end)`` of its file.
+def row_group_tasks(table: IcebergTable, task: Any, ranges: Sequence[tuple[int, int]]) -> list[Any]:
+    """Copies of ``task``, each reading only the row groups in one byte range ``[start, end)`` of its file.
 
-    The copy's data file declares itself ``end`` bytes long with one split offset at ``start``, so
+    Each copy's data file declares itself ``end`` bytes long with one split offset at ``start``, so
     the staged scan splits it into exactly that range (see ``zskip.planning.row_groups``); deletes,
     residual, schema and spec are the task's own.
     """
     jvm = table.jvm
     gateway: Any = table.spark.sparkContext._gateway
     iceberg = jvm.org.apache.iceberg
-    offsets = gateway.new_array(jvm.long, 1)
-    offsets[0] = int(start)
-    claimed = (
-        iceberg.DataFiles.builder(task.spec())
-        .copy(task.file())
-        .withFileSizeInBytes(int(end))
-        .withSplitOffsets(iceberg.util.ArrayUtil.toLongList(offsets))
-        .build()
-    )
     listed = task.deletes()
     deletes = gateway.new_array(iceberg.DeleteFile, int(listed.size()))
     for i in range(len(deletes)):
         deletes[i] = listed.get(i)
-    return iceberg.BaseFileScanTask(
-        claimed,
-        deletes,
-        iceberg.SchemaParser.toJson(task.schema()),
-        iceberg.PartitionSpecParser.toJson(task.spec()),
-        iceberg.expressions.ResidualEvaluator.unpartitioned(task.residual()),
-    )
+    schema = iceberg.SchemaParser.toJson(task.schema())
+    spec = iceberg.PartitionSpecParser.toJson(task.spec())
+    residual = iceberg.expressions.ResidualEvaluator.unpartitioned(task.residual())
+    copies = []
+    for start, end in ranges:
+        offsets = gateway.new_array(jvm.long, 1)
+        offsets[0] = int(start)
+        claimed = (
+            iceberg.DataFiles.builder(task.spec())
+            .copy(task.file())
+            .withFileSizeInBytes(int(end))
+            .withSplitOffsets(iceberg.util.ArrayUtil.toLongList(offsets))
+            .build()
+        )
+        copies.append(iceberg.BaseFileScanTask(claimed, deletes, schema, spec, residual))
+    return copies
 
 
 def stage(table: IcebergTable, tasks: Sequence[Any]) -> str:

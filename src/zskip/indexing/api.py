@@ -156,7 +156,7 @@ def vacuum(spark: SparkSession, table: str, *, older_than: timedelta | float | s
     age = _seconds(older_than)
     iceberg = load_table(spark, table)
     manifest, manifest_path = read_manifest(iceberg)
-    referenced = manifest.puffin_paths() | {manifest_path, iceberg.properties().get(STORE_PROPERTY)}
+    referenced = manifest.puffin_paths() | {manifest_path, iceberg.property(STORE_PROPERTY)}
     referenced_paths = {resolve(p)[1] for p in referenced if p}
     root = f"{iceberg.location().rstrip('/')}/zskip"
     filesystem, base = resolve(root)

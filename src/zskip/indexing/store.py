@@ -32,7 +32,7 @@ def new_puffin_path(table: IcebergTable, prefix: str = "index") -> str:
 
 def read_manifest(table: IcebergTable) -> tuple[IndexManifest, str | None]:
     """The current manifest and its path; an empty manifest when there is none or it is unreadable."""
-    path = table.properties().get(MANIFEST_PROPERTY)
+    path = table.property(MANIFEST_PROPERTY)
     if not path:
         return IndexManifest.empty(), None
     try:

@@ -78,7 +78,7 @@ def inspect(spark: SparkSession, table: str, *, columns: Sequence[str] | None = 
     """Files, rows and bytes of ``table``, its clustering, and per column the average fraction of files
     a point lookup must read (1.0: every file; ``1 / files``: ideal)."""
     iceberg = load_table(spark, table)
-    summary = iceberg.properties().get(SUMMARY_PROPERTY)
+    summary = iceberg.property(SUMMARY_PROPERTY)
     clustering = json.loads(summary) if summary else None
     if columns is None:
         store = read_store(iceberg)

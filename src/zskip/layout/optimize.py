@@ -221,7 +221,7 @@ def optimize(
     plan = batches(groups, max_commits=max_commits if partial_progress else 1)
     log.info("optimize %s: %s; %d groups in %d commits", table, selection.reason, len(groups), len(plan))
 
-    if iceberg.properties().get(ROW_GROUP_PROPERTY) != str(row_group):
+    if iceberg.property(ROW_GROUP_PROPERTY) != str(row_group):
         # Iceberg's writer takes the row-group size only from this table property.
         properties_update(iceberg, {ROW_GROUP_PROPERTY: str(row_group)})
         iceberg.refresh()

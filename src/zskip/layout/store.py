@@ -102,7 +102,7 @@ def read_bytes(table: IcebergTable, path: str) -> bytes:
 
 def read_store(table: IcebergTable) -> ClusteringStore | None:
     """The table's current clustering store, or ``None`` (none yet, or unreadable: then a warning)."""
-    path = table.properties().get(STORE_PROPERTY)
+    path = table.property(STORE_PROPERTY)
     if not path:
         return None
     try:

@@ -110,7 +110,7 @@ def _footer(path: str) -> Footer:
 
 
 def _manifest(iceberg: IcebergTable) -> IndexManifest | None:
-    path = iceberg.properties().get(MANIFEST_PROPERTY)
+    path = iceberg.property(MANIFEST_PROPERTY)
     if not path:
         return None
 
@@ -125,7 +125,7 @@ def _manifest(iceberg: IcebergTable) -> IndexManifest | None:
 
 
 def _store(iceberg: IcebergTable) -> ClusteringStore | None:
-    path = iceberg.properties().get(STORE_PROPERTY)
+    path = iceberg.property(STORE_PROPERTY)
     if not path:
         return None
     return CACHE.get_or_load(("store", path), lambda: read_store(iceberg))
@@ -169,7 +169,10 @@ def plan_filter(
         plan.planning_seconds = time.perf_counter() - started
         return plan
     _run_stages(spark, plan, scan)
-    plan.row_groups_total = _total_groups(plan, files)
+    # a snapshot's files never change: count their row groups once per snapshot
+    plan.row_groups_total = CACHE.get_or_load(
+        ("row groups", iceberg.location(), snapshot), lambda: _total_groups(plan, files)
+    )
     plan.planning_seconds = time.perf_counter() - started
     return plan
 

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
-from zskip.iceberg.tasks import read_staged, row_group_task, stage
+from zskip.iceberg.tasks import read_staged, row_group_tasks, stage
 from zskip.planning.planner import ScanPlan, plan_scan
 from zskip.planning.row_groups import byte_runs
 from zskip.planning.staging import keep_staged
@@ -106,7 +106,7 @@ def stage_plan(plan: ScanPlan) -> DataFrame:
         if groups is None:
             tasks.append(task)
         else:
-            tasks.extend(row_group_task(plan.table, task, a, b) for a, b in byte_runs(plan.footers[path], groups))
+            tasks.extend(row_group_tasks(plan.table, task, byte_runs(plan.footers[path], groups)))
     set_id = stage(plan.table, tasks)
     keep_staged(plan.table, set_id)
     return read_staged(plan.table, set_id)

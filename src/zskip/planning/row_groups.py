@@ -6,7 +6,7 @@ file's metadata that declares the file to end where a run of kept row groups end
 offset where the run starts, splits into exactly that byte range; Iceberg's Parquet reader then
 reads the row groups whose midpoint lies in it, and opens the file by path (its real length, so
 the footer is found).  So each run of consecutive kept row groups becomes one staged task
-(``zskip.iceberg.tasks.row_group_task``).  Were a later Iceberg to open files at their declared
+(``zskip.iceberg.tasks.row_group_tasks``).  Were a later Iceberg to open files at their declared
 length, Parquet's footer check would fail loudly (no wrong rows), and the integration tests that
 compare scanned rows with planned ones would say so.
 """

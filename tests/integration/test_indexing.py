@@ -25,7 +25,7 @@ SMALL_ROW_GROUPS = {"write.parquet.row-group-size-bytes": "16384"}
 
 
 def manifest_path(spark, table: str) -> str | None:
-    return load_table(spark, table).properties().get(MANIFEST_PROPERTY)
+    return load_table(spark, table).property(MANIFEST_PROPERTY)
 
 
 def files_holding(spark, table: str, where: str) -> set[str]:

@@ -53,11 +53,8 @@ class IcebergTable:
         snapshot = self.java.currentSnapshot()
         return None if snapshot is None else int(snapshot.snapshotId())
 
-    def properties(self) -> dict[str, str]:
-        return dict(self.java.properties())
-
     def property(self, key: str) -> str | None:
-        """One table property (one py4j call; ``properties()`` copies the whole map entry by entry)."""
+        """One table property, in one py4j call (copying the Java map would take one per entry)."""
         value = self.java.properties().get(key)
         return None if value is None else str(value)
 

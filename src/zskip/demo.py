@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -25,12 +27,25 @@ from zskip.viz import plot_curves, plot_file_boxes
 __all__ = ["run_demo"]
 
 
+@contextmanager
+def _step(console: Console, text: str) -> Iterator[None]:
+    """A spinner in a terminal; otherwise (a log file, CI) a line when the step starts. Both end with the time."""
+    started = time.monotonic()
+    if console.is_terminal:
+        with console.status(text):
+            yield
+    else:
+        console.print(f"{text} ...", highlight=False)
+        yield
+    console.print(f"  {text}: done in {time.monotonic() - started:.1f} s", highlight=False)
+
+
 def run_demo(spark: SparkSession, *, catalog: str, scale_factor: float, out_dir: Path, files: int = 32) -> None:
     """Load lineitem, lay it out as loaded / Iceberg zorder / zskip (hilbert, zorder, linear), and
     print the data files Iceberg reads for each filter under each layout."""
     console = Console(width=max(Console().width, 130))
     base = f"{catalog}.demo.lineitem"
-    with console.status(f"generating TPC-H lineitem (scale factor {scale_factor:g}) into {base}"):
+    with _step(console, f"generating TPC-H lineitem (scale factor {scale_factor:g}) into {base}"):
         rows = load_lineitem(spark, base, scale_factor=scale_factor, data_dir=out_dir / "tpch", files=files)
     table_bytes = sum(data_files(spark, base)["file_size_in_bytes"].to_pylist())
     target = max(256 * 1024, table_bytes // files)
@@ -48,7 +63,7 @@ def run_demo(spark: SparkSession, *, catalog: str, scale_factor: float, out_dir:
     for label, table in layouts.items():
         if table == base:
             continue
-        with console.status(f"laying out: {label}"):
+        with _step(console, f"laying out: {label}"):
             copy_table(spark, base, table)
             started = time.monotonic()
             if label.startswith("Iceberg"):
@@ -71,7 +86,7 @@ def run_demo(spark: SparkSession, *, catalog: str, scale_factor: float, out_dir:
             seconds[label] = time.monotonic() - started
     queries = lineitem_queries(spark, base)
     counts = {}
-    with console.status("planning each filter under each layout"):
+    with _step(console, "planning each filter under each layout"):
         for label, table in layouts.items():
             counts[label] = count_files_read(spark, table, queries)
     report = Table(title=f"data files Iceberg reads per filter, clustered by {', '.join(by)} (fewer is better)")
@@ -85,8 +100,14 @@ def run_demo(spark: SparkSession, *, catalog: str, scale_factor: float, out_dir:
         report.add_row(f"Q{i + 1}", f"{first.rows_matching:,}", *cells)
     totals = [str(sum(c.files_read for c in counts[label])) for label in layouts]
     report.add_row("[bold]total[/]", "", *[f"[bold]{t}[/]" for t in totals])
-    report.add_row("layout s", "", "", *[f"{seconds[label]:.1f}" for label in layouts if label in seconds])
+    report.add_row("layout time (s)", "", "", *[f"{seconds[label]:.1f}" for label in layouts if label in seconds])
     console.print(report)
+    console.print(
+        "Cells read files read / data files of that layout. Each rewrite writes files of about the loaded "
+        "files' size but ends them where its sort order allows (zskip: at curve-cell boundaries), so "
+        "file counts differ a little between layouts.",
+        highlight=False,
+    )
     for i, where in enumerate(queries):
         console.print(f"  Q{i + 1}: {where}")
     picture = plot_file_boxes(

@@ -7,10 +7,13 @@ __all__ = [
     "EnvironmentError_",
     "InvalidOptionError",
     "InvalidPredicateError",
+    "InvalidQueryError",
     "JavaNotFoundError",
     "UnknownColumnError",
     "UnknownIndexError",
     "UnknownTableError",
+    "UnsupportedSessionError",
+    "UnsupportedStatementError",
     "UnsupportedTypeError",
     "WarehouseNotWritableError",
     "ZskipError",
@@ -62,3 +65,15 @@ class UnknownIndexError(ZskipError, LookupError):
 
 class InvalidPredicateError(ZskipError, ValueError):
     """A filter Spark cannot parse or resolve against the table."""
+
+
+class InvalidQueryError(ZskipError, ValueError):
+    """A SQL query Spark cannot parse or analyse (a syntax error, a type mismatch, ...)."""
+
+
+class UnsupportedStatementError(ZskipError, ValueError):
+    """A statement that is not a query (DDL, DML, CALL, SET, CACHE, several statements): zskip runs queries only."""
+
+
+class UnsupportedSessionError(ZskipError, TypeError):
+    """The SparkSession cannot run zskip: Spark Connect (no JVM in this process), or no Iceberg runtime."""

@@ -10,7 +10,13 @@ from zskip.cli.main import Context
 
 
 @click.command()
-@click.option("--scale-factor", default=0.1, show_default=True, help="TPC-H scale factor of lineitem.")
+@click.option(
+    "--scale-factor",
+    default=0.1,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True, max=1000),
+    help="TPC-H scale factor of lineitem (0.1 is 600,000 rows).",
+)
 @click.option("--out", default="demo-output", show_default=True, help="Where pictures and data go.")
 @click.pass_obj
 def demo(ctx: Context, scale_factor: float, out: str) -> None:

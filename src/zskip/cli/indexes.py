@@ -34,7 +34,12 @@ def index() -> None:
 @click.argument("table")
 @click.argument("column")
 @click.option("--kind", type=click.Choice(["bloom", "bitmap"]), default="bloom", show_default=True)
-@click.option("--fpp", type=float, default=None, help="Bloom only: false-positive rate (default 0.01).")
+@click.option(
+    "--fpp",
+    type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+    default=None,
+    help="Bloom only: false-positive rate (default 0.01).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
 def create(ctx: Context, table: str, column: str, kind: str, fpp: float | None, as_json: bool) -> None:
@@ -76,17 +81,20 @@ def list_(ctx: Context, table: str, as_json: bool) -> None:
         click.echo(f"{table} has no indexes; `zskip index create {table} COLUMN --kind bitmap` builds one")
         return
     report = Table(title=f"indexes of {table}")
-    for name in ("column", "kind", "options", "files indexed", "size"):
-        report.add_column(name, justify="right" if name in ("files indexed", "size") else "left")
+    for name in ("column", "kind", "options", "files indexed", "index files missing", "size"):
+        report.add_column(name, justify="left" if name in ("column", "kind", "options") else "right")
     for i in found:
         report.add_row(
             i.column,
             i.kind,
             json.dumps(i.options) if i.options else "",
             f"{i.files_indexed} / {i.files_total}",
+            f"[red]{i.files_missing}[/]" if i.files_missing else "0",
             format_bytes(i.index_bytes),
         )
     Console().print(report)
+    if any(i.files_missing for i in found):
+        click.echo(f"some index files are missing; `zskip index refresh {table}` indexes those data files again")
 
 
 @index.command()
@@ -111,4 +119,6 @@ def vacuum(ctx: Context, table: str, older_than: str) -> None:
     from zskip.indexing import vacuum as run
 
     result = run(ctx.spark(), table, older_than=older_than)
+    for warning in result.warnings:
+        click.secho(f"warning: {warning}", fg="yellow", err=True)
     click.echo(f"deleted {result.files_deleted} files ({format_bytes(result.bytes_deleted)}); kept {result.files_kept}")

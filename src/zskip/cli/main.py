@@ -85,9 +85,23 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
+    except click.UsageError as exc:
+        # one line, like every other bad input, instead of click's usage block
+        where = exc.ctx.command_path if exc.ctx is not None else "zskip"
+        click.secho(f"error: {exc.format_message()} (`{where} --help` shows the usage)", fg="red", err=True)
+        sys.exit(2)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except ZskipError as exc:
         click.secho(f"error: {exc}", fg="red", err=True)
         sys.exit(2)
+    except Exception as exc:
+        from zskip.iceberg.spark_errors import first_line, is_spark_error
+
+        if not is_spark_error(exc):
+            raise
+        # a failure inside Spark while running (not bad input): one line, the whole trace with -vv
+        logging.getLogger("zskip").debug("Spark failed", exc_info=True)
+        click.secho(f"error: Spark failed: {first_line(exc)} (run with -vv for the whole trace)", fg="red", err=True)
+        sys.exit(1)

@@ -12,19 +12,28 @@ __all__ = ["progress_bar"]
 
 @contextmanager
 def progress_bar(description: str) -> Iterator[object]:
-    """Yields ``callback(stage, done, total)``; each stage gets its own bar."""
-    with Progress(
+    """Yields ``callback(stage, done, total)``; each stage gets its own bar.
+
+    The bars appear with the first report, so work that fails at once (bad input) prints only its error.
+    """
+    bars = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         transient=False,
-    ) as bars:
-        tasks: dict[str, object] = {}
+    )
+    tasks: dict[str, object] = {}
 
-        def report(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bars.add_task(f"{description}: {stage}", total=total)
-            bars.update(tasks[stage], completed=done, total=total)  # type: ignore[arg-type]
+    def report(stage: str, done: int, total: int) -> None:
+        if not tasks:
+            bars.start()
+        if stage not in tasks:
+            tasks[stage] = bars.add_task(f"{description}: {stage}", total=total)
+        bars.update(tasks[stage], completed=done, total=total)  # type: ignore[arg-type]
 
+    try:
         yield report
+    finally:
+        if tasks:
+            bars.stop()

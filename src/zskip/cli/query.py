@@ -30,6 +30,9 @@ def explain(ctx: Context, table: str, where: str, as_json: bool) -> None:
     for name in ("stage", "files kept", "row groups kept", "ms"):
         stages.add_column(name, justify="left" if name == "stage" else "right")
     stages.add_row("all live files", str(result.files_total), str(result.row_groups_total), "")
+    stages.add_row(
+        "Spark: parse, analyse, push the filter", str(result.files_total), "", f"{result.analysis_seconds * 1000:.0f}"
+    )
     for stage in result.stages:
         groups = "" if stage.row_groups_kept is None else str(stage.row_groups_kept)
         stages.add_row(stage.name, str(stage.files_kept), groups, f"{stage.seconds * 1000:.0f}")
@@ -38,16 +41,27 @@ def explain(ctx: Context, table: str, where: str, as_json: bool) -> None:
         f"reads {result.files_read} of {result.files_total} files ({result.row_groups_read} of "
         f"{result.row_groups_total} row groups), "
         f"{result.rows_read:,} rows, {format_bytes(result.bytes_read)}; "
-        f"planned in {result.planning_seconds * 1000:.0f} ms"
+        f"planned in {result.planning_seconds * 1000:.0f} ms (Spark's analysis "
+        f"{result.analysis_seconds * 1000:.0f} ms, zskip's stages "
+        f"{(result.planning_seconds - result.analysis_seconds) * 1000:.0f} ms)"
     )
+    if result.analysis_seconds > 2:
+        console.print(
+            "[dim]the first query of a session also starts Spark's catalog and compiles code; "
+            "later ones analyse in milliseconds[/]"
+        )
 
 
 @click.command()
 @click.argument("sql")
-@click.option("--limit", default=20, show_default=True, help="Rows to print.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(min=0), help="Rows to print.")
 @click.pass_obj
 def query(ctx: Context, sql: str, limit: int) -> None:
-    """Run a SELECT with zskip planning every Iceberg scan in it, and print the first rows."""
+    """Run a query (SELECT, WITH, VALUES, TABLE) with zskip planning every Iceberg scan in it; print the first rows.
+
+    Statements that change or inspect something (DDL, DML, CALL, SET, CACHE, ...) are refused before
+    Spark sees them: run those with spark-sql.
+    """
     from zskip.planning import sql as run
 
     frame = run(ctx.spark(), sql)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from zskip.errors import InvalidOptionError
+
 __all__ = ["generate_tpch", "load_lineitem"]
 
 log = logging.getLogger(__name__)
@@ -29,6 +31,8 @@ def generate_tpch(out_dir: str | Path, *, scale_factor: float, tables: Sequence[
 
     Generation is deterministic: the same scale factor always gives the same rows.
     """
+    if isinstance(scale_factor, bool) or not isinstance(scale_factor, (int, float)) or not 0 < scale_factor <= 1000:
+        raise InvalidOptionError(f"scale_factor must be a number in (0, 1000], such as 0.1 or 1, not {scale_factor!r}")
     out = Path(out_dir) / f"sf{scale_factor:g}"
     missing = [t for t in tables if not (out / f"{t}.parquet").exists()]
     if missing:

@@ -20,10 +20,11 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import BinaryType, DataType, DateType, DecimalType, StringType, TimestampNTZType, TimestampType
 
-from zskip.errors import InvalidPredicateError, UnknownColumnError
+from zskip.errors import InvalidPredicateError
 from zskip.expr import And, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
+from zskip.iceberg.spark_errors import is_spark_error, raise_for_filter
 
-__all__ = ["ScanFilter", "filter_of", "pushed_filters", "to_expr"]
+__all__ = ["ScanFilter", "filter_of", "filtered_frame", "pushed_filters", "to_expr"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,11 @@ def _filter_expressions(spark: SparkSession, scan: Any) -> Any:
 
 def pushed_filters(frame: DataFrame) -> list[ScanFilter]:
     """Every Iceberg scan in ``frame``'s plan with the filters Spark pushed to it (planning only)."""
+    return [scan for scan, _ in _scans(frame)]
+
+
+def _scans(frame: DataFrame) -> list[tuple[ScanFilter, frozenset[str]]]:
+    """Each Iceberg scan with the ids of the attributes it outputs (``a#12``), in plan order."""
     spark = frame.sparkSession
     plan = frame._jdf.queryExecution().sparkPlan()
     found = []
@@ -78,8 +84,14 @@ def pushed_filters(frame: DataFrame) -> list[ScanFilter]:
         types = _types(leaf)
         parts = [to_expr(f, types) for f in _iterate(filters)]
         expr: Expr = parts[0] if len(parts) == 1 else And(tuple(parts)) if parts else Opaque("true")
-        found.append(ScanFilter(name, filters, expr, scan))
+        found.append((ScanFilter(name, filters, expr, scan), _attribute_ids(leaf.output())))
     return found
+
+
+def _attribute_ids(attributes: Any) -> frozenset[str]:
+    """Names with expression ids (``a#12L``) of a Scala ``Seq[Attribute]``, in one py4j call."""
+    text = str(attributes.mkString("\u0001"))
+    return frozenset(part for part in text.split("\u0001") if part)
 
 
 def _types(leaf: Any) -> dict[str, DataType]:
@@ -96,22 +108,41 @@ def filter_of(spark: SparkSession, table: str, where: str | Column) -> tuple[Dat
     """``spark.table(table).where(where)`` and the filter Spark pushed to its scan; clear errors for bad input.
 
     ``None`` for the filter when Spark proved no row can match (``int_column = 5.5``): the plan has
-    no scan left.
+    no scan left.  A filter with a subquery (``a IN (SELECT ...)``) plans the scan of ``table``
+    itself, recognised by its output attributes; the subquery's own scans prune nothing here.
     """
+    frame = filtered_frame(spark, table, where)
+    scans = _scans(frame)
+    if len(scans) <= 1:
+        return frame, scans[0][0] if scans else None
+    output = _attribute_ids(frame._jdf.queryExecution().analyzed().output())
+    own = [scan for scan, ids in scans if output <= ids]
+    if len(own) != 1:
+        raise InvalidPredicateError(
+            f"cannot tell which of {len(scans)} Iceberg scans reads {table} for the filter {where!r}; "
+            "move the subquery into a join with zskip.sql"
+        )
+    log.info("%s: the filter's subqueries read other scans, which zskip does not prune here", table)
+    return frame, own[0]
+
+
+def filtered_frame(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
+    """``spark.table(table).where(where)``, analysed; zskip's named errors for an unknown table or a bad filter."""
     from zskip.iceberg.table import load_table
 
+    if not isinstance(where, (str, Column)):
+        raise InvalidPredicateError(
+            f"where must be SQL text or a pyspark Column, not {type(where).__name__} ({where!r})"
+        )
+    if isinstance(where, str) and not where.strip():
+        raise InvalidPredicateError("the filter is empty: pass a SQL boolean expression such as 'a = 5'")
     load_table(spark, table)  # UnknownTableError with advice
     try:
-        frame = spark.table(table).where(where)
+        return spark.table(table).where(where)
     except Exception as exc:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if "UNRESOLVED_COLUMN" in text or "cannot be resolved" in text:
-            raise UnknownColumnError(f"the filter {where!r} names a column {table} lacks: {text}") from None
-        raise InvalidPredicateError(f"Spark cannot use the filter {where!r} on {table}: {text}") from None
-    scans = pushed_filters(frame)
-    if len(scans) > 1:
-        raise InvalidPredicateError(f"expected one Iceberg scan of {table} for {where!r}, found {len(scans)}")
-    return frame, scans[0] if scans else None
+        if not is_spark_error(exc):
+            raise
+        raise_for_filter(exc, table=table, where=where)
 
 
 def to_expr(java: Any, types: Mapping[str, DataType]) -> Expr:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from zskip.errors import JavaNotFoundError, WarehouseNotWritableError
+from zskip.errors import InvalidOptionError, JavaNotFoundError, WarehouseNotWritableError
 
 __all__ = ["has_iceberg", "iceberg_runtime_jar", "session"]
 
@@ -65,6 +65,7 @@ def session(
     >>> spark = zskip.session(warehouse="/tmp/wh")                     # doctest: +SKIP
     >>> spark.sql("CREATE TABLE lake.db.t (id BIGINT) USING iceberg")  # doctest: +SKIP
     """
+    _check_master(master)
     active = SparkSession.getActiveSession()
     if active is not None and has_iceberg(active):
         log.debug("using the active Spark session, which already has Iceberg")
@@ -92,9 +93,44 @@ def session(
     builder = SparkSession.builder.master(master).appName("zskip")
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:
+        if not _is_start_failure(exc):
+            raise
+        raise InvalidOptionError(
+            f"Spark could not start with master {master!r}: {_first_line(exc)}; use local[*], local[N], "
+            "spark://HOST:PORT, yarn or k8s://https://HOST:PORT (--master / ZSKIP_MASTER)"
+        ) from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+# What spark-submit accepts; anything else makes the JVM print a stack trace and exit.
+_MASTER = re.compile(r"yarn|(spark|mesos|k8s)://\S+|local(\[(\*|\d+)(,\s*\d+)?\]|-cluster\[\d+,\s*\d+,\s*\d+\])?")
+
+
+def _check_master(master: str) -> None:
+    if not isinstance(master, str) or not _MASTER.fullmatch(master.strip()):
+        raise InvalidOptionError(
+            f"{master!r} is not a Spark master: use local[*], local[N], spark://HOST:PORT, yarn or "
+            "k8s://https://HOST:PORT (--master / ZSKIP_MASTER)"
+        )
+
+
+def _is_start_failure(exc: BaseException) -> bool:
+    from py4j.protocol import Py4JError
+    from pyspark.errors.exceptions.base import PySparkException
+
+    return isinstance(exc, (Py4JError, PySparkException))
+
+
+def _first_line(exc: BaseException) -> str:
+    for line in str(exc).splitlines():
+        line = line.strip()
+        if line and not line.startswith("An error occurred while calling"):
+            return line.removeprefix("org.apache.spark.SparkException: ")
+    return type(exc).__name__
 
 
 def _check_java() -> None:

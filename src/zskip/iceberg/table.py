@@ -12,6 +12,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType
 
 from zskip.errors import UnknownColumnError, UnknownTableError, UnsupportedTypeError
+from zskip.iceberg.jvm import java_session, jvm_of
+from zskip.iceberg.spark_errors import error_class, first_line, is_spark_error
 
 __all__ = ["IcebergTable", "apply_properties", "load_table", "properties_update"]
 
@@ -105,18 +107,28 @@ class IcebergTable:
 
 def load_table(spark: SparkSession, name: str) -> IcebergTable:
     """Load Iceberg table ``name`` (``catalog.namespace.table``), or say why it cannot be loaded."""
-    jvm: Any = spark.sparkContext._jvm
+    if not isinstance(name, str) or not name.strip():
+        raise UnknownTableError(f"a table name must be text like catalog.namespace.table, not {name!r}")
+    jvm: Any = jvm_of(spark)
     try:
-        java = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+        java = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(java_session(spark), name)
     except Exception as exc:  # py4j wraps NoSuchTableException and parse errors alike
-        text = str(exc)
-        if "NoSuchTable" in text or "not found" in text.lower() or "cannot be found" in text:
+        if not is_spark_error(exc):
+            raise
+        from pyspark.errors import ParseException
+
+        text = f"{error_class(exc)} {first_line(exc)}"
+        if isinstance(exc, ParseException) or "ParseException" in text or "PARSE_" in text:
+            raise UnknownTableError(
+                f"{name!r} is not a table name ({first_line(exc)}): use catalog.namespace.table"
+            ) from None
+        if "NoSuchTable" in text or "NOT_FOUND" in text or "not found" in text.lower() or "cannot be found" in text:
             raise UnknownTableError(
                 f"no Iceberg table {name!r}: check the name (catalog.namespace.table) and the catalog "
                 f"settings; 'SHOW TABLES IN <catalog>.<namespace>' lists what exists"
             ) from None
-        if "ParseException" in text or "Invalid" in text:
-            raise UnknownTableError(f"{name!r} is not a table name: use catalog.namespace.table") from None
+        if "is not an Iceberg table" in text or "ClassCast" in text or "not a valid" in text.lower():
+            raise UnknownTableError(f"{name!r} is not an Iceberg table: {first_line(exc)}") from None
         raise
     return IcebergTable(spark=spark, name=name, java=java)
 

@@ -27,7 +27,7 @@ class IndexDefinition:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
+        if not isinstance(self.kind, str) or self.kind not in KINDS:
             raise InvalidOptionError(f"index kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
         allowed = {"bloom": {"fpp"}, "bitmap": set()}[self.kind]
         unknown = set(self.options) - allowed
@@ -35,6 +35,10 @@ class IndexDefinition:
             takes = ", ".join(sorted(allowed)) or "no options"
             raise InvalidOptionError(f"a {self.kind} index takes {takes}, not {', '.join(sorted(unknown))}")
         fpp = self.options.get("fpp")
+        if fpp is not None and (isinstance(fpp, bool) or not isinstance(fpp, (int, float))):
+            raise InvalidOptionError(
+                f"fpp (the bloom filter's false-positive rate) must be a number such as 0.01, not {fpp!r}"
+            )
         if fpp is not None and not 0 < float(fpp) < 1:
             raise InvalidOptionError(f"fpp (the bloom filter's false-positive rate) must be in (0, 1), got {fpp}")
 
@@ -47,4 +51,7 @@ class IndexDefinition:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> IndexDefinition:
-        return cls(str(data["column"]), str(data["kind"]), dict(data.get("options", {})))
+        options = dict(data.get("options", {}))
+        if isinstance(options.get("fpp"), str):  # 0.3.0 stored fpp="0.1" given as text as it came
+            options["fpp"] = float(options["fpp"])
+        return cls(str(data["column"]), str(data["kind"]), options)

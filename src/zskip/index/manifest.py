@@ -105,6 +105,13 @@ class IndexManifest:
         keep = pc.is_in(self.entries["data_file"], value_set=pa.array(sorted(live), pa.string()))
         return IndexManifest(self.definitions, self.entries.filter(keep))
 
+    def without_puffins(self, paths: set[str]) -> IndexManifest:
+        """Entries whose blobs are not in any of ``paths`` (index files that went missing)."""
+        if not paths:
+            return self
+        keep = pc.invert(pc.is_in(self.entries["puffin_path"], value_set=pa.array(sorted(paths), pa.string())))
+        return IndexManifest(self.definitions, self.entries.filter(keep))
+
     def puffin_paths(self) -> set[str]:
         return set(self.entries["puffin_path"].to_pylist())
 

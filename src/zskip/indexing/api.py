@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -22,8 +23,9 @@ from zskip.iceberg.table import IcebergTable, load_table
 from zskip.index.kinds import IndexDefinition
 from zskip.index.manifest import IndexManifest
 from zskip.index.parquet_io import resolve
+from zskip.index.puffin import CorruptIndexError
 from zskip.indexing.jobs import build_indexes, merge_puffins
-from zskip.indexing.store import new_puffin_path, publish, read_manifest
+from zskip.indexing.store import index_dir, missing_files, new_puffin_path, publish, read_manifest
 from zskip.layout.store import STORE_PROPERTY
 
 __all__ = [
@@ -69,12 +71,15 @@ class IndexResult:
 
 @dataclass(frozen=True)
 class IndexInfo:
+    """One index of a table: data files it covers now, and entries whose index file has gone missing."""
+
     column: str
     kind: str
     options: dict[str, Any]
-    files_indexed: int
+    files_indexed: int  # live data files with a readable entry
     files_total: int
     index_bytes: int
+    files_missing: int = 0  # live data files whose entry points at an index file that no longer exists
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class VacuumResult:
     files_deleted: int
     bytes_deleted: int
     files_kept: int
+    warnings: tuple[str, ...] = ()  # why some files were kept although nothing seemed to reference them
 
 
 def create_index(
@@ -99,6 +105,11 @@ def create_index(
 
     >>> zskip.create_index(spark, "lake.db.events", "user_id", kind="bloom", fpp=0.01)  # doctest: +SKIP
     """
+    if not isinstance(column, str):
+        raise InvalidOptionError(f"column must be a column name, not {column!r}")
+    if not isinstance(kind, str):
+        raise InvalidOptionError(f"kind must be 'bloom' or 'bitmap', not {kind!r}")
+    IndexDefinition(column, kind, options)  # bad options fail before the table is touched
     iceberg = load_table(spark, table)
     (resolved,) = iceberg.column_types([column])
     definition = IndexDefinition(resolved, kind, options)
@@ -114,7 +125,7 @@ def drop_index(spark: SparkSession, table: str, column: str, kind: str) -> Index
     """Remove the ``kind`` index of ``column`` from the manifest (``vacuum`` deletes its files later)."""
     started = time.monotonic()
     iceberg = load_table(spark, table)
-    manifest, path = read_manifest(iceberg)
+    manifest, path = read_manifest(iceberg, strict=True)
     if manifest.definition(column, kind) is None:
         raise UnknownIndexError(
             f"{table} has no {kind} index on {column!r}; `zskip index list {table}` shows its indexes"
@@ -126,22 +137,31 @@ def drop_index(spark: SparkSession, table: str, column: str, kind: str) -> Index
 
 
 def list_indexes(spark: SparkSession, table: str) -> list[IndexInfo]:
+    """Each index of ``table``: the live data files it covers, and those whose index file is missing.
+
+    >>> [(i.column, i.kind, i.files_indexed) for i in zskip.list_indexes(spark, "lake.db.t")]  # doctest: +SKIP
+    [('status', 'bitmap', 12)]
+    """
     iceberg = load_table(spark, table)
-    manifest, _ = read_manifest(iceberg)
+    manifest, _ = read_manifest(iceberg, strict=True)
     live = _live_files(spark, iceberg)
     current = manifest.only_files(live)
+    missing = missing_files(current.puffin_paths())
     out = []
     for d in manifest.definitions:
         mask = pc.and_(pc.equal(current.entries["column"], d.column), pc.equal(current.entries["kind"], d.kind))
         entries = current.entries.filter(mask)
+        gone = pc.is_in(entries["puffin_path"], value_set=pa.array(sorted(missing), pa.string()))
+        present = entries.filter(pc.invert(gone))
         out.append(
             IndexInfo(
                 d.column,
                 d.kind,
                 dict(d.options),
-                len(set(entries["data_file"].to_pylist())),
+                len(set(present["data_file"].to_pylist())),
                 len(live),
-                int(pc.sum(entries["length"]).as_py() or 0),
+                int(pc.sum(present["length"]).as_py() or 0),
+                len(set(entries.filter(gone)["data_file"].to_pylist())),
             )
         )
     return out
@@ -155,7 +175,15 @@ def vacuum(spark: SparkSession, table: str, *, older_than: timedelta | float | s
     """
     age = _seconds(older_than)
     iceberg = load_table(spark, table)
-    manifest, manifest_path = read_manifest(iceberg)
+    warnings: list[str] = []
+    try:
+        manifest, manifest_path = read_manifest(iceberg, strict=True)
+    except CorruptIndexError as exc:
+        # Which index files it references is unknown: every one of them counts as referenced.
+        manifest, manifest_path = IndexManifest.empty(), None
+        warnings.append(f"kept every index file: {exc}")
+        log.warning("vacuum %s: %s", table, warnings[-1])
+    protected = resolve(index_dir(iceberg))[1].rstrip("/") + "/" if warnings else None
     referenced = manifest.puffin_paths() | {manifest_path, iceberg.property(STORE_PROPERTY)}
     referenced_paths = {resolve(p)[1] for p in referenced if p}
     root = f"{iceberg.location().rstrip('/')}/zskip"
@@ -169,22 +197,23 @@ def vacuum(spark: SparkSession, table: str, *, older_than: timedelta | float | s
     for info in infos:
         if info.type != pafs.FileType.File or not info.path.endswith(".puffin"):
             continue
-        modified = info.mtime.timestamp() if info.mtime is not None else 0.0
-        if info.path in referenced_paths or modified > cutoff:
+        modified = info.mtime.timestamp() if info.mtime is not None else time.time()
+        in_use = info.path in referenced_paths or (protected is not None and info.path.startswith(protected))
+        if in_use or not modified <= cutoff:  # an unknown or odd time means "young": kept
             kept += 1
             continue
         filesystem.delete_file(info.path)
         deleted += 1
         size += info.size or 0
     log.info("vacuum %s: deleted %d files (%d bytes), kept %d", table, deleted, size, kept)
-    return VacuumResult(deleted, size, kept)
+    return VacuumResult(deleted, size, kept, tuple(warnings))
 
 
 def _update(
     spark: SparkSession, iceberg: IcebergTable, *, add: IndexDefinition | None = None, progress: Progress | None = None
 ) -> IndexResult:
     started = time.monotonic()
-    manifest, path = read_manifest(iceberg)
+    manifest, path = read_manifest(iceberg, strict=True)
     if add is not None:
         existing = manifest.definition(add.column, add.kind)
         if existing is not None and dict(existing.options) != dict(add.options):
@@ -194,14 +223,18 @@ def _update(
         return IndexResult(iceberg.name, (), 0, 0, 0, 0, 0, path, time.monotonic() - started)
     live = _live_files(spark, iceberg)
     current = manifest.only_files(live)
+    missing = missing_files(current.puffin_paths())
+    if missing:
+        # entries whose index file is gone index nothing: drop them, and their data files are rebuilt below
+        log.warning("%s: %d index files are missing; their data files are indexed again", iceberg.name, len(missing))
+        current = current.without_puffins(missing)
     dropped = manifest.entries.num_rows - current.entries.num_rows
     work: dict[str, list[IndexDefinition]] = defaultdict(list)
-    already = 0
     for definition in current.definitions:
         done = current.indexed_files(definition)
-        already += len(done & live)
         for data_file in live - done:
             work[data_file].append(definition)
+    already = len(live) - len(work)  # data files every index already covered
     snapshot = iceberg.current_snapshot_id() or -1
     puffins = {f: new_puffin_path(iceberg) for f in work}
     entries = build_indexes(spark, work, puffins, snapshot_id=snapshot, progress=progress)
@@ -277,16 +310,23 @@ UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def _seconds(value: timedelta | float | str) -> float:
+    if isinstance(value, bool):
+        raise InvalidOptionError(f"older_than must be a duration like 30m, 12h or 3d, not {value!r}")
     if isinstance(value, timedelta):
-        return value.total_seconds()
-    if isinstance(value, (int, float)):
+        seconds = value.total_seconds()
+    elif isinstance(value, (int, float)):
         seconds = float(value)
-    else:
+    elif isinstance(value, str):
         text = value.strip().lower()
         try:
             seconds = float(text[:-1]) * UNITS[text[-1]] if text and text[-1] in UNITS else float(text)
         except ValueError:
             raise InvalidOptionError(f"older_than must look like 30m, 12h or 3d, not {value!r}") from None
+    else:
+        raise InvalidOptionError(f"older_than must be a duration like 30m, 12h or 3d, not {value!r}")
+    if not math.isfinite(seconds):
+        # NaN compares false with everything, so it would let vacuum delete files of any age
+        raise InvalidOptionError(f"older_than must be a finite duration like 30m, 12h or 3d, not {value!r}")
     if seconds < 0:
         raise InvalidOptionError(f"older_than must not be negative, got {value!r}")
     return seconds

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow.fs as pafs
 
 from zskip.iceberg.table import IcebergTable, swap_property
 from zskip.index.manifest import IndexManifest
-from zskip.index.parquet_io import read_file, write_file
+from zskip.index.parquet_io import read_file, resolve, write_file
+from zskip.index.puffin import CorruptIndexError
 
-__all__ = ["MANIFEST_PROPERTY", "index_dir", "new_puffin_path", "publish", "read_manifest"]
+__all__ = ["MANIFEST_PROPERTY", "index_dir", "missing_files", "new_puffin_path", "publish", "read_manifest"]
+
+FILE = pafs.FileType.File
 
 log = logging.getLogger(__name__)
 
@@ -30,16 +37,46 @@ def new_puffin_path(table: IcebergTable, prefix: str = "index") -> str:
     return f"{index_dir(table)}/{prefix}-{uuid.uuid4()}.puffin"
 
 
-def read_manifest(table: IcebergTable) -> tuple[IndexManifest, str | None]:
-    """The current manifest and its path; an empty manifest when there is none or it is unreadable."""
+def read_manifest(table: IcebergTable, *, strict: bool = False) -> tuple[IndexManifest, str | None]:
+    """The current manifest and its path; an empty manifest when there is none.
+
+    A manifest that is named but cannot be read is, for planning (``strict=False``), no manifest:
+    nothing is skipped.  Code that would write a new manifest or delete index files passes
+    ``strict=True`` and gets ``CorruptIndexError``, so it never replaces or deletes what it could
+    not read.
+    """
     path = table.property(MANIFEST_PROPERTY)
     if not path:
         return IndexManifest.empty(), None
     try:
         return IndexManifest.from_bytes(read_file(path), name=path), path
     except Exception as exc:  # missing or damaged: every file counts as unindexed, nothing is skipped
-        log.warning("ignoring the index manifest %s of %s: %s", path, table.name, str(exc).splitlines()[0])
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if strict:
+            raise CorruptIndexError(
+                f"the index manifest of {table.name} ({path}) cannot be read: {reason}. zskip changed "
+                f"nothing. Restore that file, or start over without indexes: ALTER TABLE {table.name} UNSET "
+                f"TBLPROPERTIES ('{MANIFEST_PROPERTY}') (vacuum then deletes the old index files)"
+            ) from None
+        log.warning("ignoring the index manifest %s of %s: %s", path, table.name, reason)
         return IndexManifest.empty(), path
+
+
+def missing_files(paths: Iterable[str]) -> set[str]:
+    """Those of ``paths`` (index files) that do not exist: one listing request per file system."""
+    groups: list[tuple[Any, list[tuple[str, str]]]] = []
+    for location in sorted(set(paths)):
+        filesystem, path = resolve(location)
+        group = next((g for g in groups if g[0].equals(filesystem)), None)
+        if group is None:
+            group = (filesystem, [])
+            groups.append(group)
+        group[1].append((location, path))
+    missing: set[str] = set()
+    for filesystem, items in groups:
+        infos = filesystem.get_file_info([path for _, path in items])
+        missing.update(location for (location, _), info in zip(items, infos, strict=True) if info.type != FILE)
+    return missing
 
 
 def publish(table: IcebergTable, manifest: IndexManifest, *, expected: str | None) -> str:

@@ -118,5 +118,12 @@ def plot_values(array: pa.Array) -> np.ndarray:
     return (order_key_u64(array) >> np.uint64(11)).astype(np.float64)
 
 
+def key_text(value: float) -> str:
+    """The text a string's plotted key stands for: its first bytes (``plot_values`` keeps the top 53 bits)."""
+    key = int(max(value, 0.0)) << 11
+    raw = min(key, (1 << 64) - 1).to_bytes(8, "big").rstrip(b"\0")
+    return raw[:6].decode("utf-8", "ignore")
+
+
 def epoch_day(value: float) -> str:
     return (dt.date(1970, 1, 1) + dt.timedelta(days=int(value))).isoformat()

@@ -29,6 +29,7 @@ from zskip.curves import (
 from zskip.errors import InvalidOptionError
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
+from zskip.iceberg.predicates import filtered_frame
 from zskip.iceberg.rewrite import StagedGroup, commit_rewrites, plan_file_tasks, stage_group
 from zskip.iceberg.table import IcebergTable, load_table, properties_update
 from zskip.layout.curve_keys import SIGN, curve_key_column
@@ -127,6 +128,15 @@ def optimize(
     """
     started = time.monotonic()
     report = progress or (lambda stage, done, total: None)
+    for name, value in (("curve", curve), ("mapping", mapping), ("mode", mode)):
+        if not isinstance(value, str):
+            raise InvalidOptionError(f"{name} must be text, not {type(value).__name__} ({value!r})")
+    if not isinstance(max_commits, int) or isinstance(max_commits, bool):
+        raise InvalidOptionError(f"max_commits must be a whole number, not {max_commits!r}")
+    if not isinstance(partial_progress, bool):
+        raise InvalidOptionError(f"partial_progress must be True or False, not {partial_progress!r}")
+    if where is not None and (not isinstance(where, str) or not where.strip()):
+        raise InvalidOptionError(f"where must be a SQL filter such as 'a > 5', not {where!r}")
     if curve not in CURVES:
         raise InvalidOptionError(f"curve must be one of {', '.join(CURVES)}, not {curve!r}")
     if mapping not in MAPPINGS:
@@ -140,8 +150,18 @@ def optimize(
     max_group = parse_size(max_group_size, name="max_group_size")
     if isinstance(by, str):
         by = [c.strip() for c in by.split(",") if c.strip()]
+    if not isinstance(by, Sequence) or not all(isinstance(c, str) and c.strip() for c in by):
+        raise InvalidOptionError(f"by must be a list of column names, such as ['a', 'b'], not {by!r}")
     if not by:
         raise InvalidOptionError("by needs at least one column to cluster on")
+    seen: dict[str, str] = {}
+    for column in by:
+        if column.lower() in seen:
+            raise InvalidOptionError(
+                f"by names the column {seen[column.lower()]!r} twice ({column!r}; names are case-insensitive): "
+                "list each column once"
+            )
+        seen[column.lower()] = column
 
     iceberg = load_table(spark, table)
     types = iceberg.column_types(by)
@@ -153,8 +173,6 @@ def optimize(
             f"{', '.join(clash)} partition{'s' if len(clash) == 1 else ''} {table}; files are clustered "
             "within each partition already, so cluster by other columns"
         )
-    if len(set(c.lower() for c in columns)) != len(columns):
-        raise InvalidOptionError(f"by names a column twice: {', '.join(by)}")
     try:
         bits = bits_per_column(len(columns))
     except ValueError as exc:
@@ -410,7 +428,7 @@ def _summary(spec: ClusteringSpec, columns: list[str], mapping: str) -> str:
 
 
 def _files_matching(spark: SparkSession, table: str, where: str) -> set[str]:
-    rows = collect_arrow(spark.table(table).where(where).selectExpr("_file").distinct())
+    rows = collect_arrow(filtered_frame(spark, table, where).selectExpr("_file").distinct())
     return set(rows.column(0).to_pylist()) if rows.num_columns else set()
 
 

@@ -72,7 +72,8 @@ class ScanPlan:
     file_rows: dict[str, int] = field(default_factory=dict)
     file_bytes: dict[str, int] = field(default_factory=dict)
     stages: list[StageResult] = field(default_factory=list)
-    planning_seconds: float = 0.0
+    planning_seconds: float = 0.0  # Spark's analysis of the filter and zskip's stages
+    analysis_seconds: float = 0.0  # Spark's part: parsing, analysis and pushing the filter to the scan
 
     def row_groups_kept(self) -> int:
         return sum(len(g) if g is not None else self._groups(p) for p, g in self.kept.items())
@@ -136,7 +137,11 @@ def plan_scan(spark: SparkSession, table: str, where: str | Column) -> ScanPlan:
     started = time.perf_counter()
     iceberg = load_table(spark, table)
     frame, scan = filter_of(spark, table, where)
-    return plan_filter(spark, iceberg, frame, scan, started=started)
+    analysed = time.perf_counter()
+    plan = plan_filter(spark, iceberg, frame, scan)
+    plan.analysis_seconds = analysed - started
+    plan.planning_seconds += plan.analysis_seconds
+    return plan
 
 
 def plan_filter(
@@ -144,11 +149,9 @@ def plan_filter(
     iceberg: IcebergTable,
     frame: DataFrame,
     scan: ScanFilter | None,
-    *,
-    started: float | None = None,
 ) -> ScanPlan:
     """Plan one Iceberg scan given the filter Spark pushed to it (``None``: Spark proved it empty)."""
-    started = time.perf_counter() if started is None else started
+    started = time.perf_counter()
     snapshot = iceberg.current_snapshot_id()
     files = _snapshot_files(spark, iceberg, snapshot) if snapshot is not None else None
     paths = files["file_path"].to_pylist() if files is not None else []
@@ -164,11 +167,11 @@ def plan_filter(
     )
     if scan is None:
         plan.stages.append(StageResult("Spark: the filter is never true", 0, 0, 0.0))
-    if snapshot is None or scan is None or files is None:
-        plan.kept = {}
+    if snapshot is None or files is None:
         plan.planning_seconds = time.perf_counter() - started
         return plan
-    _run_stages(spark, plan, scan)
+    if scan is not None:
+        _run_stages(spark, plan, scan)
     # a snapshot's files never change: count their row groups once per snapshot
     plan.row_groups_total = CACHE.get_or_load(
         ("row groups", iceberg.location(), snapshot), lambda: _total_groups(plan, files)

@@ -39,8 +39,9 @@ class Explain:
     row_groups_read: int  # those no stage ruled out; Iceberg's reader may skip more (dictionaries)
     rows_read: int
     bytes_read: int
-    planning_seconds: float
+    planning_seconds: float  # Spark's analysis of the filter plus zskip's stages
     stages: tuple[StageCount, ...]
+    analysis_seconds: float = 0.0  # Spark's part (the first query of a session also loads the catalog)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=str)
@@ -59,6 +60,7 @@ def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
         bytes_read=plan.bytes_read(),
         planning_seconds=plan.planning_seconds,
         stages=tuple(StageCount(s.name, s.files_kept, s.row_groups_kept, s.seconds) for s in plan.stages),
+        analysis_seconds=plan.analysis_seconds,
     )
 
 

@@ -19,6 +19,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from zskip.iceberg.predicates import ScanFilter, pushed_filters
+from zskip.iceberg.spark_errors import is_spark_error, raise_for_query
+from zskip.iceberg.statements import ParsedQuery, parse_query
 from zskip.iceberg.table import load_table
 from zskip.iceberg.tasks import plan_tasks, read_staged, stage
 from zskip.planning.planner import plan_filter
@@ -30,34 +32,26 @@ __all__ = ["explain_sql", "sql"]
 log = logging.getLogger(__name__)
 
 
-def _relations(spark: SparkSession, query: str) -> list[tuple[str, int, int]]:
-    """Table references of ``query`` as ``(identifier, first char, last char)`` from Spark's parser."""
-    plan = spark._jsparkSession.sessionState().sqlParser().parsePlan(query)
-    found: list[tuple[str, int, int]] = []
-
-    def walk(node: Any) -> None:
-        if node.getClass().getSimpleName() == "UnresolvedRelation":
-            origin = node.origin()
-            if origin.startIndex().isDefined() and origin.stopIndex().isDefined():
-                found.append(
-                    (
-                        str(node.multipartIdentifier().mkString(".")),
-                        int(origin.startIndex().get()),
-                        int(origin.stopIndex().get()),
-                    )
-                )
-        children = node.children().iterator()
-        while children.hasNext():
-            walk(children.next())
-
-    walk(plan)
-    return found
+def _analyse(spark: SparkSession, query: str) -> tuple[ParsedQuery, DataFrame]:
+    """``query`` checked to be a single query (before Spark runs anything), then analysed by Spark."""
+    parsed = parse_query(spark, query)
+    try:
+        frame = spark.sql(query)
+    except Exception as exc:
+        if not is_spark_error(exc):
+            raise
+        raise_for_query(exc, query=query)
+    return parsed, frame
 
 
 def sql(spark: SparkSession, query: str) -> DataFrame:
-    """Run ``query`` (a SELECT) with zskip's planning on every Iceberg scan; returns the DataFrame."""
-    frame = spark.sql(query)
-    if " AS OF " in query.upper():
+    """Run ``query`` (a SELECT) with zskip's planning on every Iceberg scan; returns the DataFrame.
+
+    Only queries run: DDL, DML, CALL, SET, CACHE and several statements raise
+    ``UnsupportedStatementError`` before Spark sees them.
+    """
+    parsed, frame = _analyse(spark, query)
+    if parsed.time_travel:
         return frame
     scans: dict[str, list[ScanFilter]] = defaultdict(list)
     for scan in pushed_filters(frame):
@@ -66,7 +60,7 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
         return frame
     views: dict[str, str] = {}
     text = query
-    for identifier, first, last in sorted(_relations(spark, query), key=lambda r: -r[1]):
+    for identifier, first, last in ((r.identifier, r.start, r.stop) for r in reversed(parsed.relations)):
         try:
             iceberg = load_table(spark, identifier)
         except Exception:
@@ -101,8 +95,8 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
 
 
 def explain_sql(spark: SparkSession, query: str) -> list[Any]:
-    """An ``Explain`` for every Iceberg scan of ``query`` (nothing is read or staged)."""
-    frame = spark.sql(query)
+    """An ``Explain`` for every Iceberg scan of ``query`` (nothing is read or staged; queries only)."""
+    _, frame = _analyse(spark, query)
     scans = pushed_filters(frame)
     per_table = Counter(scan.table for scan in scans)
     out = []

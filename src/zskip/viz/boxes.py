@@ -34,7 +34,7 @@ def plot_file_boxes(
     from matplotlib.collections import PatchCollection
     from matplotlib.patches import Rectangle
 
-    from zskip.layout.inspect import epoch_day, plot_values
+    from zskip.layout.inspect import epoch_day, key_text, plot_values
 
     panels = len(layouts)
     figure, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 5), squeeze=False)
@@ -53,8 +53,12 @@ def plot_file_boxes(
         axis.set_xlabel(x)
         axis.set_ylabel(y)
         for column, setter in ((x, axis.xaxis), (y, axis.yaxis)):
-            if pa.types.is_date(bounds.schema.field(f"{column}__lower").type):
+            kind = bounds.schema.field(f"{column}__lower").type
+            if pa.types.is_date(kind):
                 setter.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: epoch_day(v)[:7]))
+            elif pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
+                # strings are drawn at their order key; label the ticks with the text they start with
+                setter.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: key_text(v)))
         axis.tick_params(axis="x", labelrotation=30)
     if title:
         figure.suptitle(title)

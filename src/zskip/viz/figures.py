@@ -14,6 +14,6 @@ def save_png(figure: Any, path: str | Path, *, dpi: int = 100) -> Path:
     figure.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=dpi)
+    figure.savefig(out, dpi=dpi, bbox_inches="tight")  # keep axis labels and titles inside the picture
     plt.close(figure)
     return out

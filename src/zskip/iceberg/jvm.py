@@ -1,0 +1,54 @@
+"""The JVM behind a SparkSession, checked once: zskip needs classic PySpark (py4j) and Iceberg's runtime.
+
+A Spark Connect session has no JVM in this process, and a session started without Iceberg's
+Spark runtime cannot load an Iceberg table; both get one clear error instead of an
+``AttributeError`` on ``_jsparkSession`` or py4j's "'JavaPackage' object is not callable".
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from zskip.errors import UnsupportedSessionError
+
+__all__ = ["java_session", "jvm_of"]
+
+_CHECKED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _check(spark: Any) -> None:
+    if spark in _CHECKED:
+        return
+    if not hasattr(spark, "_jsparkSession") or not hasattr(spark, "sparkContext"):
+        kind = f"{type(spark).__module__}.{type(spark).__name__}"
+        connect = "connect" in kind
+        raise UnsupportedSessionError(
+            f"zskip needs a classic SparkSession with a JVM in this process, got {kind}"
+            + (" (Spark Connect)" if connect else "")
+            + ": start Spark with zskip.session() or SparkSession.builder (without .remote(...)) "
+            "and the Iceberg Spark runtime on spark.jars"
+        )
+    from py4j.java_gateway import JavaClass
+
+    runtime = spark.sparkContext._jvm.org.apache.iceberg.spark.Spark3Util
+    if not isinstance(runtime, JavaClass):
+        raise UnsupportedSessionError(
+            "this Spark session has no Apache Iceberg runtime (org.apache.iceberg.spark.Spark3Util is not "
+            "on its classpath): start it with zskip.session(), or add iceberg-spark-runtime-3.5_2.12 to "
+            "spark.jars (or spark.jars.packages) and set spark.sql.extensions="
+            "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+        )
+    _CHECKED.add(spark)
+
+
+def java_session(spark: Any) -> Any:
+    """The JVM ``SparkSession`` behind ``spark``, after checking zskip can use it."""
+    _check(spark)
+    return spark._jsparkSession
+
+
+def jvm_of(spark: Any) -> Any:
+    """The py4j JVM view of ``spark``, after checking zskip can use it."""
+    _check(spark)
+    return spark.sparkContext._jvm

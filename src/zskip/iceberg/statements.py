@@ -1,0 +1,128 @@
+"""A SQL text as Spark's parser reads it: a query zskip may run, or a statement it must refuse.
+
+``spark.sql`` runs commands (DDL, DML, CALL, SET, CACHE) eagerly, the moment it is called, so
+zskip checks the parsed plan before handing any text to Spark: only queries (SELECT, WITH,
+VALUES, TABLE, FROM ... SELECT) pass.  The check uses Spark's own parser (with Iceberg's SQL
+extensions, so ``CALL`` is recognised too): a node that is a ``Command`` or a ``ParsedStatement``
+(how Spark parses INSERT, DELETE, MERGE, CREATE, ...) or a write to a directory makes the text a
+statement.  Parsing runs nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from zskip.errors import InvalidQueryError, UnsupportedStatementError
+from zskip.iceberg.jvm import java_session, jvm_of
+from zskip.iceberg.spark_errors import first_line, is_spark_error
+
+__all__ = ["ParsedQuery", "TableReference", "parse_query"]
+
+# Spark's traits for plans that do something when run; every write or DDL statement parses into one.
+_STATEMENT_TRAITS = (
+    "org.apache.spark.sql.catalyst.plans.logical.Command",
+    "org.apache.spark.sql.catalyst.plans.logical.ParsedStatement",
+)
+_STATEMENT_NODES = frozenset({"InsertIntoDir", "InsertIntoStatement", "CallStatement"})
+_TIME_TRAVEL = "RelationTimeTravel"
+
+
+@dataclass(frozen=True, slots=True)
+class TableReference:
+    """A table name as written in the query text: ``text[start:stop + 1]``."""
+
+    identifier: str
+    start: int
+    stop: int
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    text: str
+    relations: tuple[TableReference, ...]
+    time_travel: bool  # some table is read AS OF a version or time
+
+
+def _trait(spark: SparkSession, name: str) -> Any:
+    jvm = jvm_of(spark)
+    return jvm.org.apache.spark.util.Utils.classForName(name, True, False)
+
+
+def parse_query(spark: SparkSession, text: str) -> ParsedQuery:
+    """Parse ``text`` with Spark's parser; refuse anything but a single query.
+
+    Raises ``UnsupportedStatementError`` for DDL, DML, CALL, SET, CACHE, EXPLAIN, SHOW, ... and for
+    several statements; ``InvalidQueryError`` when Spark cannot parse the text.
+    """
+    if not isinstance(text, str):
+        raise InvalidQueryError(f"a query must be SQL text, not {type(text).__name__}")
+    parser = java_session(spark).sessionState().sqlParser()
+    try:
+        plan = parser.parsePlan(text)
+    except Exception as exc:
+        if not is_spark_error(exc):
+            raise
+        if _several_statements(parser, text, exc):
+            raise UnsupportedStatementError(
+                "zskip runs one query at a time, and this text holds several statements separated by ';': "
+                "pass a single SELECT"
+            ) from None
+        raise InvalidQueryError(f"Spark cannot parse the query: {first_line(exc)}") from None
+    traits = [_trait(spark, name) for name in _STATEMENT_TRAITS]
+    relations: list[TableReference] = []
+    found: list[str] = []
+    time_travel = False
+    pending = [plan]
+    while pending:
+        node = pending.pop()
+        cls = node.getClass()
+        name = str(cls.getSimpleName()).rstrip("$")
+        if name in _STATEMENT_NODES or any(trait.isAssignableFrom(cls) for trait in traits):
+            found.append(name)
+            continue
+        if name == _TIME_TRAVEL:
+            time_travel = True
+        if name == "UnresolvedRelation":
+            origin = node.origin()
+            if origin.startIndex().isDefined() and origin.stopIndex().isDefined():
+                relations.append(
+                    TableReference(
+                        str(node.multipartIdentifier().mkString(".")),
+                        int(origin.startIndex().get()),
+                        int(origin.stopIndex().get()),
+                    )
+                )
+        children = node.children().iterator()
+        while children.hasNext():
+            pending.append(children.next())
+    if found:
+        raise UnsupportedStatementError(
+            f"zskip runs queries only (SELECT, WITH, VALUES, TABLE), and this is a statement that changes or "
+            f"inspects something ({found[0]}): nothing was run; use spark.sql() for anything but a query"
+        )
+    return ParsedQuery(text, tuple(sorted(relations, key=lambda r: r.start)), time_travel)
+
+
+def _several_statements(parser: Any, text: str, exc: BaseException) -> bool:
+    """True when Spark's parser stopped right after a ';' and what comes before it is a statement."""
+    origin: Any = getattr(exc, "_origin", None)  # the Java ParseException
+    try:
+        start = origin.start()  # an Origin: line and position where parsing stopped
+        line, position = int(start.line().get()), int(start.startPosition().get())
+    except Exception:
+        return False
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return False
+    offset = sum(len(row) + 1 for row in lines[: line - 1]) + position
+    head = text[:offset].rstrip()
+    if not head.endswith(";"):
+        return False
+    try:
+        parser.parsePlan(head)
+    except Exception:
+        return False
+    return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConcurrentChangeError",
+    "CorruptIndexError",
     "EnvironmentError_",
     "InvalidOptionError",
     "InvalidPredicateError",
@@ -77,3 +78,7 @@ class UnsupportedStatementError(ZskipError, ValueError):
 
 class UnsupportedSessionError(ZskipError, TypeError):
     """The SparkSession cannot run zskip: Spark Connect (no JVM in this process), or no Iceberg runtime."""
+
+
+class CorruptIndexError(ZskipError, ValueError):
+    """A Puffin file, blob or index manifest is damaged; reads treat what it held as absent, writes refuse."""

@@ -286,10 +286,11 @@ def test_an_in_subquery_filter_plans_the_tables_own_scan(spark, capsys, victim: 
     ):
         plan = zskip.explain(spark, victim, where)
         assert plan.files_total == 2
+        assert ("IN (SELECT" not in where) or any("subquery" in note for note in plan.notes)
         expected = sorted(spark.table(victim).where(where).collect())
         assert sorted(zskip.read(spark, victim, where).collect()) == expected
     code, out, _ = run(capsys, "explain", victim, f"a IN (SELECT a FROM {other}) AND a < 300")
-    assert code == 0 and "reads " in out
+    assert code == 0 and "reads " in out and "note: the filter's subquery" in out
 
 
 def test_explain_accounts_for_its_time_and_counts_row_groups_of_a_false_filter(spark, victim: str) -> None:

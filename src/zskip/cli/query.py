@@ -45,6 +45,8 @@ def explain(ctx: Context, table: str, where: str, as_json: bool) -> None:
         f"{result.analysis_seconds * 1000:.0f} ms, zskip's stages "
         f"{(result.planning_seconds - result.analysis_seconds) * 1000:.0f} ms)"
     )
+    for note in result.notes:
+        console.print(f"note: {note}", highlight=False)
     if result.analysis_seconds > 2:
         console.print(
             "[dim]the first query of a session also starts Spark's catalog and compiles code; "

@@ -14,7 +14,7 @@ import datetime
 import decimal
 import logging
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -41,6 +41,7 @@ class ScanFilter:
     java_filters: Any  # java.util.List<org.apache.iceberg.expressions.Expression>
     expr: Expr
     scan: Any  # the Java SparkBatchQueryScan
+    notes: tuple[str, ...] = ()  # what a user should know about how this scan was planned
 
 
 def _iterate(java_iterable: Any) -> Iterator[Any]:
@@ -122,8 +123,9 @@ def filter_of(spark: SparkSession, table: str, where: str | Column) -> tuple[Dat
             f"cannot tell which of {len(scans)} Iceberg scans reads {table} for the filter {where!r}; "
             "move the subquery into a join with zskip.sql"
         )
-    log.info("%s: the filter's subqueries read other scans, which zskip does not prune here", table)
-    return frame, own[0]
+    note = "the filter's subquery reads other scans; zskip prunes only the scan of the table itself by it"
+    log.info("%s: %s", table, note)
+    return frame, replace(own[0], notes=(note,))
 
 
 def filtered_frame(spark: SparkSession, table: str, where: str | Column) -> DataFrame:

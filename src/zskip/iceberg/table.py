@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,40 @@ class IcebergTable:
 
     def location(self) -> str:
         return str(self.java.location())
+
+    def full_name(self) -> str:
+        """The name Iceberg gives the table (``catalog.namespace.table``), as its scans report it."""
+        return str(self.java.name())
+
+    def field_ids(self, names: Iterable[str]) -> dict[str, int]:
+        """Iceberg field ids of top-level columns, by the names given (found case-insensitively)."""
+        schema = self.java.schema()
+        ids = {}
+        for name in names:
+            found = schema.caseInsensitiveFindField(name)
+            if found is not None:
+                ids[name] = int(found.fieldId())
+        return ids
+
+    def write_file(self, path: str, data: bytes) -> None:
+        """Write a whole file through the table's FileIO (whatever storage the catalog uses)."""
+        stream = self.java.io().newOutputFile(path).createOrOverwrite()
+        try:
+            stream.write(bytearray(data))
+        finally:
+            stream.close()
+
+    def read_file(self, path: str) -> bytes:
+        """A whole file read through the table's FileIO, in one py4j transfer."""
+        stream = self.java.io().newInputFile(path).newStream()
+        try:
+            data = self.jvm.org.apache.iceberg.relocated.com.google.common.io.ByteStreams.toByteArray(stream)
+        finally:
+            stream.close()
+        return bytes(data)
+
+    def delete_file(self, path: str) -> None:
+        self.java.io().deleteFile(path)
 
     def spark_schema(self) -> StructType:
         """The current schema as Spark types (converted by Iceberg itself, no query analysis)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame
 
 from zskip.iceberg.table import IcebergTable
 
-__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "row_group_tasks", "stage"]
+__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "row_group_tasks", "stage", "stage_files"]
 
 _TASK_FILE = re.compile(r"^\w+\{file=(.*?), partition_data=")
 
@@ -88,6 +88,21 @@ def row_group_tasks(table: IcebergTable, task: Any, ranges: Sequence[tuple[int, 
         )
         copies.append(iceberg.BaseFileScanTask(claimed, deletes, schema, spec, residual))
     return copies
+
+
+def stage_files(table: IcebergTable, tasks: TaskList, kept: Mapping[str, Sequence[tuple[int, int]] | None]) -> str:
+    """Stage, for each file in ``kept``, its task from ``tasks`` whole (``None``) or cut to the given
+    byte ranges (one task per range, see ``row_group_tasks``); returns the set id.  Files that
+    ``tasks`` lacks are skipped."""
+    index = tasks.index()
+    chosen: list[Any] = []
+    for path, ranges in kept.items():
+        position = index.get(path)
+        if position is None:
+            continue
+        task = tasks.java.get(position)
+        chosen.extend([task] if ranges is None else row_group_tasks(table, task, ranges))
+    return stage(table, chosen)
 
 
 def stage(table: IcebergTable, tasks: Sequence[Any]) -> str:

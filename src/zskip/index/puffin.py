@@ -18,17 +18,13 @@ from typing import Any, BinaryIO
 
 import pyarrow as pa
 
-from zskip.errors import ZskipError
+from zskip.errors import CorruptIndexError
 
 __all__ = ["BlobMetadata", "CorruptIndexError", "PuffinReader", "PuffinWriter", "decode_blob", "read_puffin"]
 
 MAGIC = b"PFA1"
 CHECKSUM = "zskip.crc32"
 _FOOTER_TAIL = 4 + 4 + 4  # payload size, flags, magic
-
-
-class CorruptIndexError(ZskipError, ValueError):
-    """A Puffin file or blob is damaged; zskip treats what it held as absent."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -434,7 +434,7 @@ def _files_matching(spark: SparkSession, table: str, where: str) -> set[str]:
 
 def _delete_quietly(iceberg: IcebergTable, path: str) -> None:
     try:
-        iceberg.java.io().deleteFile(path)
+        iceberg.delete_file(path)
     except Exception:
         log.warning("could not delete %s", path)
 

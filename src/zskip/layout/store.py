@@ -82,22 +82,8 @@ def write_store(table: IcebergTable, spec: ClusteringSpec, ranges: pa.Table, *, 
     writer.add(RANGES_BLOB, _ipc(ranges.cast(RANGES_SCHEMA)), snapshot_id=snapshot_id)
     writer.finish()
     path = f"{table.location().rstrip('/')}/zskip/clustering-{uuid.uuid4()}.puffin"
-    stream = table.java.io().newOutputFile(path).createOrOverwrite()
-    try:
-        stream.write(bytearray(buffer.getvalue()))
-    finally:
-        stream.close()
+    table.write_file(path, buffer.getvalue())
     return path
-
-
-def read_bytes(table: IcebergTable, path: str) -> bytes:
-    jvm = table.jvm
-    stream = table.java.io().newInputFile(path).newStream()
-    try:
-        data = jvm.org.apache.iceberg.relocated.com.google.common.io.ByteStreams.toByteArray(stream)
-    finally:
-        stream.close()
-    return bytes(data)
 
 
 def read_store(table: IcebergTable) -> ClusteringStore | None:
@@ -106,7 +92,7 @@ def read_store(table: IcebergTable) -> ClusteringStore | None:
     if not path:
         return None
     try:
-        reader = read_puffin(read_bytes(table, path), name=path)
+        reader = read_puffin(table.read_file(path), name=path)
         blobs = {b.type: b for b in reader.blobs}
         spec = ClusteringSpec.from_json(reader.read(blobs[SPEC_BLOB]).decode())
         ranges = pa.ipc.open_stream(reader.read(blobs[RANGES_BLOB])).read_all()

@@ -74,6 +74,10 @@ class ScanPlan:
     stages: list[StageResult] = field(default_factory=list)
     planning_seconds: float = 0.0  # Spark's analysis of the filter and zskip's stages
     analysis_seconds: float = 0.0  # Spark's part: parsing, analysis and pushing the filter to the scan
+    notes: tuple[str, ...] = ()
+    # True when the curve or index stage ruled out something; otherwise Spark's own scan (Iceberg's
+    # file pruning and its Parquet reader's row-group statistics) reads no more than this plan
+    beyond_spark: bool = False
 
     def row_groups_kept(self) -> int:
         return sum(len(g) if g is not None else self._groups(p) for p, g in self.kept.items())
@@ -159,6 +163,7 @@ def plan_filter(
         table=iceberg,
         frame=frame,
         expr=scan.expr if scan is not None else None,
+        notes=scan.notes if scan is not None else (),
         snapshot_id=snapshot,
         files_total=len(paths),
         row_groups_total=0,
@@ -218,13 +223,15 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
 
     clock = time.perf_counter()
     store = _store(iceberg)
+    before = dict(plan.kept)
     if store is not None and plan.kept:
         _curve_stage(plan, store, expr, types)
+    plan.beyond_spark = plan.kept != before
     plan.stages.append(StageResult("curve range", len(plan.kept), None, time.perf_counter() - clock))
 
     clock = time.perf_counter()
     names = {c.lower() for c in columns_of(expr)}
-    ids = _field_ids(iceberg, names)
+    ids = iceberg.field_ids(names)
     floats = frozenset(n for n, t in types.items() if isinstance(t, (FloatType, DoubleType)))
     for path in list(plan.kept) if names else []:
         footer = _footer(path)
@@ -243,6 +250,7 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
 
     clock = time.perf_counter()
     manifest = _manifest(iceberg)
+    before = dict(plan.kept)
     if manifest is not None and plan.kept:
         verdicts = index_verdicts(manifest, list(plan.kept), expr, cache=CACHE)
         for path, verdict in verdicts.items():
@@ -255,6 +263,7 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
             groups = range(footer.row_groups) if current is None else current
             keep = tuple(g for g in groups if verdict.row_groups[g] is Match.MIGHT_MATCH)
             _set_groups(plan, path, keep, footer.row_groups)
+    plan.beyond_spark = plan.beyond_spark or plan.kept != before
     plan.stages.append(
         StageResult("indexes (bloom, bitmap)", len(plan.kept), plan.row_groups_kept(), time.perf_counter() - clock)
     )
@@ -301,13 +310,3 @@ def _curve_stage(plan: ScanPlan, store: ClusteringStore, expr: Expr, types: dict
 
 def _spark_types(iceberg: IcebergTable) -> dict[str, DataType]:
     return {f.name.lower(): f.dataType for f in iceberg.spark_schema().fields}
-
-
-def _field_ids(iceberg: IcebergTable, names: set[str]) -> dict[str, int]:
-    schema = iceberg.java.schema()
-    ids = {}
-    for name in names:
-        found = schema.caseInsensitiveFindField(name)
-        if found is not None:
-            ids[name] = int(found.fieldId())
-    return ids

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
-from zskip.iceberg.tasks import read_staged, row_group_tasks, stage
+from zskip.iceberg.tasks import read_staged, stage_files
 from zskip.planning.planner import ScanPlan, plan_scan
 from zskip.planning.row_groups import byte_runs
 from zskip.planning.staging import keep_staged
@@ -42,6 +42,7 @@ class Explain:
     planning_seconds: float  # Spark's analysis of the filter plus zskip's stages
     stages: tuple[StageCount, ...]
     analysis_seconds: float = 0.0  # Spark's part (the first query of a session also loads the catalog)
+    notes: tuple[str, ...] = ()  # what to know about this plan (a subquery zskip did not prune by, ...)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=str)
@@ -61,6 +62,7 @@ def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
         planning_seconds=plan.planning_seconds,
         stages=tuple(StageCount(s.name, s.files_kept, s.row_groups_kept, s.seconds) for s in plan.stages),
         analysis_seconds=plan.analysis_seconds,
+        notes=plan.notes,
     )
 
 
@@ -78,7 +80,9 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
 
     The result equals ``spark.table(table).where(where)``: zskip stages the Iceberg scan tasks of
     the files and row groups that survive its stages and Spark
-    reads them with the filter applied again; delete files of the table still apply.
+    reads them with the filter applied again; delete files of the table still apply.  When only
+    Iceberg's own pruning and row-group statistics ruled anything out, that plain DataFrame is
+    returned as it is: Spark's scan reads the same.
     The staged tasks stay while later reads are few (see
     ``zskip.planning.staging``); ``zskip.planning.release_reads()`` releases them all.
     """
@@ -92,6 +96,10 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
         plan.row_groups_kept(),
         plan.row_groups_total,
     )
+    if plan.expr is None:
+        return plan.frame.limit(0)  # Spark proved no row matches
+    if not plan.beyond_spark:
+        return plan.frame  # staging would read exactly what Spark's own scan reads, at a cost
     if not plan.kept or plan.tasks is None:
         return plan.frame.limit(0)
     return stage_plan(plan).where(where)
@@ -101,14 +109,9 @@ def stage_plan(plan: ScanPlan) -> DataFrame:
     """The rows of ``plan``'s kept files and row groups (a task per run of consecutive kept row
     groups), staged for this session; the plan must have kept some file."""
     assert plan.tasks is not None and plan.kept
-    index = plan.tasks.index()
-    tasks = []
-    for path, groups in plan.kept.items():
-        task = plan.tasks.java.get(index[path])
-        if groups is None:
-            tasks.append(task)
-        else:
-            tasks.extend(row_group_tasks(plan.table, task, byte_runs(plan.footers[path], groups)))
-    set_id = stage(plan.table, tasks)
+    runs = {
+        path: None if groups is None else byte_runs(plan.footers[path], groups) for path, groups in plan.kept.items()
+    }
+    set_id = stage_files(plan.table, plan.tasks, runs)
     keep_staged(plan.table, set_id)
     return read_staged(plan.table, set_id)

@@ -21,8 +21,8 @@ from pyspark.sql import DataFrame, SparkSession
 from zskip.iceberg.predicates import ScanFilter, pushed_filters
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_query
 from zskip.iceberg.statements import ParsedQuery, parse_query
-from zskip.iceberg.table import load_table
-from zskip.iceberg.tasks import plan_tasks, read_staged, stage
+from zskip.iceberg.table import IcebergTable, load_table
+from zskip.iceberg.tasks import plan_tasks, read_staged, stage_files
 from zskip.planning.planner import plan_filter
 from zskip.planning.read import explain_plan, stage_plan
 from zskip.planning.staging import keep_staged
@@ -58,40 +58,54 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
         scans[scan.table].append(scan)
     if not scans:
         return frame
-    views: dict[str, str] = {}
+    views: dict[str, str | None] = {}  # None: the table stays as written (zskip would not read less)
     text = query
     for identifier, first, last in ((r.identifier, r.start, r.stop) for r in reversed(parsed.relations)):
         try:
             iceberg = load_table(spark, identifier)
         except Exception:
             continue  # a view, a CTE name or a non-Iceberg table: left to Spark
-        name = str(iceberg.java.name())
+        name = iceberg.full_name()
         if name not in scans:
             continue
         if name not in views:
-            snapshot = iceberg.current_snapshot_id()
-            if snapshot is None:
-                continue
-            plans = [plan_filter(spark, iceberg, frame, scan) for scan in scans[name]]
-            kept = {path for plan in plans for path in plan.kept}
-            view = f"zskip_scan_{uuid.uuid4().hex[:12]}"
-            if len(plans) == 1 and kept:
-                # the table's only scan: only its kept row groups are read
-                stage_plan(plans[0]).createOrReplaceTempView(view)
-            elif kept:
-                every = plan_tasks(iceberg, snapshot, None)  # no residual: each scan filters for itself
-                index = every.index()
-                set_id = stage(iceberg, [every.java.get(index[p]) for p in sorted(kept) if p in index])
-                read_staged(iceberg, set_id).createOrReplaceTempView(view)
-                keep_staged(iceberg, set_id)
-            else:
-                spark.table(name).limit(0).createOrReplaceTempView(view)  # no scan can match a row
-            views[name] = view
-            log.info("%s: %d files staged for %d scans", name, len(kept), len(scans[name]))
-        text = text[:first] + views[name] + text[last + 1 :]
-    if not views:
-        return frame
-    return spark.sql(text)
+            views[name] = _view_of(spark, iceberg, frame, scans[name])
+        view = views[name]
+        if view is not None:
+            text = text[:first] + view + text[last + 1 :]
+    made = [view for view in views.values() if view is not None]
+    if not made:
+        return frame  # nothing ruled out beyond what Spark's own scans skip: the query as analysed
+    try:
+        return spark.sql(text)
+    finally:
+        # the analysed plan holds each view's plan, so the names can go (they would pile up otherwise)
+        for view in made:
+            spark.catalog.dropTempView(view)
+
+
+def _view_of(spark: SparkSession, iceberg: IcebergTable, frame: DataFrame, scans: list[ScanFilter]) -> str | None:
+    """A temp view of the rows ``scans`` of ``iceberg`` need, or ``None`` when Spark's own scans read no more."""
+    snapshot = iceberg.current_snapshot_id()
+    if snapshot is None:
+        return None
+    plans = [plan_filter(spark, iceberg, frame, scan) for scan in scans]
+    if not any(plan.beyond_spark for plan in plans):
+        return None
+    kept = {path for plan in plans for path in plan.kept}
+    view = f"zskip_scan_{uuid.uuid4().hex[:12]}"
+    if len(plans) == 1 and kept:
+        # the table's only scan: only its kept row groups are read
+        stage_plan(plans[0]).createOrReplaceTempView(view)
+    elif kept:
+        every = plan_tasks(iceberg, snapshot, None)  # no residual: each scan filters for itself
+        set_id = stage_files(iceberg, every, dict.fromkeys(sorted(kept)))
+        read_staged(iceberg, set_id).createOrReplaceTempView(view)
+        keep_staged(iceberg, set_id)
+    else:
+        spark.table(iceberg.name).limit(0).createOrReplaceTempView(view)  # no scan can match a row
+    log.info("%s: %d files staged for %d scans", iceberg.name, len(kept), len(scans))
+    return view
 
 
 def explain_sql(spark: SparkSession, query: str) -> list[Any]:

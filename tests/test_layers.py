@@ -1,0 +1,74 @@
+"""Architecture rules checked on the source: ``zskip.iceberg`` is the only door to the JVM, and each
+layer imports only from the layers above it (DESIGN.md)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "zskip"
+
+# py4j handles: the JVM, a Java object behind a Python wrapper, or a loaded Iceberg table's Java side
+JVM_ATTRIBUTES = frozenset({"_jvm", "_jsparkSession", "_jdf", "_jsc", "_jconf", "_gateway", "java", "jvm"})
+
+# layer -> layers it may import from (besides itself); errors/units/datasets are shared helpers
+LAYERS: dict[str, set[str]] = {
+    "curves": set(),
+    "expr": set(),
+    "index": {"curves", "expr"},
+    "iceberg": {"curves", "expr", "index"},
+    "layout": {"curves", "expr", "index", "iceberg"},
+    "indexing": {"curves", "expr", "index", "iceberg", "layout"},
+    "planning": {"curves", "expr", "index", "iceberg", "layout", "indexing"},
+    "viz": {"curves", "expr", "index", "iceberg", "layout", "indexing", "planning"},
+    "cli": {"curves", "expr", "index", "iceberg", "layout", "indexing", "planning", "viz", "datasets", "demo"},
+}
+SHARED = {"errors", "units"}
+
+
+def modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def layer_of(path: Path) -> str:
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if layer_of(p) != "iceberg"], ids=lambda p: p.name)
+def test_only_zskip_iceberg_touches_the_jvm(path: Path) -> None:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    touches = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} .{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr in JVM_ATTRIBUTES
+    ]
+    assert not touches, "JVM access outside zskip.iceberg (add a function there instead): " + ", ".join(touches)
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if layer_of(p) in LAYERS], ids=lambda p: p.name)
+def test_layers_import_only_from_above(path: Path) -> None:
+    layer = layer_of(path)
+    allowed = LAYERS[layer] | SHARED | {layer}
+    tree = ast.parse(path.read_text(), filename=str(path))
+    wrong = []
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "zskip" and len(parts) > 1 and parts[1] not in allowed:
+                wrong.append(f"{path.relative_to(PACKAGE)}:{node.lineno} imports {name}")
+    assert not wrong, f"layer {layer} may import only from {sorted(allowed)}: " + ", ".join(wrong)
+
+
+def test_the_jvm_check_sees_a_violation(tmp_path: Path) -> None:
+    """The rule above is not vacuous: a module reaching into py4j is caught."""
+    sample = "def f(spark):\n    return spark._jsparkSession.sessionState()\n"
+    tree = ast.parse(sample)
+    assert any(isinstance(n, ast.Attribute) and n.attr in JVM_ATTRIBUTES for n in ast.walk(tree))

@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from zskip.cli.main import main
-
+from .cli_runner import run
 from .tables import make_table
 
 pytestmark = pytest.mark.integration
@@ -26,16 +25,6 @@ VERBS = [
     ["query"],
     ["bench"],
 ]
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("verb", VERBS, ids=" ".join)

@@ -15,7 +15,6 @@ import pyarrow as pa
 import pytest
 
 import zskip
-from zskip.cli.main import main
 from zskip.errors import (
     InvalidOptionError,
     InvalidPredicateError,
@@ -28,6 +27,7 @@ from zskip.iceberg.table import load_table
 from zskip.index.puffin import CorruptIndexError
 from zskip.indexing.store import MANIFEST_PROPERTY
 
+from .cli_runner import run
 from .tables import Fingerprint, fingerprint, make_table
 
 pytestmark = pytest.mark.integration
@@ -53,16 +53,6 @@ def state(spark, table: str) -> TableState:
         tuple(sorted(str(p) for p in table_location(spark, table).rglob("*") if p.is_file())),
         tuple((r["key"], r["value"]) for r in rows),
     )
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line_error(code: int, err: str) -> str:
@@ -371,3 +361,26 @@ def test_demo_output_folder_is_ignored_by_git() -> None:
         pytest.skip("not a git checkout")
     done = subprocess.run(["git", "check-ignore", "demo-output/file-boxes.png"], cwd=root, capture_output=True)
     assert done.returncode == 0
+
+
+def test_branches_tags_and_older_snapshots_are_read_as_they_are(spark) -> None:
+    table = make_table(spark, "lake.hard.states", rows=2_000, files=2)
+    first = spark.sql(f"SELECT snapshot_id FROM {table}.snapshots").first()[0]
+    spark.sql(f"ALTER TABLE {table} CREATE BRANCH dev")
+    spark.sql(f"ALTER TABLE {table} CREATE TAG v1")
+    spark.sql(f"DELETE FROM {table} WHERE a < 500")  # the current state differs from all three
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    where = "a < 300"
+    for name in (f"{table}.branch_dev", f"{table}.tag_v1", f"{table}.snapshot_id_{first}"):
+        expected = sorted(spark.table(name).where(where).collect())
+        assert len(expected) > 0
+        assert sorted(zskip.read(spark, name, where).collect()) == expected
+        query = f"SELECT count(*) AS n FROM {name} WHERE {where}"
+        assert zskip.sql(spark, query).first()["n"] == len(expected)
+        with pytest.raises(InvalidOptionError, match="branch, tag or snapshot"):
+            zskip.explain(spark, name, where)
+        with pytest.raises(InvalidQueryError, match="current snapshots only"):
+            zskip.explain_sql(spark, query)
+    query = f"SELECT count(*) AS n FROM {table} VERSION AS OF {first} WHERE {where}"
+    assert zskip.sql(spark, query).first()["n"] == spark.sql(query).first()["n"] > 0
+    assert zskip.read(spark, table, where).count() == 0

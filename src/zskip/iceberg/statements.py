@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 from zskip.errors import InvalidQueryError, UnsupportedStatementError
 from zskip.iceberg.jvm import java_session, jvm_of
 from zskip.iceberg.spark_errors import first_line, is_spark_error
+from zskip.iceberg.table import reads_other_state
 
 __all__ = ["ParsedQuery", "TableReference", "parse_query"]
 
@@ -43,7 +44,7 @@ class TableReference:
 class ParsedQuery:
     text: str
     relations: tuple[TableReference, ...]
-    time_travel: bool  # some table is read AS OF a version or time
+    time_travel: bool  # some table is read AS OF a version or time, or as a branch, tag or snapshot
 
 
 def _trait(spark: SparkSession, name: str) -> Any:
@@ -103,6 +104,7 @@ def parse_query(spark: SparkSession, text: str) -> ParsedQuery:
             f"zskip runs queries only (SELECT, WITH, VALUES, TABLE), and this is a statement that changes or "
             f"inspects something ({found[0]}): nothing was run; use spark.sql() for anything but a query"
         )
+    time_travel = time_travel or any(reads_other_state(r.identifier) for r in relations)
     return ParsedQuery(text, tuple(sorted(relations, key=lambda r: r.start)), time_travel)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from zskip.errors import UnknownColumnError, UnknownTableError, UnsupportedTypeE
 from zskip.iceberg.jvm import java_session, jvm_of
 from zskip.iceberg.spark_errors import error_class, first_line, is_spark_error
 
-__all__ = ["IcebergTable", "apply_properties", "load_table", "properties_update"]
+__all__ = ["IcebergTable", "apply_properties", "load_table", "properties_update", "reads_other_state"]
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +138,15 @@ class IcebergTable:
                 )
             resolved[field.name] = field.dataType
         return resolved
+
+
+# Iceberg's Spark catalog reads an older state when a name ends in one of these (``t.branch_dev``)
+_SELECTOR = re.compile(r"(branch|tag)_.+|snapshot_id_\d+|at_timestamp_\d+", re.IGNORECASE)
+
+
+def reads_other_state(identifier: str) -> bool:
+    """True when ``identifier`` names a branch, tag, snapshot or timestamp of a table, not its current state."""
+    return bool(_SELECTOR.fullmatch(identifier.rsplit(".", 1)[-1].strip("`")))
 
 
 def load_table(spark: SparkSession, name: str) -> IcebergTable:

@@ -8,6 +8,9 @@ from dataclasses import asdict, dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from zskip.errors import InvalidOptionError
+from zskip.iceberg.predicates import filtered_frame
+from zskip.iceberg.table import reads_other_state
 from zskip.iceberg.tasks import read_staged, stage_files
 from zskip.planning.planner import ScanPlan, plan_scan
 from zskip.planning.row_groups import byte_runs
@@ -72,6 +75,11 @@ def explain(spark: SparkSession, table: str, where: str | Column) -> Explain:
     >>> zskip.explain(spark, "lake.db.t", "a = 5 AND c > 3").files_read  # doctest: +SKIP
     3
     """
+    if isinstance(table, str) and reads_other_state(table):
+        raise InvalidOptionError(
+            f"{table} names a branch, tag or snapshot; zskip plans a table's current snapshot only "
+            "(zskip.read reads other states without pruning): explain the table itself"
+        )
     return explain_plan(plan_scan(spark, table, where), where)
 
 
@@ -86,6 +94,9 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
     The staged tasks stay while later reads are few (see
     ``zskip.planning.staging``); ``zskip.planning.release_reads()`` releases them all.
     """
+    if isinstance(table, str) and reads_other_state(table):
+        # zskip's metadata describes the current snapshot; a branch, tag or older snapshot is read as it is
+        return filtered_frame(spark, table, where)
     plan = plan_scan(spark, table, where)
     log.info(
         "read %s where %s: %d of %d files, %d of %d row groups",

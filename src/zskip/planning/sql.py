@@ -18,6 +18,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from zskip.errors import InvalidQueryError
 from zskip.iceberg.predicates import ScanFilter, pushed_filters
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_query
 from zskip.iceberg.statements import ParsedQuery, parse_query
@@ -110,7 +111,12 @@ def _view_of(spark: SparkSession, iceberg: IcebergTable, frame: DataFrame, scans
 
 def explain_sql(spark: SparkSession, query: str) -> list[Any]:
     """An ``Explain`` for every Iceberg scan of ``query`` (nothing is read or staged; queries only)."""
-    _, frame = _analyse(spark, query)
+    parsed, frame = _analyse(spark, query)
+    if parsed.time_travel:
+        raise InvalidQueryError(
+            "the query reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans "
+            "current snapshots only (zskip.sql runs such a query unchanged)"
+        )
     scans = pushed_filters(frame)
     per_table = Counter(scan.table for scan in scans)
     out = []

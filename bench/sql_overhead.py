@@ -1,0 +1,177 @@
+"""What ``zskip.sql`` adds to ``spark.sql`` where nothing can be skipped, step by step.
+
+    python bench/sql_overhead.py --label current            # measures the zskip on sys.path
+    PYTHONPATH=/path/to/old/src python bench/sql_overhead.py --label 0.3.0
+    python bench/sql_overhead.py --report current 0.3.0     # docs/benchmarks/sql-overhead.md
+
+Each measurement run builds the same table (64 data files of random rows, no clustering, no
+index) and a small dimension, then times, for a selective filter and for a dimension-only star
+join, ``spark.sql(q).collect()`` against ``zskip.sql(spark, q).collect()`` alternately (medians
+of ``--runs``), and the steps zskip takes before Spark runs anything.  Results go to
+``docs/benchmarks/sql-overhead-<label>.json``; ``--report`` puts labels side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import DOCS, bench_session, machine, markdown_table, write_report
+
+FACT = "lake.bench_overhead.fact"
+DIM = "lake.bench_overhead.dim"
+QUERIES = {
+    "filter on a column every file spans": f"SELECT count(*) AS n, sum(v) AS s FROM {FACT} WHERE k = 17",
+    "dimension-only star join": (
+        f"SELECT d.g, count(*) AS n FROM {FACT} f JOIN {DIM} d ON f.k = d.k WHERE d.g = 3 GROUP BY d.g"
+    ),
+}
+
+
+def build(spark: Any, rows: int, files: int) -> None:
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.bench_overhead")
+    for table in (FACT, DIM):
+        spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
+    fact = spark.range(rows).selectExpr("id", "CAST(floor(rand(7) * 1000) AS INT) AS k", "rand(8) AS v")
+    fact.repartition(files).writeTo(FACT).using("iceberg").tableProperty(
+        "read.split.adaptive-size.enabled", "false"
+    ).create()
+    spark.range(1000).selectExpr("CAST(id AS INT) AS k", "CAST(id % 50 AS INT) AS g").coalesce(1).writeTo(DIM).using(
+        "iceberg"
+    ).create()
+
+
+def median_ms(action: Callable[[], Any], runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def steps(spark: Any, query: str, runs: int) -> dict[str, float]:
+    """Median ms of each step zskip takes before Spark executes (whichever of them this version has)."""
+    from zskip.iceberg.predicates import pushed_filters
+    from zskip.iceberg.table import load_table
+    from zskip.planning.planner import plan_filter
+
+    out: dict[str, float] = {}
+    try:
+        from zskip.iceberg.statements import parse_query
+
+        out["check the statement (Spark's parser)"] = median_ms(lambda: parse_query(spark, query), runs)
+    except ImportError:
+        pass
+    out["analyse (spark.sql)"] = median_ms(lambda: spark.sql(query), runs)
+    frame = spark.sql(query)
+    out["read pushed filters off the plan"] = median_ms(lambda: pushed_filters(frame), runs)
+    scans = pushed_filters(frame)
+    tables = {scan.table: load_table(spark, scan.table) for scan in scans}
+    out["plan every scan (zskip's stages)"] = median_ms(
+        lambda: [plan_filter(spark, tables[scan.table], frame, scan) for scan in scans], runs
+    )
+    return out
+
+
+def measure(label: str, rows: int, files: int, runs: int) -> Path:
+    import zskip
+
+    spark = bench_session(Path(tempfile.gettempdir()) / "zskip-bench-overhead")
+    build(spark, rows, files)
+    results: dict[str, Any] = {"label": label, "machine": machine(), "rows": rows, "files": files, "runs": runs}
+    for name, query in QUERIES.items():
+        assert sorted(zskip.sql(spark, query).collect()) == sorted(spark.sql(query).collect())
+        for _ in range(3):  # warm both paths: code generation, caches, footers
+            spark.sql(query).collect()
+            zskip.sql(spark, query).collect()
+        plain, planned = [], []
+        for _ in range(runs):  # alternate, so drift on a shared machine hits both alike
+            started = time.perf_counter()
+            spark.sql(query).collect()
+            plain.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            zskip.sql(spark, query).collect()
+            planned.append((time.perf_counter() - started) * 1000)
+        results[name] = {
+            "spark_ms": statistics.median(plain),
+            "zskip_ms": statistics.median(planned),
+            "steps_ms": steps(spark, query, runs),
+        }
+        print(name, json.dumps(results[name]), flush=True)
+    path = DOCS / f"sql-overhead-{label}.json"
+    path.write_text(json.dumps(results, indent=2))
+    return path
+
+
+def report(labels: list[str]) -> Path:
+    runs = {label: json.loads((DOCS / f"sql-overhead-{label}.json").read_text()) for label in labels}
+    first = runs[labels[0]]
+    lines = [
+        "# What zskip.sql adds where nothing can be skipped",
+        "",
+        f"`python bench/sql_overhead.py`: {first['rows']:,} rows in {first['files']} data files (random `k`, no "
+        "clustering, no index: no stage of zskip can rule anything out), a 1,000-row dimension. Wall time of "
+        f"`.collect()` on a warm session, medians of {first['runs']} runs alternating plain `spark.sql` and "
+        "`zskip.sql`, each version measured in its own run on the same machine "
+        f"({first['machine']}).",
+        "",
+    ]
+    rows = []
+    for name in QUERIES:
+        for label in labels:
+            result = runs[label][name]
+            added = result["zskip_ms"] - result["spark_ms"]
+            rows.append(
+                [
+                    name,
+                    label,
+                    f"{result['spark_ms']:.0f}",
+                    f"{result['zskip_ms']:.0f}",
+                    f"{added:+.0f}",
+                    f"{result['zskip_ms'] / result['spark_ms']:.2f}x",
+                ]
+            )
+    lines.append(markdown_table(["query", "zskip", "spark.sql ms", "zskip.sql ms", "added ms", "ratio"], rows))
+    lines += ["", "Steps zskip takes before Spark runs the query (median ms of each, measured on its own):", ""]
+    step_rows = []
+    for name in QUERIES:
+        for label in labels:
+            for step, ms in runs[label][name]["steps_ms"].items():
+                step_rows.append([name, label, step, f"{ms:.1f}"])
+    lines.append(markdown_table(["query", "zskip", "step", "ms"], step_rows))
+    lines += [
+        "",
+        "The analysis step is Spark's own and is paid by plain `spark.sql` too; 0.3.0 then staged every file "
+        "and analysed the rewritten query a second time. Since then `zskip.sql` hands back the query as "
+        "Spark analysed it when no curve range or index ruled anything out; what remains is the statement "
+        "check and zskip's planning of each scan.",
+    ]
+    return write_report("sql-overhead", lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--label", default="current")
+    parser.add_argument("--rows", type=int, default=4_000_000)
+    parser.add_argument("--files", type=int, default=64)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--report", nargs="+", metavar="LABEL", help="write the report from these labels' runs")
+    args = parser.parse_args()
+    if args.report:
+        report(args.report)
+    else:
+        measure(args.label, args.rows, args.files, args.runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -47,9 +47,17 @@ class ParsedQuery:
     time_travel: bool  # some table is read AS OF a version or time, or as a branch, tag or snapshot
 
 
-def _trait(spark: SparkSession, name: str) -> Any:
+_TRAITS: list[tuple[Any, list[Any]]] = []  # (JVM view, Spark's statement traits): looked up once per JVM
+
+
+def _traits(spark: SparkSession) -> list[Any]:
     jvm = jvm_of(spark)
-    return jvm.org.apache.spark.util.Utils.classForName(name, True, False)
+    for known, traits in _TRAITS:
+        if known is jvm:
+            return traits
+    traits = [jvm.org.apache.spark.util.Utils.classForName(name, True, False) for name in _STATEMENT_TRAITS]
+    _TRAITS.append((jvm, traits))
+    return traits
 
 
 def parse_query(spark: SparkSession, text: str) -> ParsedQuery:
@@ -72,7 +80,7 @@ def parse_query(spark: SparkSession, text: str) -> ParsedQuery:
                 "pass a single SELECT"
             ) from None
         raise InvalidQueryError(f"Spark cannot parse the query: {first_line(exc)}") from None
-    traits = [_trait(spark, name) for name in _STATEMENT_TRAITS]
+    traits = _traits(spark)
     relations: list[TableReference] = []
     found: list[str] = []
     time_travel = False

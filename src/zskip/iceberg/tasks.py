@@ -16,13 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
+from zskip.iceberg.jvm import java_text
 from zskip.iceberg.table import IcebergTable
 
-__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "row_group_tasks", "stage", "stage_files"]
+__all__ = ["TaskList", "plan_tasks", "read_staged", "release", "row_group_tasks", "scan_tasks", "stage", "stage_files"]
 
-_TASK_FILE = re.compile(r"^\w+\{file=(.*?), partition_data=")
+_TASK_FILE = re.compile(r"(?:^\[|, )\w+\{file=(.*?), partition_data=")
 
 
 @dataclass(frozen=True)
@@ -49,13 +50,48 @@ def plan_tasks(table: IcebergTable, snapshot_id: int, filters: Any | None) -> Ta
         tasks = jvm.org.apache.iceberg.relocated.com.google.common.collect.Lists.newArrayList(iterable)
     finally:
         iterable.close()
+    return _task_list(jvm, tasks)
+
+
+def _task_list(jvm: Any, tasks: Any) -> TaskList:
+    """``tasks`` (a ``java.util.List`` of file tasks) with their paths, read off the list's text."""
     size = int(tasks.size())
-    text = str(jvm.scala.collection.JavaConverters.asScalaBuffer(tasks).mkString("\n")) if size else ""
-    paths = [m.group(1) if (m := _TASK_FILE.match(line)) else None for line in text.split("\n")] if size else []
-    if len(paths) != size or any(p is None for p in paths):
+    text = java_text(jvm, tasks) if size else ""
+    paths: list[str | None] = [m.group(1) for m in _TASK_FILE.finditer(text)]
+    if len(paths) != size:
         # a task class that prints differently: ask each task (slow, but right)
         paths = [str(tasks.get(i).file().location()) for i in range(size)]
     return TaskList(tasks, tuple(p for p in paths if p is not None))
+
+
+def scan_tasks(spark: SparkSession, scan: Any) -> TaskList | None:
+    """The file tasks Spark's own Iceberg scan plans (``SparkPartitioningAwareScan.tasks()``, protected).
+
+    The scan plans them once and keeps them, and Spark's execution of that scan reuses them, so
+    zskip and Spark share one Iceberg planning instead of doing it twice.  ``None`` when the scan
+    is of a kind without that method (``plan_tasks`` plans the files then).
+    """
+    jvm: Any = spark.sparkContext._jvm
+    gateway: Any = spark.sparkContext._gateway
+    name = (id(jvm), str(scan.getClass().getName()))  # a scan class of this JVM (it lives as long)
+    if name not in _TASK_METHODS:
+        cls = scan.getClass()
+        while cls is not None and str(cls.getSimpleName()) != "SparkPartitioningAwareScan":
+            cls = cls.getSuperclass()
+        method = None
+        if cls is not None:
+            method = cls.getDeclaredMethod("tasks", gateway.new_array(jvm.java.lang.Class, 0))
+            method.setAccessible(True)
+        _TASK_METHODS[name] = method
+    method = _TASK_METHODS[name]
+    if method is None:
+        return None
+    tasks = method.invoke(scan, gateway.new_array(jvm.java.lang.Object, 0))
+    return _task_list(jvm, tasks)
+
+
+# reflected ``tasks()`` methods by scan class name (class objects live as long as the JVM)
+_TASK_METHODS: dict[tuple[int, str], Any] = {}
 
 
 def row_group_tasks(table: IcebergTable, task: Any, ranges: Sequence[tuple[int, int]]) -> list[Any]:

@@ -27,7 +27,7 @@ from zskip.expr import Expr, columns_of
 from zskip.iceberg.files import data_files
 from zskip.iceberg.predicates import ScanFilter, filter_of
 from zskip.iceberg.table import IcebergTable, load_table
-from zskip.iceberg.tasks import TaskList, plan_tasks
+from zskip.iceberg.tasks import TaskList, plan_tasks, scan_tasks
 from zskip.index.evaluate import Match
 from zskip.index.manifest import IndexManifest
 from zskip.index.parquet_io import read_file
@@ -216,7 +216,8 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
     types = _spark_types(iceberg)  # the table's, not the query's: its output may lack the filtered columns
 
     clock = time.perf_counter()
-    tasks = plan_tasks(iceberg, plan.snapshot_id, scan.java_filters)
+    # the tasks Spark's own scan plans (shared with its execution); Iceberg's planning otherwise
+    tasks = scan_tasks(spark, scan.scan) or plan_tasks(iceberg, plan.snapshot_id, scan.java_filters)
     plan.tasks = tasks
     plan.kept = {p: None for p in tasks.paths}
     plan.stages.append(StageResult("partition + min/max (Iceberg)", len(plan.kept), None, time.perf_counter() - clock))

@@ -38,6 +38,7 @@ from zskip.iceberg.files import data_files
 from zskip.iceberg.scan_stats import scanned_rows
 from zskip.planning import explain_sql
 from zskip.planning import sql as zskip_sql
+from zskip.planning.planner import ICEBERG_STAGE
 from zskip.units import parse_size
 from zskip.viz.figures import save_png
 
@@ -98,12 +99,17 @@ CHARTED = (
 )
 
 
+def _stage(plan, name: str):  # type: ignore[no-untyped-def]
+    """The stage of an ``Explain`` called ``name``."""
+    return next(stage for stage in plan.stages if stage.name == name)
+
+
 def counts(spark, query: str, lineorder: str, *, through_zskip: bool) -> dict[str, float]:
     """What a query reads of ``lineorder``.  Plain Spark opens every file Iceberg plans (stage one)
     and its reader skips the row groups whose statistics rule the filter out, as zskip counts them."""
     plans = [e for e in explain_sql(spark, query) if e.table == lineorder]
     return {
-        "files": sum(e.files_read if through_zskip else e.stages[0].files_kept for e in plans),
+        "files": sum(e.files_read if through_zskip else _stage(e, ICEBERG_STAGE).files_kept for e in plans),
         "row_groups": sum(e.row_groups_read for e in plans),
         "matching": sum(e.row_groups_read for e in plans),
         "bytes": sum(e.bytes_read for e in plans),

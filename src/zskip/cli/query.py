@@ -29,7 +29,6 @@ def explain(ctx: Context, table: str, where: str, as_json: bool) -> None:
     stages = Table(title="planning stages (each can only remove candidates)")
     for name in ("stage", "files kept", "row groups kept", "ms"):
         stages.add_column(name, justify="left" if name == "stage" else "right")
-    stages.add_row("all live files", str(result.files_total), str(result.row_groups_total), "")
     stages.add_row(
         "Spark: parse, analyse, push the filter", str(result.files_total), "", f"{result.analysis_seconds * 1000:.0f}"
     )

@@ -39,7 +39,10 @@ from zskip.planning.curve import query_intervals, ranges_meet
 from zskip.planning.footers import Footer, read_footer
 from zskip.planning.minmax import might_match
 
-__all__ = ["ScanPlan", "StageResult", "plan_filter", "plan_scan"]
+__all__ = ["ICEBERG_STAGE", "METADATA_STAGE", "ScanPlan", "StageResult", "plan_filter", "plan_scan"]
+
+METADATA_STAGE = "table metadata (cached per snapshot)"
+ICEBERG_STAGE = "partition + min/max (Iceberg)"
 
 log = logging.getLogger(__name__)
 
@@ -175,12 +178,17 @@ def plan_filter(
     if snapshot is None or files is None:
         plan.planning_seconds = time.perf_counter() - started
         return plan
+    listed = time.perf_counter() - started
     if scan is not None:
         _run_stages(spark, plan, scan)
     # a snapshot's files never change: count their row groups once per snapshot
+    clock = time.perf_counter()
     plan.row_groups_total = CACHE.get_or_load(
         ("row groups", iceberg.location(), snapshot), lambda: _total_groups(plan, files)
     )
+    counted = time.perf_counter() - clock
+    # listing the snapshot's files and counting its row groups (cached per snapshot) is planning too
+    plan.stages.insert(0, StageResult(METADATA_STAGE, plan.files_total, plan.row_groups_total, listed + counted))
     plan.planning_seconds = time.perf_counter() - started
     return plan
 
@@ -220,7 +228,7 @@ def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
     tasks = scan_tasks(spark, scan.scan) or plan_tasks(iceberg, plan.snapshot_id, scan.java_filters)
     plan.tasks = tasks
     plan.kept = {p: None for p in tasks.paths}
-    plan.stages.append(StageResult("partition + min/max (Iceberg)", len(plan.kept), None, time.perf_counter() - clock))
+    plan.stages.append(StageResult(ICEBERG_STAGE, len(plan.kept), None, time.perf_counter() - clock))
 
     clock = time.perf_counter()
     store = _store(iceberg)

@@ -107,7 +107,9 @@ def session(
 
 
 # What spark-submit accepts; anything else makes the JVM print a stack trace and exit.
-_MASTER = re.compile(r"yarn|(spark|mesos|k8s)://\S+|local(\[(\*|\d+)(,\s*\d+)?\]|-cluster\[\d+,\s*\d+,\s*\d+\])?")
+_MASTER = re.compile(
+    r"yarn|(spark|mesos|k8s)://\S+|local(\[\s*(\*|\d+)\s*(,\s*\d+\s*)?\]|-cluster\[\s*\d+\s*,\s*\d+\s*,\s*\d+\s*\])?"
+)
 
 
 def _check_master(master: str) -> None:

@@ -103,7 +103,7 @@ def run_demo(spark: SparkSession, *, catalog: str, scale_factor: float, out_dir:
     report.add_row("layout time (s)", "", "", *[f"{seconds[label]:.1f}" for label in layouts if label in seconds])
     console.print(report)
     console.print(
-        "Cells read files read / data files of that layout. Each rewrite writes files of about the loaded "
+        "Each cell: files read / data files of that layout. Each rewrite writes files of about the loaded "
         "files' size but ends them where its sort order allows (zskip: at curve-cell boundaries), so "
         "file counts differ a little between layouts.",
         highlight=False,

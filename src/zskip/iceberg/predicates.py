@@ -22,6 +22,7 @@ from pyspark.sql.types import BinaryType, DataType, DateType, DecimalType, Strin
 
 from zskip.errors import InvalidPredicateError
 from zskip.expr import And, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
+from zskip.iceberg.jvm import call_protected
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_filter
 
 __all__ = ["ScanFilter", "filter_of", "filtered_frame", "pushed_filters", "to_expr"]
@@ -52,16 +53,10 @@ def _iterate(java_iterable: Any) -> Iterator[Any]:
 
 def _filter_expressions(spark: SparkSession, scan: Any) -> Any:
     """The scan's pushed filters (``SparkScan.filterExpressions()`` is protected: reached by reflection)."""
-    jvm: Any = spark.sparkContext._jvm
-    gateway: Any = spark.sparkContext._gateway
-    cls = scan.getClass()  # the runtime jar's class loader: walk up to SparkScan
-    while cls is not None and str(cls.getSimpleName()) != "SparkScan":
-        cls = cls.getSuperclass()
-    if cls is None:
+    found, filters = call_protected(spark, scan, "SparkScan", "filterExpressions")
+    if not found:
         raise InvalidPredicateError(f"unexpected Iceberg scan class {scan.getClass().getName()}")
-    method = cls.getDeclaredMethod("filterExpressions", gateway.new_array(jvm.java.lang.Class, 0))
-    method.setAccessible(True)
-    return method.invoke(scan, gateway.new_array(jvm.java.lang.Object, 0))
+    return filters
 
 
 def pushed_filters(frame: DataFrame) -> list[ScanFilter]:

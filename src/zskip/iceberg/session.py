@@ -16,6 +16,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from zskip.errors import InvalidOptionError, JavaNotFoundError, WarehouseNotWritableError
+from zskip.iceberg.spark_errors import first_line, is_spark_error
 
 __all__ = ["has_iceberg", "iceberg_runtime_jar", "session"]
 
@@ -96,10 +97,10 @@ def session(
     try:
         spark = builder.getOrCreate()
     except Exception as exc:
-        if not _is_start_failure(exc):
+        if not is_spark_error(exc):
             raise
         raise InvalidOptionError(
-            f"Spark could not start with master {master!r}: {_first_line(exc)}; use local[*], local[N], "
+            f"Spark could not start with master {master!r}: {first_line(exc)}; use local[*], local[N], "
             "spark://HOST:PORT, yarn or k8s://https://HOST:PORT (--master / ZSKIP_MASTER)"
         ) from None
     spark.sparkContext.setLogLevel("ERROR")
@@ -118,21 +119,6 @@ def _check_master(master: str) -> None:
             f"{master!r} is not a Spark master: use local[*], local[N], spark://HOST:PORT, yarn or "
             "k8s://https://HOST:PORT (--master / ZSKIP_MASTER)"
         )
-
-
-def _is_start_failure(exc: BaseException) -> bool:
-    from py4j.protocol import Py4JError
-    from pyspark.errors.exceptions.base import PySparkException
-
-    return isinstance(exc, (Py4JError, PySparkException))
-
-
-def _first_line(exc: BaseException) -> str:
-    for line in str(exc).splitlines():
-        line = line.strip()
-        if line and not line.startswith("An error occurred while calling"):
-            return line.removeprefix("org.apache.spark.SparkException: ")
-    return type(exc).__name__
 
 
 def _check_java() -> None:

@@ -42,7 +42,8 @@ def first_line(exc: BaseException) -> str:
     """The first non-empty line of ``exc``'s message, without Spark's position suffix noise."""
     for line in str(exc).splitlines():
         line = line.strip()
-        if line:
+        if line and not line.startswith("An error occurred while calling"):  # py4j's own preamble
+            line = line.removeprefix("org.apache.spark.SparkException: ")
             return re.sub(r"\s*SQLSTATE: \w+\s*$", "", line).rstrip(" ;")
     return type(exc).__name__
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from zskip.iceberg.jvm import java_text
+from zskip.iceberg.jvm import call_protected, java_text
 from zskip.iceberg.table import IcebergTable
 
 __all__ = ["TaskList", "plan_tasks", "read_staged", "release", "row_group_tasks", "scan_tasks", "stage", "stage_files"]
@@ -71,27 +71,8 @@ def scan_tasks(spark: SparkSession, scan: Any) -> TaskList | None:
     zskip and Spark share one Iceberg planning instead of doing it twice.  ``None`` when the scan
     is of a kind without that method (``plan_tasks`` plans the files then).
     """
-    jvm: Any = spark.sparkContext._jvm
-    gateway: Any = spark.sparkContext._gateway
-    name = (id(jvm), str(scan.getClass().getName()))  # a scan class of this JVM (it lives as long)
-    if name not in _TASK_METHODS:
-        cls = scan.getClass()
-        while cls is not None and str(cls.getSimpleName()) != "SparkPartitioningAwareScan":
-            cls = cls.getSuperclass()
-        method = None
-        if cls is not None:
-            method = cls.getDeclaredMethod("tasks", gateway.new_array(jvm.java.lang.Class, 0))
-            method.setAccessible(True)
-        _TASK_METHODS[name] = method
-    method = _TASK_METHODS[name]
-    if method is None:
-        return None
-    tasks = method.invoke(scan, gateway.new_array(jvm.java.lang.Object, 0))
-    return _task_list(jvm, tasks)
-
-
-# reflected ``tasks()`` methods by scan class name (class objects live as long as the JVM)
-_TASK_METHODS: dict[tuple[int, str], Any] = {}
+    found, tasks = call_protected(spark, scan, "SparkPartitioningAwareScan", "tasks")
+    return _task_list(spark.sparkContext._jvm, tasks) if found else None
 
 
 def row_group_tasks(table: IcebergTable, task: Any, ranges: Sequence[tuple[int, int]]) -> list[Any]:

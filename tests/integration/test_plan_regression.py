@@ -81,7 +81,10 @@ def layouts(spark, tmp_path_factory) -> dict[str, str]:  # type: ignore[no-untyp
     ):
         name = f"{NAMESPACE}.lo_{label.replace('-', '_')}"
         spark.sql(f"DROP TABLE IF EXISTS {name}")
-        spark.sql(f"CREATE TABLE {name} USING iceberg AS SELECT * FROM {LINEORDER}")
+        spark.sql(
+            f"CREATE TABLE {name} USING iceberg TBLPROPERTIES ('write.parquet.row-group-size-bytes'='16384') "
+            f"AS SELECT * FROM {LINEORDER}"
+        )
         zskip.optimize(
             spark,
             name,

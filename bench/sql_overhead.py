@@ -61,10 +61,6 @@ def median_ms(action: Callable[[], Any], runs: int) -> float:
 
 def steps(spark: Any, query: str, runs: int) -> dict[str, float]:
     """Median ms of each step zskip takes before Spark executes (whichever of them this version has)."""
-    from zskip.iceberg.predicates import pushed_filters
-    from zskip.iceberg.table import load_table
-    from zskip.planning.planner import plan_filter
-
     out: dict[str, float] = {}
     try:
         from zskip.iceberg.statements import parse_query
@@ -73,10 +69,27 @@ def steps(spark: Any, query: str, runs: int) -> dict[str, float]:
     except ImportError:
         pass
     out["Spark: analyse (spark.sql)"] = median_ms(lambda: spark.sql(query), runs)
+    try:  # this version: one call to the JVM helper reads every scan
+        from zskip.iceberg.scans import query_scans
+        from zskip.planning.planner import PLANNING_PROPERTIES, plan_scan
+
+        out["Spark: optimise + plan, and read the scans"] = median_ms(
+            lambda: query_scans(spark.sql(query), PLANNING_PROPERTIES), runs
+        )
+        frame = spark.sql(query)
+        found = query_scans(frame, PLANNING_PROPERTIES)
+        out["plan every scan (zskip's stages)"] = median_ms(
+            lambda: [plan_scan(spark, frame, scan, table=scan.table) for scan in found.scans], runs
+        )
+        return out
+    except ImportError:
+        pass
+    from zskip.iceberg.predicates import pushed_filters  # type: ignore[attr-defined]
+    from zskip.iceberg.table import load_table
+    from zskip.planning.planner import plan_filter  # type: ignore[attr-defined]
+
     # pushed filters exist once Spark has optimised and planned the query: a fresh frame each time
-    out["Spark: optimise + plan, and read the pushed filters"] = median_ms(
-        lambda: pushed_filters(spark.sql(query)), runs
-    )
+    out["Spark: optimise + plan, and read the scans"] = median_ms(lambda: pushed_filters(spark.sql(query)), runs)
     frame = spark.sql(query)
     scans = pushed_filters(frame)
     tables = {scan.table: load_table(spark, scan.table) for scan in scans}

@@ -7,6 +7,8 @@ never prunes, and Spark still applies it.
 """
 
 from zskip.expr.nodes import (
+    AlwaysFalse,
+    AlwaysTrue,
     And,
     Between,
     Compare,
@@ -20,4 +22,18 @@ from zskip.expr.nodes import (
     columns_of,
 )
 
-__all__ = ["And", "Between", "Compare", "Expr", "In", "IsNull", "Not", "Opaque", "Or", "StartsWith", "columns_of"]
+__all__ = [
+    "AlwaysFalse",
+    "AlwaysTrue",
+    "And",
+    "Between",
+    "Compare",
+    "Expr",
+    "In",
+    "IsNull",
+    "Not",
+    "Opaque",
+    "Or",
+    "StartsWith",
+    "columns_of",
+]

@@ -5,7 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["And", "Between", "Compare", "Expr", "In", "IsNull", "Not", "Opaque", "Or", "StartsWith", "columns_of"]
+__all__ = [
+    "AlwaysFalse",
+    "AlwaysTrue",
+    "And",
+    "Between",
+    "Compare",
+    "Expr",
+    "In",
+    "IsNull",
+    "Not",
+    "Opaque",
+    "Or",
+    "StartsWith",
+    "columns_of",
+]
 
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
 
@@ -76,13 +90,23 @@ class Not:
 
 
 @dataclass(frozen=True, slots=True)
+class AlwaysTrue:
+    """TRUE: every row matches (a scan with no pushed filter)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AlwaysFalse:
+    """FALSE: no row matches."""
+
+
+@dataclass(frozen=True, slots=True)
 class Opaque:
     """A condition zskip does not understand (kept as text for explain); never prunes."""
 
     text: str
 
 
-Expr = Compare | Between | In | IsNull | StartsWith | And | Or | Not | Opaque
+Expr = Compare | Between | In | IsNull | StartsWith | And | Or | Not | Opaque | AlwaysTrue | AlwaysFalse
 
 
 def columns_of(expr: Expr) -> set[str]:
@@ -91,6 +115,6 @@ def columns_of(expr: Expr) -> set[str]:
         return set().union(*(columns_of(c) for c in expr.children))
     if isinstance(expr, Not):
         return columns_of(expr.child)
-    if isinstance(expr, Opaque):
+    if isinstance(expr, (Opaque, AlwaysTrue, AlwaysFalse)):
         return set()
     return {expr.column}

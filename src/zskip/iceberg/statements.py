@@ -5,7 +5,8 @@ zskip checks the parsed plan before handing any text to Spark: only queries (SEL
 VALUES, TABLE, FROM ... SELECT) pass.  The check uses Spark's own parser (with Iceberg's SQL
 extensions, so ``CALL`` is recognised too): a node that is a ``Command`` or a ``ParsedStatement``
 (how Spark parses INSERT, DELETE, MERGE, CREATE, ...) or a write to a directory makes the text a
-statement.  Parsing runs nothing.
+statement.  Parsing runs nothing.  The JVM helper (``zskip.iceberg.bridge``) parses and walks the
+plan in one call.
 """
 
 from __future__ import annotations
@@ -16,19 +17,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from zskip.errors import InvalidQueryError, UnsupportedStatementError
-from zskip.iceberg.jvm import java_session, jvm_of
+from zskip.iceberg.bridge import bridge, read_answer
+from zskip.iceberg.jvm import java_session
 from zskip.iceberg.spark_errors import first_line, is_spark_error
 from zskip.iceberg.table import reads_other_state
 
 __all__ = ["ParsedQuery", "TableReference", "parse_query"]
-
-# Spark's traits for plans that do something when run; every write or DDL statement parses into one.
-_STATEMENT_TRAITS = (
-    "org.apache.spark.sql.catalyst.plans.logical.Command",
-    "org.apache.spark.sql.catalyst.plans.logical.ParsedStatement",
-)
-_STATEMENT_NODES = frozenset({"InsertIntoDir", "InsertIntoStatement", "CallStatement"})
-_TIME_TRAVEL = "RelationTimeTravel"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,19 +41,6 @@ class ParsedQuery:
     time_travel: bool  # some table is read AS OF a version or time, or as a branch, tag or snapshot
 
 
-_TRAITS: list[tuple[Any, list[Any]]] = []  # (JVM view, Spark's statement traits): looked up once per JVM
-
-
-def _traits(spark: SparkSession) -> list[Any]:
-    jvm = jvm_of(spark)
-    for known, traits in _TRAITS:
-        if known is jvm:
-            return traits
-    traits = [jvm.org.apache.spark.util.Utils.classForName(name, True, False) for name in _STATEMENT_TRAITS]
-    _TRAITS.append((jvm, traits))
-    return traits
-
-
 def parse_query(spark: SparkSession, text: str) -> ParsedQuery:
     """Parse ``text`` with Spark's parser; refuse anything but a single query.
 
@@ -68,52 +49,32 @@ def parse_query(spark: SparkSession, text: str) -> ParsedQuery:
     """
     if not isinstance(text, str):
         raise InvalidQueryError(f"a query must be SQL text, not {type(text).__name__}")
-    parser = java_session(spark).sessionState().sqlParser()
+    session = java_session(spark)
     try:
-        plan = parser.parsePlan(text)
+        parsed = read_answer(str(bridge(spark).parse(session, text)))
     except Exception as exc:
         if not is_spark_error(exc):
             raise
+        parser = session.sessionState().sqlParser()
         if _several_statements(parser, text, exc):
             raise UnsupportedStatementError(
                 "zskip runs one query at a time, and this text holds several statements separated by ';': "
                 "pass a single SELECT"
             ) from None
         raise InvalidQueryError(f"Spark cannot parse the query: {first_line(exc)}") from None
-    traits = _traits(spark)
-    relations: list[TableReference] = []
-    found: list[str] = []
-    time_travel = False
-    pending = [plan]
-    while pending:
-        node = pending.pop()
-        cls = node.getClass()
-        name = str(cls.getSimpleName()).rstrip("$")
-        if name in _STATEMENT_NODES or any(trait.isAssignableFrom(cls) for trait in traits):
-            found.append(name)
-            continue
-        if name == _TIME_TRAVEL:
-            time_travel = True
-        if name == "UnresolvedRelation":
-            origin = node.origin()
-            if origin.startIndex().isDefined() and origin.stopIndex().isDefined():
-                relations.append(
-                    TableReference(
-                        str(node.multipartIdentifier().mkString(".")),
-                        int(origin.startIndex().get()),
-                        int(origin.stopIndex().get()),
-                    )
-                )
-        children = node.children().iterator()
-        while children.hasNext():
-            pending.append(children.next())
-    if found:
+    if parsed["statement"] is not None:
         raise UnsupportedStatementError(
             f"zskip runs queries only (SELECT, WITH, VALUES, TABLE), and this is a statement that changes or "
-            f"inspects something ({found[0]}): nothing was run; use spark.sql() for anything but a query"
+            f"inspects something ({parsed['statement']}): nothing was run; use spark.sql() for anything but a query"
         )
-    time_travel = time_travel or any(reads_other_state(r.identifier) for r in relations)
-    return ParsedQuery(text, tuple(sorted(relations, key=lambda r: r.start)), time_travel)
+    relations = tuple(
+        sorted(
+            (TableReference(r["identifier"], int(r["start"]), int(r["stop"])) for r in parsed["relations"]),
+            key=lambda r: r.start,
+        )
+    )
+    time_travel = bool(parsed["time_travel"]) or any(reads_other_state(r.identifier) for r in relations)
+    return ParsedQuery(text, relations, time_travel)
 
 
 def _several_statements(parser: Any, text: str, exc: BaseException) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
 
-from zskip.expr import And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
+from zskip.expr import AlwaysFalse, AlwaysTrue, And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
 from zskip.index.bitmap import BitmapIndex
 from zskip.index.bloom import BloomIndex
 from zskip.index.literals import exact_scalar
@@ -125,8 +125,10 @@ def _eval(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:
     if isinstance(expr, Not):
         inner = _eval(expr.child, indexes)
         return _Exact(inner.false, inner.true) if isinstance(inner, _Exact) else _everywhere(indexes)
-    if isinstance(expr, Opaque):
+    if isinstance(expr, (Opaque, AlwaysTrue)):
         return _everywhere(indexes)
+    if isinstance(expr, AlwaysFalse):
+        return _Maybe(np.zeros(indexes.row_group_count, dtype=bool))
     bitmap = indexes.bitmaps.get(expr.column)
     if bitmap is not None:
         try:

@@ -81,13 +81,13 @@ def _lower_columns(expr: Expr) -> Expr:
     """The predicate with column names lower-cased (Spark resolves names case-insensitively)."""
     from dataclasses import fields, replace
 
-    from zskip.expr import And, Not, Opaque, Or
+    from zskip.expr import AlwaysFalse, AlwaysTrue, And, Not, Opaque, Or
 
     if isinstance(expr, (And, Or)):
         return type(expr)(tuple(_lower_columns(c) for c in expr.children))
     if isinstance(expr, Not):
         return Not(_lower_columns(expr.child))
-    if isinstance(expr, Opaque):
+    if isinstance(expr, (Opaque, AlwaysTrue, AlwaysFalse)):
         return expr
     assert any(f.name == "column" for f in fields(expr))
     return replace(expr, column=expr.column.lower())

@@ -86,9 +86,10 @@ def write_store(table: IcebergTable, spec: ClusteringSpec, ranges: pa.Table, *, 
     return path
 
 
-def read_store(table: IcebergTable) -> ClusteringStore | None:
-    """The table's current clustering store, or ``None`` (none yet, or unreadable: then a warning)."""
-    path = table.property(STORE_PROPERTY)
+def read_store(table: IcebergTable, path: str | None = None) -> ClusteringStore | None:
+    """The clustering store at ``path`` (the table's current one by default), or ``None`` (none yet, or
+    unreadable: then a warning)."""
+    path = path or table.property(STORE_PROPERTY)
     if not path:
         return None
     try:

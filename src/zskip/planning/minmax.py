@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from zskip.expr import And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
+from zskip.expr import AlwaysFalse, AlwaysTrue, And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
 from zskip.planning.footers import ColumnStats
 
 __all__ = ["might_match", "push_not"]
@@ -36,6 +36,8 @@ def push_not(expr: Expr, negate: bool = False) -> Expr:
         return Compare(expr.column, NEGATE[expr.op], expr.value)
     if isinstance(expr, Opaque):
         return expr
+    if isinstance(expr, (AlwaysTrue, AlwaysFalse)):
+        return AlwaysFalse() if isinstance(expr, AlwaysTrue) else AlwaysTrue()
     return Not(expr)
 
 
@@ -49,11 +51,13 @@ def _might(expr: Expr, stats: Mapping[str, ColumnStats | None], floats: frozense
         return all(_might(c, stats, floats) for c in expr.children)
     if isinstance(expr, Or):
         return any(_might(c, stats, floats) for c in expr.children)
-    if isinstance(expr, Opaque):
+    if isinstance(expr, (Opaque, AlwaysTrue)):
         return True
+    if isinstance(expr, AlwaysFalse):
+        return False
     negated = isinstance(expr, Not)
     leaf = expr.child if isinstance(expr, Not) else expr
-    if isinstance(leaf, (Opaque, And, Or, Not)):
+    if isinstance(leaf, (Opaque, And, Or, Not, AlwaysTrue, AlwaysFalse)):
         return True
     column = leaf.column.lower()
     s = stats.get(column)

@@ -1,50 +1,107 @@
-"""Plan a filtered read: which data files and row groups can hold a matching row.
+"""Plan one Iceberg scan: which of its files and row groups can hold a matching row.
 
-Stages run in order, each over metadata only, each able only to remove candidates:
+Planning is a pipeline: an explicit tuple of stages, each a pure function from an immutable
+candidate set (files, each with the row groups still in play) to a smaller one.  The pipeline,
+not the stages, records how long each took and what it kept.
 
-1. ``partition + min/max`` — Iceberg's own planning with the filters Spark pushed to the scan;
+1. ``partition + min/max`` — the files of the tasks Spark's own Iceberg scan planned (Iceberg's
+   partition and file min/max pruning with the pushed filters);
 2. ``curve range`` — the query box as curve-key intervals against each file's and row group's
    recorded key range (files optimize did not write have none and stay);
 3. ``row-group min/max`` — Parquet footer statistics of each row group;
 4. ``indexes`` — bloom filters and bitmaps from the index manifest (unindexed files stay).
 
-Everything a stage reads is cached by immutable key (file path, snapshot id, blob location).
+What the stages read is metadata of one table snapshot, loaded once and cached by immutable key
+(file path, snapshot id, store and manifest path): see ``zskip.planning.metadata``.
 """
 
 from __future__ import annotations
 
-import logging
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
-import pyarrow as pa
-import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql.pandas.types import to_arrow_type
-from pyspark.sql.types import DataType, DoubleType, FloatType
+from pyspark.sql import DataFrame, SparkSession
 
-from zskip.expr import Expr, columns_of
-from zskip.iceberg.files import data_files
-from zskip.iceberg.predicates import ScanFilter, filter_of
-from zskip.iceberg.table import IcebergTable, load_table
-from zskip.iceberg.tasks import TaskList, plan_tasks, scan_tasks
+from zskip.expr import AlwaysFalse, Expr, columns_of
+from zskip.iceberg.scans import IcebergScan, arrow_type
+from zskip.iceberg.table import load_table
 from zskip.index.evaluate import Match
-from zskip.index.manifest import IndexManifest
-from zskip.index.parquet_io import read_file
 from zskip.indexing.lookup import index_verdicts
 from zskip.indexing.store import MANIFEST_PROPERTY
-from zskip.layout.store import STORE_PROPERTY, ClusteringStore, read_store
+from zskip.layout.store import STORE_PROPERTY
 from zskip.planning.cache import CACHE
 from zskip.planning.curve import query_intervals, ranges_meet
-from zskip.planning.footers import Footer, read_footer
+from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
 from zskip.planning.minmax import might_match
 
-__all__ = ["ICEBERG_STAGE", "METADATA_STAGE", "ScanPlan", "StageResult", "plan_filter", "plan_scan"]
+__all__ = [
+    "ICEBERG_STAGE",
+    "METADATA_STAGE",
+    "PLANNING_PROPERTIES",
+    "STAGES",
+    "Candidates",
+    "ScanPlan",
+    "Stage",
+    "StageResult",
+    "plan_scan",
+]
 
 METADATA_STAGE = "table metadata (cached per snapshot)"
 ICEBERG_STAGE = "partition + min/max (Iceberg)"
+PLANNING_PROPERTIES = (MANIFEST_PROPERTY, STORE_PROPERTY)  # the table properties planning reads
 
-log = logging.getLogger(__name__)
+Groups = tuple[int, ...] | None  # the row groups of a file still in play; None: all of them
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Files that may hold a matching row, each with its row groups still in play (immutable)."""
+
+    files: Mapping[str, Groups]
+
+    @staticmethod
+    def of(files: Mapping[str, Groups]) -> Candidates:
+        return Candidates(MappingProxyType(dict(files)))
+
+    def narrowed(self, keep: Mapping[str, tuple[int, ...]], totals: Mapping[str, int]) -> Candidates:
+        """These candidates with each file in ``keep`` cut to the row groups given (none: the file goes)."""
+        files = dict(self.files)
+        for path, groups in keep.items():
+            if not groups:
+                files.pop(path, None)
+            else:
+                files[path] = None if len(groups) == totals[path] else tuple(groups)
+        return Candidates.of(files)
+
+    def dropped(self, paths: set[str]) -> Candidates:
+        return Candidates.of({p: g for p, g in self.files.items() if p not in paths})
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """What every stage may read: the scan, its predicate bound to the table's fields, the snapshot's metadata."""
+
+    scan: IcebergScan
+    expr: Expr
+    metadata: SnapshotMetadata
+
+    @property
+    def field_ids(self) -> dict[str, int]:
+        return {name: f.id for name, f in self.scan.fields.items()}
+
+    @property
+    def floats(self) -> frozenset[str]:
+        return frozenset(name for name, f in self.scan.fields.items() if f.is_float)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    run: Callable[[PlanInputs, Candidates], Candidates]
+    beyond_spark: bool  # True: Spark's own scan does not skip what this stage rules out
+    counts_row_groups: bool  # True: its result says which row groups stay (footers are read)
 
 
 @dataclass(frozen=True)
@@ -55,27 +112,21 @@ class StageResult:
     seconds: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScanPlan:
-    """What to read: each kept file with the row groups that can match (``None``: all of them).
+    """What to read of one scan: each kept file with the row groups that can match (``None``: all of them)."""
 
-    A file with some row groups ruled out is staged as one task per run of consecutive kept row
-    groups, each reading only its bytes (``zskip.planning.row_groups``).
-    """
-
-    table: IcebergTable
-    frame: DataFrame  # the plain filtered DataFrame
-    expr: Expr | None  # None: Spark proved that no row matches
+    table: str
+    frame: DataFrame  # the plain DataFrame the scan belongs to
+    scan: IcebergScan | None  # None: Spark proved that no row matches
+    expr: Expr
     snapshot_id: int | None
     files_total: int
     row_groups_total: int
-    kept: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
-    tasks: TaskList | None = None
-    footers: dict[str, Footer] = field(default_factory=dict)
-    file_rows: dict[str, int] = field(default_factory=dict)
-    file_bytes: dict[str, int] = field(default_factory=dict)
-    stages: list[StageResult] = field(default_factory=list)
-    planning_seconds: float = 0.0  # Spark's analysis of the filter and zskip's stages
+    kept: Mapping[str, Groups]
+    metadata: SnapshotMetadata | None
+    stages: tuple[StageResult, ...]
+    planning_seconds: float  # Spark's analysis of the filter and zskip's stages
     analysis_seconds: float = 0.0  # Spark's part: parsing, analysis and pushing the filter to the scan
     notes: tuple[str, ...] = ()
     # True when the curve or index stage ruled out something; otherwise Spark's own scan (Iceberg's
@@ -83,221 +134,57 @@ class ScanPlan:
     beyond_spark: bool = False
 
     def row_groups_kept(self) -> int:
-        return sum(len(g) if g is not None else self._groups(p) for p, g in self.kept.items())
-
-    def _groups(self, path: str) -> int:
-        footer = self.footers.get(path)
-        return footer.row_groups if footer is not None else 1
+        if self.metadata is None:
+            return 0
+        return sum(len(g) if g is not None else self.metadata.row_groups(p) for p, g in self.kept.items())
 
     def rows_read(self) -> int:
+        assert self.scan is not None or not self.kept
         total = 0
         for path, groups in self.kept.items():
-            if groups is not None:
-                total += sum(self.footers[path].rows[g] for g in groups)
+            if groups is None:
+                total += self.scan.records[self.scan.paths.index(path)] if self.scan else 0
             else:
-                total += self.file_rows.get(path, 0)
+                footer = self.metadata.footer(path) if self.metadata else None
+                total += sum(footer.rows[g] for g in groups) if footer else 0
         return total
 
     def bytes_read(self) -> int:
         total = 0
         for path, groups in self.kept.items():
-            if groups is not None:
-                total += sum(self.footers[path].ranges[g][1] for g in groups)
+            if groups is None:
+                total += self.scan.sizes[self.scan.paths.index(path)] if self.scan else 0
             else:
-                total += self.file_bytes.get(path, 0)
+                footer = self.metadata.footer(path) if self.metadata else None
+                total += sum(footer.ranges[g][1] for g in groups) if footer else 0
         return total
 
 
-def _snapshot_files(spark: SparkSession, iceberg: IcebergTable, snapshot_id: int) -> pa.Table:
-    key = ("files", iceberg.location(), snapshot_id)
-    return CACHE.get_or_load(key, lambda: data_files(spark, iceberg.name, snapshot_id=snapshot_id))
+# ---- the stages ---------------------------------------------------------------------------------
 
 
-def _footer(path: str) -> Footer:
-    return CACHE.get_or_load(("footer", path), lambda: read_footer(path))
+def iceberg_files(inputs: PlanInputs, candidates: Candidates) -> Candidates:
+    """The files of the tasks Spark's scan planned (Iceberg pruned by partition and file min/max)."""
+    return Candidates.of(dict.fromkeys(inputs.scan.paths))
 
 
-def _manifest(iceberg: IcebergTable) -> IndexManifest | None:
-    path = iceberg.property(MANIFEST_PROPERTY)
-    if not path:
-        return None
-
-    def load() -> IndexManifest | None:
-        try:
-            return IndexManifest.from_bytes(read_file(path), name=path)
-        except Exception as exc:
-            log.warning("ignoring the index manifest %s: %s", path, str(exc).splitlines()[0])
-            return None
-
-    return CACHE.get_or_load(("manifest", path), load)
-
-
-def _store(iceberg: IcebergTable) -> ClusteringStore | None:
-    path = iceberg.property(STORE_PROPERTY)
-    if not path:
-        return None
-    return CACHE.get_or_load(("store", path), lambda: read_store(iceberg))
-
-
-def plan_scan(spark: SparkSession, table: str, where: str | Column) -> ScanPlan:
-    """Plan a read of ``table`` filtered by ``where`` (SQL text or a Column)."""
-    started = time.perf_counter()
-    iceberg = load_table(spark, table)
-    frame, scan = filter_of(spark, table, where)
-    analysed = time.perf_counter()
-    plan = plan_filter(spark, iceberg, frame, scan)
-    plan.analysis_seconds = analysed - started
-    plan.planning_seconds += plan.analysis_seconds
-    return plan
-
-
-def plan_filter(
-    spark: SparkSession,
-    iceberg: IcebergTable,
-    frame: DataFrame,
-    scan: ScanFilter | None,
-) -> ScanPlan:
-    """Plan one Iceberg scan given the filter Spark pushed to it (``None``: Spark proved it empty)."""
-    started = time.perf_counter()
-    snapshot = iceberg.current_snapshot_id()
-    files = _snapshot_files(spark, iceberg, snapshot) if snapshot is not None else None
-    paths = files["file_path"].to_pylist() if files is not None else []
-    plan = ScanPlan(
-        table=iceberg,
-        frame=frame,
-        expr=scan.expr if scan is not None else None,
-        notes=scan.notes if scan is not None else (),
-        snapshot_id=snapshot,
-        files_total=len(paths),
-        row_groups_total=0,
-        file_rows=dict(zip(paths, files["record_count"].to_pylist(), strict=True)) if files is not None else {},
-        file_bytes=dict(zip(paths, files["file_size_in_bytes"].to_pylist(), strict=True)) if files is not None else {},
-    )
-    if scan is None:
-        plan.stages.append(StageResult("Spark: the filter is never true", 0, 0, 0.0))
-    if snapshot is None or files is None:
-        plan.planning_seconds = time.perf_counter() - started
-        return plan
-    listed = time.perf_counter() - started
-    if scan is not None:
-        _run_stages(spark, plan, scan)
-    # a snapshot's files never change: count their row groups once per snapshot
-    clock = time.perf_counter()
-    plan.row_groups_total = CACHE.get_or_load(
-        ("row groups", iceberg.location(), snapshot), lambda: _total_groups(plan, files)
-    )
-    counted = time.perf_counter() - clock
-    # listing the snapshot's files and counting its row groups (cached per snapshot) is planning too
-    plan.stages.insert(0, StageResult(METADATA_STAGE, plan.files_total, plan.row_groups_total, listed + counted))
-    plan.planning_seconds = time.perf_counter() - started
-    return plan
-
-
-def _total_groups(plan: ScanPlan, files: pa.Table) -> int:
-    """Row groups of every live file without reading every footer: footers already read, Iceberg's
-    split offsets (one per row group) where the writer recorded them, the clustering store's
-    per-row-group ranges, and only then the footer itself (read once, then cached)."""
-    store = _store(plan.table)
-    recorded: dict[str, int] = {}
-    if store is not None:
-        groups = store.ranges.filter(pc.greater_equal(store.ranges["row_group"], 0))
-        for path in groups["file_path"].to_pylist():
-            recorded[path] = recorded.get(path, 0) + 1
-    total = 0
-    for path, offsets in zip(files["file_path"].to_pylist(), files["split_offsets"].to_pylist(), strict=True):
-        footer = plan.footers.get(path)
-        if footer is not None:
-            total += footer.row_groups
-        elif offsets:
-            total += len(offsets)
-        elif path in recorded:
-            total += recorded[path]
-        else:
-            total += _footer(path).row_groups
-    return total
-
-
-def _run_stages(spark: SparkSession, plan: ScanPlan, scan: ScanFilter) -> None:
-    iceberg = plan.table
-    expr = plan.expr
-    assert expr is not None and plan.snapshot_id is not None
-    types = _spark_types(iceberg)  # the table's, not the query's: its output may lack the filtered columns
-
-    clock = time.perf_counter()
-    # the tasks Spark's own scan plans (shared with its execution); Iceberg's planning otherwise
-    tasks = scan_tasks(spark, scan.scan) or plan_tasks(iceberg, plan.snapshot_id, scan.java_filters)
-    plan.tasks = tasks
-    plan.kept = {p: None for p in tasks.paths}
-    plan.stages.append(StageResult(ICEBERG_STAGE, len(plan.kept), None, time.perf_counter() - clock))
-
-    clock = time.perf_counter()
-    store = _store(iceberg)
-    before = dict(plan.kept)
-    if store is not None and plan.kept:
-        _curve_stage(plan, store, expr, types)
-    plan.beyond_spark = plan.kept != before
-    plan.stages.append(StageResult("curve range", len(plan.kept), None, time.perf_counter() - clock))
-
-    clock = time.perf_counter()
-    names = {c.lower() for c in columns_of(expr)}
-    ids = iceberg.field_ids(names)
-    floats = frozenset(n for n, t in types.items() if isinstance(t, (FloatType, DoubleType)))
-    for path in list(plan.kept) if names else []:
-        footer = _footer(path)
-        plan.footers[path] = footer
-        candidates = plan.kept[path]
-        groups = range(footer.row_groups) if candidates is None else candidates
-        keep = tuple(
-            g
-            for g in groups
-            if might_match(expr, {n: footer.stats[g].get(ids[n]) if n in ids else None for n in names}, floats)
-        )
-        _set_groups(plan, path, keep, footer.row_groups)
-    plan.stages.append(
-        StageResult("row-group min/max", len(plan.kept), plan.row_groups_kept(), time.perf_counter() - clock)
-    )
-
-    clock = time.perf_counter()
-    manifest = _manifest(iceberg)
-    before = dict(plan.kept)
-    if manifest is not None and plan.kept:
-        verdicts = index_verdicts(manifest, list(plan.kept), expr, cache=CACHE)
-        for path, verdict in verdicts.items():
-            footer = plan.footers[path]
-            if verdict.file is Match.CANNOT_MATCH or len(verdict.row_groups) != footer.row_groups:
-                if verdict.file is Match.CANNOT_MATCH:
-                    del plan.kept[path]
-                continue  # an index of a different row-group layout: ignore its row groups
-            current = plan.kept[path]
-            groups = range(footer.row_groups) if current is None else current
-            keep = tuple(g for g in groups if verdict.row_groups[g] is Match.MIGHT_MATCH)
-            _set_groups(plan, path, keep, footer.row_groups)
-    plan.beyond_spark = plan.beyond_spark or plan.kept != before
-    plan.stages.append(
-        StageResult("indexes (bloom, bitmap)", len(plan.kept), plan.row_groups_kept(), time.perf_counter() - clock)
-    )
-
-
-def _set_groups(plan: ScanPlan, path: str, keep: tuple[int, ...], total: int) -> None:
-    if not keep:
-        del plan.kept[path]
-    else:
-        plan.kept[path] = None if len(keep) == total else keep
-
-
-def _curve_stage(plan: ScanPlan, store: ClusteringStore, expr: Expr, types: dict[str, DataType]) -> None:
-    spec = store.spec
+def curve_range(inputs: PlanInputs, candidates: Candidates) -> Candidates:
+    """Files and row groups whose recorded curve-key range meets none of the query box's intervals go."""
+    store = inputs.metadata.store()
+    if store is None or not candidates.files:
+        return candidates
     arrow_types = {}
-    for column in spec.columns:
-        dtype = types.get(column.name.lower())
-        if dtype is not None:
-            arrow_types[column.name] = to_arrow_type(dtype)
-    intervals = query_intervals(expr, spec, arrow_types)
+    for column in store.spec.columns:
+        found = inputs.scan.fields.get(column.name.lower())
+        kind = arrow_type(found.type) if found is not None else None
+        if kind is not None:
+            arrow_types[column.name] = kind
+    intervals = query_intervals(inputs.expr, store.spec, arrow_types)
     if intervals is None:
-        return
-    ranges = store.ranges.filter(pc.is_in(store.ranges["file_path"], value_set=pa.array(list(plan.kept), pa.string())))
+        return candidates
+    ranges = inputs.metadata.curve_ranges(tuple(candidates.files))
     if ranges.num_rows == 0:
-        return
+        return candidates
     meets = ranges_meet(intervals, ranges["min_key"].to_numpy(), ranges["max_key"].to_numpy())
     file_ok: dict[str, bool] = {}
     groups_ok: dict[str, list[int]] = {}
@@ -308,14 +195,158 @@ def _curve_stage(plan: ScanPlan, store: ClusteringStore, expr: Expr, types: dict
             file_ok[path] = ok
         elif ok:
             groups_ok.setdefault(path, []).append(group)
-    for path, ok in file_ok.items():
-        if not ok:
-            del plan.kept[path]
-        elif path in plan.kept:
-            footer = _footer(path)
-            plan.footers[path] = footer
-            _set_groups(plan, path, tuple(sorted(groups_ok.get(path, ()))), footer.row_groups)
+    gone = {path for path, ok in file_ok.items() if not ok}
+    keep = {path: tuple(sorted(groups_ok.get(path, ()))) for path, ok in file_ok.items() if ok}
+    totals = {path: inputs.metadata.footer(path).row_groups for path in keep}
+    narrowed = candidates.dropped(gone)
+    return narrowed.narrowed({p: _within(g, narrowed.files[p]) for p, g in keep.items()}, totals)
 
 
-def _spark_types(iceberg: IcebergTable) -> dict[str, DataType]:
-    return {f.name.lower(): f.dataType for f in iceberg.spark_schema().fields}
+def row_group_minmax(inputs: PlanInputs, candidates: Candidates) -> Candidates:
+    """Row groups whose Parquet statistics prove the predicate false go (files with none left too)."""
+    names = {c.lower() for c in columns_of(inputs.expr)}
+    if not names:
+        return candidates
+    ids = inputs.field_ids
+    floats = inputs.floats
+    keep: dict[str, tuple[int, ...]] = {}
+    totals: dict[str, int] = {}
+    for path, current in candidates.files.items():
+        footer = inputs.metadata.footer(path)
+        totals[path] = footer.row_groups
+        groups = range(footer.row_groups) if current is None else current
+        keep[path] = tuple(
+            g
+            for g in groups
+            if might_match(inputs.expr, {n: footer.stats[g].get(ids[n]) if n in ids else None for n in names}, floats)
+        )
+    return candidates.narrowed(keep, totals)
+
+
+def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
+    """Files and row groups that bloom filters or bitmaps prove cannot match go (unindexed files stay)."""
+    manifest = inputs.metadata.manifest()
+    if manifest is None or not candidates.files:
+        return candidates
+    verdicts = index_verdicts(manifest, list(candidates.files), inputs.expr, cache=CACHE)
+    gone: set[str] = set()
+    keep: dict[str, tuple[int, ...]] = {}
+    totals: dict[str, int] = {}
+    for path, verdict in verdicts.items():
+        footer = inputs.metadata.footer(path)
+        if verdict.file is Match.CANNOT_MATCH:
+            gone.add(path)
+            continue
+        if len(verdict.row_groups) != footer.row_groups:
+            continue  # an index of a different row-group layout: ignore its row groups
+        current = candidates.files[path]
+        groups = range(footer.row_groups) if current is None else current
+        keep[path] = tuple(g for g in groups if verdict.row_groups[g] is Match.MIGHT_MATCH)
+        totals[path] = footer.row_groups
+    return candidates.dropped(gone).narrowed(keep, totals)
+
+
+def _within(groups: tuple[int, ...], current: Groups) -> tuple[int, ...]:
+    if current is None:
+        return groups
+    allowed = set(current)
+    return tuple(g for g in groups if g in allowed)
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage(ICEBERG_STAGE, iceberg_files, beyond_spark=False, counts_row_groups=False),
+    Stage("curve range", curve_range, beyond_spark=True, counts_row_groups=False),
+    Stage("row-group min/max", row_group_minmax, beyond_spark=False, counts_row_groups=True),
+    Stage("indexes (bloom, bitmap)", indexes, beyond_spark=True, counts_row_groups=True),
+)
+
+
+# ---- the pipeline -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    results: list[StageResult] = field(default_factory=list)
+    beyond_spark: bool = False
+
+
+def run_stages(stages: tuple[Stage, ...], inputs: PlanInputs) -> tuple[Candidates, _Run]:
+    """Run ``stages`` in order from no candidates, timing each and noting whether any went beyond Spark."""
+    run = _Run()
+    candidates = Candidates.of({})
+    for stage in stages:
+        clock = time.perf_counter()
+        after = stage.run(inputs, candidates)
+        seconds = time.perf_counter() - clock
+        if stage.beyond_spark and after.files != candidates.files:
+            run.beyond_spark = True
+        groups = None
+        if stage.counts_row_groups:
+            groups = sum(len(g) if g is not None else inputs.metadata.row_groups(p) for p, g in after.files.items())
+        run.results.append(StageResult(stage.name, len(after.files), groups, seconds))
+        candidates = after
+    return candidates, run
+
+
+def _table_metadata(spark: SparkSession, table: str) -> SnapshotMetadata:
+    iceberg = load_table(spark, table)
+    return SnapshotMetadata(
+        spark=spark,
+        table=table,
+        location=iceberg.location(),
+        snapshot_id=iceberg.current_snapshot_id(),
+        store_path=iceberg.property(STORE_PROPERTY),
+        manifest_path=iceberg.property(MANIFEST_PROPERTY),
+    )
+
+
+def plan_scan(
+    spark: SparkSession,
+    frame: DataFrame,
+    scan: IcebergScan | None,
+    *,
+    table: str,
+    analysis_seconds: float = 0.0,
+    stages: tuple[Stage, ...] = STAGES,
+) -> ScanPlan:
+    """Plan one Iceberg scan of ``frame`` (``scan`` ``None``: Spark proved no row of ``table`` matches)."""
+    started = time.perf_counter()
+    if scan is None:  # Spark proved no row matches: say what the table holds all the same
+        metadata = _table_metadata(spark, table)
+        files_total, row_groups_total = metadata.totals()
+        return ScanPlan(
+            table=table,
+            frame=frame,
+            scan=None,
+            expr=AlwaysFalse(),
+            snapshot_id=metadata.snapshot_id,
+            files_total=files_total,
+            row_groups_total=row_groups_total,
+            kept=MappingProxyType({}),
+            metadata=metadata,
+            stages=(StageResult("Spark: the filter is never true", 0, 0, 0.0),),
+            planning_seconds=analysis_seconds + time.perf_counter() - started,
+            analysis_seconds=analysis_seconds,
+        )
+    metadata = snapshot_metadata(spark, scan)
+    files_total, row_groups_total = metadata.totals()
+    listed = time.perf_counter() - started
+    inputs = PlanInputs(scan=scan, expr=scan.expr, metadata=metadata)
+    candidates, run = run_stages(stages, inputs)
+    results = (StageResult(METADATA_STAGE, files_total, row_groups_total, listed), *run.results)
+    return ScanPlan(
+        table=table,
+        frame=frame,
+        scan=scan,
+        expr=scan.expr,
+        snapshot_id=scan.snapshot_id,
+        files_total=files_total,
+        row_groups_total=row_groups_total,
+        kept=candidates.files,
+        metadata=metadata,
+        stages=results,
+        planning_seconds=analysis_seconds + time.perf_counter() - started,
+        analysis_seconds=analysis_seconds,
+        notes=scan.notes,
+        beyond_spark=run.beyond_spark,
+    )

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
 from zskip.errors import InvalidOptionError
-from zskip.iceberg.predicates import filtered_frame
+from zskip.iceberg.predicates import filter_of, filtered_frame
+from zskip.iceberg.scans import QueryScans
 from zskip.iceberg.table import reads_other_state
-from zskip.iceberg.tasks import read_staged, stage_files
-from zskip.planning.planner import ScanPlan, plan_scan
+from zskip.planning.planner import PLANNING_PROPERTIES, ScanPlan, plan_scan
 from zskip.planning.row_groups import byte_runs
 from zskip.planning.staging import keep_staged
 
-__all__ = ["Explain", "explain", "explain_plan", "read", "stage_plan"]
+__all__ = ["Explain", "explain", "explain_plan", "plan_table", "read", "staged_choice"]
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +55,9 @@ class Explain:
 
 def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
     return Explain(
-        table=plan.table.name,
+        table=plan.table,
         where=str(where),
-        predicate=str(plan.expr) if plan.expr is not None else "FALSE (Spark proved no row matches)",
+        predicate=str(plan.expr) if plan.scan is not None else "FALSE (Spark proved no row matches)",
         files_total=plan.files_total,
         files_read=len(plan.kept),
         row_groups_total=plan.row_groups_total,
@@ -69,6 +71,14 @@ def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
     )
 
 
+def plan_table(spark: SparkSession, table: str, where: str | Column) -> tuple[ScanPlan, QueryScans]:
+    """Plan a read of ``table`` filtered by ``where``: Spark analyses and plans it once, zskip's stages narrow it."""
+    started = time.perf_counter()
+    frame, scans, scan = filter_of(spark, table, where, PLANNING_PROPERTIES)
+    analysed = time.perf_counter() - started
+    return plan_scan(spark, frame, scan, table=table, analysis_seconds=analysed), scans
+
+
 def explain(spark: SparkSession, table: str, where: str | Column) -> Explain:
     """Plan a read of ``table`` filtered by ``where`` (SQL text or a Column) without reading anything.
 
@@ -80,7 +90,7 @@ def explain(spark: SparkSession, table: str, where: str | Column) -> Explain:
             f"{table} names a branch, tag or snapshot; zskip plans a table's current snapshot only "
             "(zskip.read reads other states without pruning): explain the table itself"
         )
-    return explain_plan(plan_scan(spark, table, where), where)
+    return explain_plan(plan_table(spark, table, where)[0], where)
 
 
 def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
@@ -97,7 +107,7 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
     if isinstance(table, str) and reads_other_state(table):
         # zskip's metadata describes the current snapshot; a branch, tag or older snapshot is read as it is
         return filtered_frame(spark, table, where)
-    plan = plan_scan(spark, table, where)
+    plan, scans = plan_table(spark, table, where)
     log.info(
         "read %s where %s: %d of %d files, %d of %d row groups",
         table,
@@ -107,22 +117,28 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
         plan.row_groups_kept(),
         plan.row_groups_total,
     )
-    if plan.expr is None:
+    if plan.scan is None:
         return plan.frame.limit(0)  # Spark proved no row matches
     if not plan.beyond_spark:
         return plan.frame  # staging would read exactly what Spark's own scan reads, at a cost
-    if not plan.kept or plan.tasks is None:
-        return plan.frame.limit(0)
-    return stage_plan(plan).where(where)
+    relation = scans.relation_of(plan.scan)
+    if relation is None:
+        return plan.frame
+    staged = scans.staged([staged_choice(plan, relation.position)])
+    keep_staged(spark, scans.staged_sets)
+    return staged if staged is not None else plan.frame
 
 
-def stage_plan(plan: ScanPlan) -> DataFrame:
-    """The rows of ``plan``'s kept files and row groups (a task per run of consecutive kept row
-    groups), staged for this session; the plan must have kept some file."""
-    assert plan.tasks is not None and plan.kept
-    runs = {
-        path: None if groups is None else byte_runs(plan.footers[path], groups) for path, groups in plan.kept.items()
-    }
-    set_id = stage_files(plan.table, plan.tasks, runs)
-    keep_staged(plan.table, set_id)
-    return read_staged(plan.table, set_id)
+def staged_choice(plan: ScanPlan, relation: int) -> dict[str, Any]:
+    """What ``QueryScans.staged`` needs to have ``relation`` read only ``plan``'s kept files and row
+    groups: each kept file's task whole, or cut to one byte range per run of consecutive kept row groups."""
+    assert plan.scan is not None and plan.metadata is not None
+    position = {path: i for i, path in enumerate(plan.scan.paths)}
+    files: list[list[Any]] = []
+    for path, groups in plan.kept.items():
+        if groups is None:
+            files.append([position[path]])
+        else:
+            runs = byte_runs(plan.metadata.footer(path), groups)
+            files.append([position[path], [offset for run in runs for offset in run]])
+    return {"relation": relation, "scan": plan.scan.position, "files": files}

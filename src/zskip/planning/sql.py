@@ -1,31 +1,31 @@
-"""``zskip.sql``: a SELECT where every Iceberg table scan reads only the files its pushed filters can match.
+"""``zskip.sql``: a SELECT where every Iceberg scan reads only the files and row groups its pushed filters can match.
 
-Spark parses and plans the query; zskip takes each Iceberg scan's pushed conjuncts (join keys
-pushed by dynamic filters are not among them: they exist only at run time), plans the files per
-scan, and points each table reference of the query text at a view of the staged files.  A table
-read by one scan gets that scan's plan, only its kept row groups read, as ``zskip.read`` does.  A
-table read by several scans gets the union of their files, staged whole, so every scan sees every
-row it needs.  Spark applies all of the query's filters as usual.  Queries with time travel run
-unchanged.
+Spark parses, analyses and plans the query once.  zskip reads every Iceberg scan of that plan (its
+pushed conjuncts; join keys pushed by dynamic filters are not among them: they exist only at run
+time), plans each one through its stages, and has each table relation of the analysed plan read
+only what its scan kept: a relation read by one scan gets that scan's files and row groups, as
+``zskip.read`` does; a relation read by several scans gets the union of their files, whole, so
+every scan sees every row it needs.  The rebuilt plan is not parsed or resolved again, and Spark
+applies all of the query's filters as usual.  When no stage went beyond what Spark's own scans
+skip, the query comes back exactly as Spark analysed it.  Queries with time travel run unchanged.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
-from collections import Counter, defaultdict
+import time
+from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
 from zskip.errors import InvalidQueryError
-from zskip.iceberg.predicates import ScanFilter, pushed_filters
+from zskip.iceberg.scans import IcebergScan, QueryScans, query_scans
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_query
 from zskip.iceberg.statements import ParsedQuery, parse_query
-from zskip.iceberg.table import IcebergTable, load_table
-from zskip.iceberg.tasks import plan_tasks, read_staged, stage_files
-from zskip.planning.planner import plan_filter
-from zskip.planning.read import explain_plan, stage_plan
+from zskip.planning.planner import PLANNING_PROPERTIES, ScanPlan, plan_scan
+from zskip.planning.read import explain_plan, staged_choice
 from zskip.planning.staging import keep_staged
 
 __all__ = ["explain_sql", "sql"]
@@ -45,6 +45,29 @@ def _analyse(spark: SparkSession, query: str) -> tuple[ParsedQuery, DataFrame]:
     return parsed, frame
 
 
+def _plans(spark: SparkSession, frame: DataFrame, scans: QueryScans) -> dict[int | None, list[ScanPlan]]:
+    """Every scan's plan, by the position of the relation it reads (``None``: not known)."""
+    by_relation: dict[int | None, list[ScanPlan]] = defaultdict(list)
+    for scan in scans.scans:
+        relation = scans.relation_of(scan)
+        plan = plan_scan(spark, frame, scan, table=scan.table)
+        by_relation[relation.position if relation is not None else None].append(plan)
+    return by_relation
+
+
+def _union_choice(plans: list[ScanPlan], relation: int) -> dict[str, Any]:
+    """Whole files kept by any of ``plans``, each from the first scan that has it."""
+    chosen: dict[str, list[int]] = {}
+    for plan in plans:
+        scan: IcebergScan | None = plan.scan
+        if scan is None:
+            continue
+        position = {path: i for i, path in enumerate(scan.paths)}
+        for path in plan.kept:
+            chosen.setdefault(path, [scan.position, position[path]])
+    return {"relation": relation, "union": [chosen[path] for path in sorted(chosen)]}
+
+
 def sql(spark: SparkSession, query: str) -> DataFrame:
     """Run ``query`` (a SELECT) with zskip's planning on every Iceberg scan; returns the DataFrame.
 
@@ -54,76 +77,38 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
     parsed, frame = _analyse(spark, query)
     if parsed.time_travel:
         return frame
-    scans: dict[str, list[ScanFilter]] = defaultdict(list)
-    for scan in pushed_filters(frame):
-        scans[scan.table].append(scan)
-    if not scans:
+    scans = query_scans(frame, PLANNING_PROPERTIES)
+    if not scans.scans:
         return frame
-    views: dict[str, str | None] = {}  # None: the table stays as written (zskip would not read less)
-    text = query
-    for identifier, first, last in ((r.identifier, r.start, r.stop) for r in reversed(parsed.relations)):
-        try:
-            iceberg = load_table(spark, identifier)
-        except Exception:
-            continue  # a view, a CTE name or a non-Iceberg table: left to Spark
-        name = iceberg.full_name()
-        if name not in scans:
-            continue
-        if name not in views:
-            views[name] = _view_of(spark, iceberg, frame, scans[name])
-        view = views[name]
-        if view is not None:
-            text = text[:first] + view + text[last + 1 :]
-    made = [view for view in views.values() if view is not None]
-    if not made:
+    choices = []
+    for relation, plans in _plans(spark, frame, scans).items():
+        if relation is None or not any(plan.beyond_spark for plan in plans):
+            continue  # Spark's own scan reads no more than zskip would (or the relation is not known)
+        choices.append(staged_choice(plans[0], relation) if len(plans) == 1 else _union_choice(plans, relation))
+    if not choices:
         return frame  # nothing ruled out beyond what Spark's own scans skip: the query as analysed
-    try:
-        return spark.sql(text)
-    finally:
-        # the analysed plan holds each view's plan, so the names can go (they would pile up otherwise)
-        for view in made:
-            spark.catalog.dropTempView(view)
-
-
-def _view_of(spark: SparkSession, iceberg: IcebergTable, frame: DataFrame, scans: list[ScanFilter]) -> str | None:
-    """A temp view of the rows ``scans`` of ``iceberg`` need, or ``None`` when Spark's own scans read no more."""
-    snapshot = iceberg.current_snapshot_id()
-    if snapshot is None:
-        return None
-    plans = [plan_filter(spark, iceberg, frame, scan) for scan in scans]
-    if not any(plan.beyond_spark for plan in plans):
-        return None
-    kept = {path for plan in plans for path in plan.kept}
-    view = f"zskip_scan_{uuid.uuid4().hex[:12]}"
-    if len(plans) == 1 and kept:
-        # the table's only scan: only its kept row groups are read
-        stage_plan(plans[0]).createOrReplaceTempView(view)
-    elif kept:
-        every = plan_tasks(iceberg, snapshot, None)  # no residual: each scan filters for itself
-        set_id = stage_files(iceberg, every, dict.fromkeys(sorted(kept)))
-        read_staged(iceberg, set_id).createOrReplaceTempView(view)
-        keep_staged(iceberg, set_id)
-    else:
-        spark.table(iceberg.name).limit(0).createOrReplaceTempView(view)  # no scan can match a row
-    log.info("%s: %d files staged for %d scans", iceberg.name, len(kept), len(scans))
-    return view
+    staged = scans.staged(choices)
+    keep_staged(spark, scans.staged_sets)
+    log.info("%d of %d table relations read staged files", len(choices), len(scans.relations))
+    return staged if staged is not None else frame
 
 
 def explain_sql(spark: SparkSession, query: str) -> list[Any]:
     """An ``Explain`` for every Iceberg scan of ``query`` (nothing is read or staged; queries only)."""
+    started = time.perf_counter()
     parsed, frame = _analyse(spark, query)
     if parsed.time_travel:
         raise InvalidQueryError(
             "the query reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans "
             "current snapshots only (zskip.sql runs such a query unchanged)"
         )
-    scans = pushed_filters(frame)
-    per_table = Counter(scan.table for scan in scans)
+    scans = query_scans(frame, PLANNING_PROPERTIES)
+    analysed = time.perf_counter() - started
     out = []
-    for scan in scans:
-        iceberg = load_table(spark, scan.table)
-        plan = plan_filter(spark, iceberg, frame, scan)
-        if per_table[scan.table] > 1:  # staged as a union of whole files
-            plan.kept = dict.fromkeys(plan.kept)
-        out.append(explain_plan(plan, str(scan.expr)))
+    for relation, plans in _plans(spark, frame, scans).items():
+        for plan in plans:
+            if relation is not None and len(plans) > 1:  # staged as a union of whole files
+                plan = replace(plan, kept=dict.fromkeys(plan.kept))
+            plan = replace(plan, analysis_seconds=analysed, planning_seconds=plan.planning_seconds + analysed)
+            out.append(explain_plan(plan, str(plan.expr)))
     return out

@@ -13,26 +13,36 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any
 
-from zskip.iceberg.table import IcebergTable
-from zskip.iceberg.tasks import release
+from zskip.iceberg.scans import release_staged
 
-__all__ = ["MAX_STAGED", "keep_staged", "release_reads"]
+__all__ = ["MAX_STAGED", "keep_staged", "release_reads", "staged_count"]
 
 MAX_STAGED = 1024
 
 _lock = threading.Lock()
-_staged: OrderedDict[str, IcebergTable] = OrderedDict()
+_staged: OrderedDict[str, Any] = OrderedDict()  # set id -> the session that staged it
 
 
-def keep_staged(table: IcebergTable, set_id: str) -> None:
-    """Remember a staged set; release the oldest beyond ``MAX_STAGED``."""
+def keep_staged(spark: Any, set_ids: Iterable[str]) -> None:
+    """Remember staged sets; release the oldest beyond ``MAX_STAGED``."""
+    old: list[tuple[str, Any]] = []
     with _lock:
-        _staged[set_id] = table
+        for set_id in set_ids:
+            _staged[set_id] = spark
         while len(_staged) > MAX_STAGED:
-            old_id, old_table = _staged.popitem(last=False)
-            with contextlib.suppress(Exception):
-                release(old_table, old_id)
+            old.append(_staged.popitem(last=False))
+    for set_id, session in old:
+        with contextlib.suppress(Exception):
+            release_staged(session, [set_id])
+
+
+def staged_count() -> int:
+    """How many staged sets zskip holds now."""
+    with _lock:
+        return len(_staged)
 
 
 def release_reads() -> int:
@@ -40,7 +50,7 @@ def release_reads() -> int:
     with _lock:
         items = list(_staged.items())
         _staged.clear()
-    for set_id, table in items:
+    for set_id, session in items:
         with contextlib.suppress(Exception):
-            release(table, set_id)
+            release_staged(session, [set_id])
     return len(items)

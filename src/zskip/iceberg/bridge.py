@@ -1,0 +1,78 @@
+"""zskip's own class in the JVM: what planning asks the JVM, each question answered in one py4j call.
+
+py4j costs a fraction of a millisecond per call, and a query touched over a hundred Java objects
+one call at a time (the parsed plan's nodes, each scan's filters, reflection, the table's state).
+``Bridge.java`` (next to this module) walks those objects inside the JVM and answers in JSON.  It
+is compiled once per JVM by Janino, the compiler Spark ships for its code generation, so a Java
+runtime is enough and nothing is built at install time.  Long answers come back through a local
+file (see ``Bridge.java``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from importlib import resources
+from typing import Any
+
+from zskip.errors import UnsupportedSessionError
+from zskip.iceberg.jvm import jvm_of
+
+__all__ = ["bridge", "read_answer"]
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_BRIDGES: list[tuple[Any, Any]] = []  # (JVM view, Bridge instance): compiled once per JVM
+
+
+def bridge(spark: Any) -> Any:
+    """The ``zskip.bridge.Bridge`` instance in ``spark``'s JVM (compiled on first use, about 0.2 s)."""
+    jvm = jvm_of(spark)
+    for known, instance in _BRIDGES:
+        if known is jvm:
+            return instance
+    with _lock:
+        for known, instance in _BRIDGES:
+            if known is jvm:
+                return instance
+        instance = _compile(spark, jvm)
+        _BRIDGES.append((jvm, instance))
+        return instance
+
+
+def _compile(spark: Any, jvm: Any) -> Any:
+    started = time.perf_counter()
+    source = resources.files("zskip.iceberg").joinpath("java/Bridge.java").read_text(encoding="utf-8")
+    gateway: Any = spark.sparkContext._gateway
+    try:
+        compiler = jvm.org.codehaus.janino.SimpleCompiler()
+        compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
+        compiler.cook(source)
+        cls = compiler.getClassLoader().loadClass("zskip.bridge.Bridge")
+        constructor = cls.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0))
+        instance = constructor.newInstance(gateway.new_array(jvm.java.lang.Object, 0))
+    except Exception as exc:
+        lines = str(exc).splitlines()
+        reason = next((line for line in lines if "Exception" in line and "Line" in line), lines[0] if lines else "")
+        raise UnsupportedSessionError(
+            f"zskip could not compile its JVM helper with Spark's Janino compiler ({reason.strip()}): "
+            "zskip needs PySpark 3.5 with the Iceberg 1.10 Spark runtime"
+        ) from exc
+    log.debug("compiled zskip's JVM helper in %.0f ms", (time.perf_counter() - started) * 1000)
+    return instance
+
+
+def read_answer(answer: str) -> Any:
+    """The JSON an answer of the bridge holds (a long answer names a local file: read, then removed)."""
+    if answer.startswith("\u0000"):
+        path = answer[1:]
+        try:
+            with open(path, encoding="utf-8") as stream:
+                answer = stream.read()
+        finally:
+            os.unlink(path)
+    return json.loads(answer)

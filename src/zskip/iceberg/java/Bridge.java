@@ -1,0 +1,576 @@
+// zskip's side of the JVM: the few things planning asks the JVM for, each answered in one py4j call.
+//
+// Compiled once per JVM by Janino (which Spark ships for its code generation), so nothing has to be
+// built at install time and a Java runtime is enough.  Janino compiles Java without generics'
+// inference or lambdas: raw collections and explicit casts below are deliberate.
+//
+// Answers are JSON text.  A py4j answer longer than the JVM side's 8 KiB buffer waits for a delayed
+// TCP acknowledgement (about 40 ms), so a long answer is written to a local file and only its path
+// crosses py4j: the Python driver and this JVM always share a machine.
+package zskip.bridge;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.OutputStreamWriter;
+import java.io.StringWriter;
+import java.io.Writer;
+import java.lang.reflect.Method;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.iceberg.BaseFileScanTask;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.PartitionSpecParser;
+import org.apache.iceberg.SchemaParser;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.expressions.Literal;
+import org.apache.iceberg.expressions.NamedReference;
+import org.apache.iceberg.expressions.ResidualEvaluator;
+import org.apache.iceberg.expressions.UnboundPredicate;
+import org.apache.iceberg.spark.ScanTaskSetManager;
+import org.apache.iceberg.spark.source.SparkTable;
+import org.apache.iceberg.types.Types;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.plans.logical.Command;
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.ParsedStatement;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+public class Bridge {
+  static final int DIRECT = 6000; // characters an answer may have and still cross py4j directly
+  static final JsonFactory JSON = new JsonFactory();
+  static final ObjectMapper MAPPER = new ObjectMapper();
+  static final Map METHODS = new HashMap(); // "class#name" -> Method (or the class name when absent)
+  static final Map STAGED = new HashMap(); // staged set id -> its table, until released
+
+  // ---- answers ----------------------------------------------------------------------------------
+
+  static String answer(String text) throws Exception {
+    if (text.length() <= DIRECT) {
+      return text;
+    }
+    File file = File.createTempFile("zskip-answer-", ".json");
+    Writer out = new OutputStreamWriter(new FileOutputStream(file), StandardCharsets.UTF_8);
+    try {
+      out.write(text);
+    } finally {
+      out.close();
+    }
+    return "\u0000" + file.getAbsolutePath();
+  }
+
+  // ---- statements ------------------------------------------------------------------------------
+
+  /** Parse {@code text} with the session's parser (nothing runs): statement kind, relations, time travel. */
+  public String parse(SparkSession session, String text) throws Exception {
+    LogicalPlan plan = session.sessionState().sqlParser().parsePlan(text);
+    StringWriter buffer = new StringWriter();
+    JsonGenerator json = JSON.createGenerator(buffer);
+    json.writeStartObject();
+    String statement = null;
+    boolean timeTravel = false;
+    json.writeArrayFieldStart("relations");
+    List pending = new ArrayList();
+    pending.add(plan);
+    while (!pending.isEmpty() && statement == null) {
+      LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
+      String name = node.getClass().getSimpleName();
+      if (name.endsWith("$")) {
+        name = name.substring(0, name.length() - 1);
+      }
+      if (node instanceof Command || node instanceof ParsedStatement || name.equals("InsertIntoDir")
+          || name.equals("InsertIntoStatement") || name.equals("CallStatement")) {
+        statement = name;
+        break;
+      }
+      if (name.equals("RelationTimeTravel")) {
+        timeTravel = true;
+      }
+      if (node instanceof UnresolvedRelation) {
+        UnresolvedRelation relation = (UnresolvedRelation) node;
+        scala.Option start = relation.origin().startIndex();
+        scala.Option stop = relation.origin().stopIndex();
+        if (start.isDefined() && stop.isDefined()) {
+          json.writeStartObject();
+          json.writeStringField("identifier", relation.multipartIdentifier().mkString("."));
+          json.writeNumberField("start", ((Integer) start.get()).intValue());
+          json.writeNumberField("stop", ((Integer) stop.get()).intValue());
+          json.writeEndObject();
+        }
+      }
+      scala.collection.Iterator children = node.children().iterator();
+      while (children.hasNext()) {
+        pending.add(children.next());
+      }
+    }
+    json.writeEndArray();
+    json.writeStringField("statement", statement);
+    json.writeBooleanField("time_travel", timeTravel);
+    json.writeEndObject();
+    json.close();
+    return answer(buffer.toString());
+  }
+
+  // ---- scans -----------------------------------------------------------------------------------
+
+  /** The Iceberg scans of {@code frame}'s physical plan (planning it, as execution would). */
+  public Scans scans(Dataset frame, String properties) throws Exception {
+    return new Scans(frame, properties.isEmpty() ? new String[0] : properties.split("\u0001"));
+  }
+
+  /** Calls the no-argument method {@code name} that {@code target} has or inherits, protected or not. */
+  static Object call(Object target, String name) throws Exception {
+    String key = target.getClass().getName() + "#" + name;
+    Object found;
+    synchronized (METHODS) {
+      found = METHODS.get(key);
+      if (found == null) {
+        found = key;
+        for (Class cls = target.getClass(); cls != null && found == key; cls = cls.getSuperclass()) {
+          Method[] methods = cls.getDeclaredMethods();
+          for (int i = 0; i < methods.length; i++) {
+            if (methods[i].getName().equals(name) && methods[i].getParameterCount() == 0) {
+              methods[i].setAccessible(true);
+              found = methods[i];
+              break;
+            }
+          }
+        }
+        METHODS.put(key, found);
+      }
+    }
+    if (!(found instanceof Method)) {
+      throw new IllegalStateException("no method " + name + " on " + target.getClass().getName());
+    }
+    return ((Method) found).invoke(target, new Object[0]);
+  }
+
+  static List javaList(Object iterableOrSeq) {
+    List out = new ArrayList();
+    if (iterableOrSeq instanceof scala.collection.Iterable) {
+      scala.collection.Iterator it = ((scala.collection.Iterable) iterableOrSeq).iterator();
+      while (it.hasNext()) {
+        out.add(it.next());
+      }
+    } else {
+      Iterator it = ((Iterable) iterableOrSeq).iterator();
+      while (it.hasNext()) {
+        out.add(it.next());
+      }
+    }
+    return out;
+  }
+
+  static List exprIds(scala.collection.Seq attributes) {
+    List ids = new ArrayList();
+    scala.collection.Iterator it = attributes.iterator();
+    while (it.hasNext()) {
+      ids.add(Long.valueOf(((Attribute) it.next()).exprId().id()));
+    }
+    return ids;
+  }
+
+  /** One query's Iceberg scans, their tasks and the relations they read; kept while Python plans. */
+  public static class Scans {
+    final Dataset frame;
+    final String[] properties;
+    final List scans = new ArrayList(); // Object[] {scan, table, tasks (List), output ids (List)}
+    final List relations = new ArrayList(); // DataSourceV2Relation of Iceberg tables, main plan only
+
+    Scans(Dataset frame, String[] properties) throws Exception {
+      this.frame = frame;
+      this.properties = properties;
+      SparkPlan plan = frame.queryExecution().sparkPlan();
+      scala.collection.Iterator leaves = plan.collectLeaves().iterator();
+      while (leaves.hasNext()) {
+        Object leaf = leaves.next();
+        if (!(leaf instanceof BatchScanExec)) {
+          continue;
+        }
+        Object scan = ((BatchScanExec) leaf).scan();
+        if (scan.getClass().getName().indexOf("SparkBatchQueryScan") < 0) {
+          continue;
+        }
+        Table table = (Table) call(scan, "table");
+        List tasks = (List) call(scan, "tasks");
+        scans.add(new Object[] {scan, table, tasks, exprIds(((BatchScanExec) leaf).output())});
+      }
+      List pending = new ArrayList();
+      pending.add(frame.queryExecution().analyzed());
+      while (!pending.isEmpty()) {
+        LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
+        if (node instanceof DataSourceV2Relation && ((DataSourceV2Relation) node).table() instanceof SparkTable) {
+          relations.add(node);
+        }
+        scala.collection.Iterator children = node.children().iterator();
+        while (children.hasNext()) {
+          pending.add(children.next());
+        }
+      }
+    }
+
+    /** Everything planning needs about each scan and relation, as JSON. */
+    public String describe() throws Exception {
+      StringWriter buffer = new StringWriter();
+      JsonGenerator json = JSON.createGenerator(buffer);
+      json.writeStartObject();
+      json.writeArrayFieldStart("output");
+      writeLongs(json, exprIds(frame.queryExecution().analyzed().output()));
+      json.writeEndArray();
+      json.writeArrayFieldStart("scans");
+      for (int i = 0; i < scans.size(); i++) {
+        Object[] entry = (Object[]) scans.get(i);
+        describeScan(json, entry[0], (Table) entry[1], (List) entry[2], (List) entry[3]);
+      }
+      json.writeEndArray();
+      json.writeArrayFieldStart("relations");
+      for (int i = 0; i < relations.size(); i++) {
+        DataSourceV2Relation relation = (DataSourceV2Relation) relations.get(i);
+        json.writeStartObject();
+        json.writeStringField("table", ((SparkTable) relation.table()).table().name());
+        json.writeArrayFieldStart("output");
+        writeLongs(json, exprIds(relation.output()));
+        json.writeEndArray();
+        json.writeEndObject();
+      }
+      json.writeEndArray();
+      json.writeEndObject();
+      json.close();
+      return answer(buffer.toString());
+    }
+
+    void describeScan(JsonGenerator json, Object scan, Table table, List tasks, List output) throws Exception {
+      json.writeStartObject();
+      json.writeStringField("table", table.name());
+      json.writeStringField("location", table.location());
+      Snapshot snapshot = table.currentSnapshot();
+      if (snapshot == null) {
+        json.writeNullField("snapshot");
+      } else {
+        json.writeNumberField("snapshot", snapshot.snapshotId());
+      }
+      json.writeObjectFieldStart("properties");
+      Map tableProperties = table.properties();
+      for (int i = 0; i < properties.length; i++) {
+        Object value = tableProperties.get(properties[i]);
+        if (value != null) {
+          json.writeStringField(properties[i], (String) value);
+        }
+      }
+      json.writeEndObject();
+      json.writeArrayFieldStart("output");
+      writeLongs(json, output);
+      json.writeEndArray();
+      Map referenced = new HashMap();
+      json.writeArrayFieldStart("filters");
+      List filters = javaList(call(scan, "filterExpressions"));
+      for (int i = 0; i < filters.size(); i++) {
+        writeExpression(json, (Expression) filters.get(i), referenced);
+      }
+      json.writeEndArray();
+      json.writeArrayFieldStart("fields");
+      Iterator names = referenced.keySet().iterator();
+      while (names.hasNext()) {
+        String name = (String) names.next();
+        Types.NestedField field = table.schema().caseInsensitiveFindField(name);
+        if (field != null) {
+          json.writeStartObject();
+          json.writeStringField("name", name);
+          json.writeNumberField("id", field.fieldId());
+          json.writeStringField("type", field.type().toString());
+          json.writeEndObject();
+        }
+      }
+      json.writeEndArray();
+      // the files of the scan's tasks: paths without the table location they share, counts, sizes
+      String prefix = table.location() + "/";
+      json.writeStringField("prefix", prefix);
+      json.writeArrayFieldStart("files");
+      for (int i = 0; i < tasks.size(); i++) {
+        String path = ((FileScanTask) tasks.get(i)).file().location();
+        json.writeString(path.startsWith(prefix) ? path.substring(prefix.length()) : "\u0000" + path);
+      }
+      json.writeEndArray();
+      json.writeArrayFieldStart("records");
+      for (int i = 0; i < tasks.size(); i++) {
+        json.writeNumber(((FileScanTask) tasks.get(i)).file().recordCount());
+      }
+      json.writeEndArray();
+      json.writeArrayFieldStart("sizes");
+      for (int i = 0; i < tasks.size(); i++) {
+        json.writeNumber(((FileScanTask) tasks.get(i)).file().fileSizeInBytes());
+      }
+      json.writeEndArray();
+      json.writeEndObject();
+    }
+
+    /**
+     * A DataFrame of the same analysed plan with some relations reading staged tasks instead.
+     * {@code plan} (JSON): a list of {"relation": i, "scan": j, "files": [[task, [start, end, ...]] or
+     * [task]]} (the scan's own tasks, whole or cut to byte ranges), or {"relation": i, "union":
+     * [[scan, task], ...]} (whole files without any scan's residual, for a table several scans read).
+     * Returns {@code null} when nothing was replaced.
+     */
+    public Dataset staged(String plan, Object sessionObject) throws Exception {
+      SparkSession session = (SparkSession) sessionObject;
+      JsonNode root = (JsonNode) MAPPER.readTree(plan);
+      IdentityHashMap replacements = new IdentityHashMap();
+      List setIds = new ArrayList();
+      for (int i = 0; i < root.size(); i++) {
+        JsonNode item = at(root, i);
+        DataSourceV2Relation relation = (DataSourceV2Relation) relations.get(at(item, "relation").asInt());
+        Table table = ((SparkTable) relation.table()).table();
+        List chosen = new ArrayList();
+        if (item.has("union")) {
+          JsonNode union = at(item, "union");
+          for (int k = 0; k < union.size(); k++) {
+            Object[] entry = (Object[]) scans.get(at(at(union, k), 0).asInt());
+            FileScanTask task = (FileScanTask) ((List) entry[2]).get(at(at(union, k), 1).asInt());
+            chosen.add(withoutResidual(task));
+          }
+        } else {
+          Object[] entry = (Object[]) scans.get(at(item, "scan").asInt());
+          List tasks = (List) entry[2];
+          JsonNode files = at(item, "files");
+          for (int k = 0; k < files.size(); k++) {
+            JsonNode file = at(files, k);
+            FileScanTask task = (FileScanTask) tasks.get(at(file, 0).asInt());
+            if (file.size() == 1) {
+              chosen.add(task);
+            } else {
+              JsonNode ranges = at(file, 1);
+              for (int r = 0; r + 1 < ranges.size(); r += 2) {
+                chosen.add(byteRange(task, at(ranges, r).asLong(), at(ranges, r + 1).asLong()));
+              }
+            }
+          }
+        }
+        if (chosen.isEmpty()) { // no file can hold a matching row: the relation reads nothing
+          replacements.put(
+              relation,
+              new LocalRelation(
+                  relation.output(), (scala.collection.Seq) scala.collection.immutable.Nil$.MODULE$, false));
+          continue;
+        }
+        String setId = "zskip-read-" + UUID.randomUUID();
+        ScanTaskSetManager.get().stageTasks(table, setId, chosen);
+        synchronized (STAGED) {
+          STAGED.put(setId, table);
+        }
+        setIds.add(setId);
+        Map options = new HashMap(relation.options().asCaseSensitiveMap());
+        options.put("scan-task-set-id", setId);
+        replacements.put(
+            relation,
+            new DataSourceV2Relation(
+                relation.table(), relation.output(), relation.catalog(), relation.identifier(),
+                new CaseInsensitiveStringMap(options)));
+      }
+      lastSetIds = setIds;
+      if (replacements.isEmpty()) {
+        return null;
+      }
+      LogicalPlan replaced = replace(frame.queryExecution().analyzed(), replacements);
+      return Dataset.ofRows(session, replaced);
+    }
+
+    List lastSetIds = new ArrayList();
+
+    /** The set ids the last {@code staged} call staged, one per replaced relation, joined by '\u0001'. */
+    public String setIds() {
+      StringBuilder out = new StringBuilder();
+      for (int i = 0; i < lastSetIds.size(); i++) {
+        if (i > 0) {
+          out.append('\u0001');
+        }
+        out.append((String) lastSetIds.get(i));
+      }
+      return out.toString();
+    }
+  }
+
+  // Janino resolves JsonNode.get to TreeNode.get: these say which one is meant
+  static JsonNode at(JsonNode node, int index) {
+    return (JsonNode) node.get(index);
+  }
+
+  static JsonNode at(JsonNode node, String name) {
+    return (JsonNode) node.get(name);
+  }
+
+  static LogicalPlan replace(LogicalPlan node, IdentityHashMap replacements) {
+    Object replacement = replacements.get(node);
+    if (replacement != null) {
+      return (LogicalPlan) replacement;
+    }
+    List children = javaList(node.children());
+    boolean changed = false;
+    List updated = new ArrayList();
+    for (int i = 0; i < children.size(); i++) {
+      LogicalPlan child = (LogicalPlan) children.get(i);
+      LogicalPlan after = replace(child, replacements);
+      changed = changed || after != child;
+      updated.add(after);
+    }
+    if (!changed) {
+      return node;
+    }
+    scala.collection.Seq seq =
+        ((scala.collection.mutable.Buffer) scala.collection.JavaConverters.asScalaBufferConverter(updated).asScala())
+            .toSeq();
+    return (LogicalPlan) node.withNewChildren(seq);
+  }
+
+  /**
+   * A copy of {@code task} reading only bytes [start, end) of its file: its data file claims to end at
+   * {@code end} with one split offset at {@code start}, so Iceberg's staged scan splits it into exactly
+   * that range; deletes, residual, schema and spec are the task's own.
+   */
+  static FileScanTask byteRange(FileScanTask task, long start, long end) {
+    List offsets = new ArrayList();
+    offsets.add(Long.valueOf(start));
+    DataFile claimed =
+        DataFiles.builder(task.spec()).copy((DataFile) task.file()).withFileSizeInBytes(end).withSplitOffsets(offsets).build();
+    return new BaseFileScanTask(
+        claimed,
+        deletes(task),
+        SchemaParser.toJson(task.schema()),
+        PartitionSpecParser.toJson(task.spec()),
+        ResidualEvaluator.unpartitioned(task.residual()));
+  }
+
+  static FileScanTask withoutResidual(FileScanTask task) {
+    return new BaseFileScanTask(
+        (DataFile) task.file(),
+        deletes(task),
+        SchemaParser.toJson(task.schema()),
+        PartitionSpecParser.toJson(task.spec()),
+        ResidualEvaluator.unpartitioned(Expressions.alwaysTrue()));
+  }
+
+  static DeleteFile[] deletes(FileScanTask task) {
+    List listed = task.deletes();
+    DeleteFile[] out = new DeleteFile[listed.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = (DeleteFile) listed.get(i);
+    }
+    return out;
+  }
+
+  /** Release staged task sets ({@code setIds} joined by '\u0001'); unknown ids are ignored. */
+  public void release(String setIds) {
+    String[] ids = setIds.split("\u0001");
+    for (int i = 0; i < ids.length; i++) {
+      Table table;
+      synchronized (STAGED) {
+        table = (Table) STAGED.remove(ids[i]);
+      }
+      if (table != null) {
+        ScanTaskSetManager.get().removeTasks(table, ids[i]);
+      }
+    }
+  }
+
+  static void writeLongs(JsonGenerator json, List values) throws Exception {
+    for (int i = 0; i < values.size(); i++) {
+      json.writeNumber(((Long) values.get(i)).longValue());
+    }
+  }
+
+  // ---- Iceberg expressions as JSON -------------------------------------------------------------
+
+  static void writeExpression(JsonGenerator json, Expression expression, Map referenced) throws Exception {
+    String op = expression.op().name().toLowerCase();
+    json.writeStartObject();
+    json.writeStringField("op", op);
+    if (expression instanceof org.apache.iceberg.expressions.And) {
+      org.apache.iceberg.expressions.And and = (org.apache.iceberg.expressions.And) expression;
+      json.writeFieldName("left");
+      writeExpression(json, and.left(), referenced);
+      json.writeFieldName("right");
+      writeExpression(json, and.right(), referenced);
+    } else if (expression instanceof org.apache.iceberg.expressions.Or) {
+      org.apache.iceberg.expressions.Or or = (org.apache.iceberg.expressions.Or) expression;
+      json.writeFieldName("left");
+      writeExpression(json, or.left(), referenced);
+      json.writeFieldName("right");
+      writeExpression(json, or.right(), referenced);
+    } else if (expression instanceof org.apache.iceberg.expressions.Not) {
+      json.writeFieldName("child");
+      writeExpression(json, ((org.apache.iceberg.expressions.Not) expression).child(), referenced);
+    } else if (expression instanceof UnboundPredicate
+        && ((UnboundPredicate) expression).term() instanceof NamedReference) {
+      UnboundPredicate predicate = (UnboundPredicate) expression;
+      String name = ((NamedReference) predicate.term()).name();
+      referenced.put(name, name);
+      json.writeStringField("term", name);
+      List literals = predicate.literals(); // null for IS NULL and the like, one for comparisons
+      if (literals != null) {
+        json.writeArrayFieldStart("literals");
+        for (int i = 0; i < literals.size(); i++) {
+          writeLiteral(json, ((Literal) literals.get(i)).value());
+        }
+        json.writeEndArray();
+      }
+    } else if (!op.equals("true") && !op.equals("false")) {
+      json.writeStringField("text", expression.toString());
+    }
+    json.writeEndObject();
+  }
+
+  static void writeLiteral(JsonGenerator json, Object value) throws Exception {
+    json.writeStartArray();
+    if (value instanceof Integer || value instanceof Long) {
+      json.writeString("int");
+      json.writeNumber(((Number) value).longValue());
+    } else if (value instanceof Float || value instanceof Double) {
+      json.writeString("float"); // as text: exact, NaN and infinities included
+      json.writeString(Double.toString(((Number) value).doubleValue()));
+    } else if (value instanceof java.math.BigDecimal) {
+      json.writeString("decimal");
+      json.writeString(((java.math.BigDecimal) value).toString());
+    } else if (value instanceof Boolean) {
+      json.writeString("bool");
+      json.writeBoolean(((Boolean) value).booleanValue());
+    } else if (value instanceof CharSequence) {
+      json.writeString("string");
+      json.writeString(value.toString());
+    } else if (value instanceof ByteBuffer) {
+      ByteBuffer buffer = (ByteBuffer) ((ByteBuffer) value).duplicate(); // Janino sees Buffer.duplicate
+      StringBuilder hex = new StringBuilder();
+      while (buffer.hasRemaining()) {
+        int b = buffer.get() & 0xff;
+        hex.append(Character.forDigit(b >> 4, 16)).append(Character.forDigit(b & 0xf, 16));
+      }
+      json.writeString("binary");
+      json.writeString(hex.toString());
+    } else {
+      json.writeString("other");
+      json.writeString(String.valueOf(value));
+    }
+    json.writeEndArray();
+  }
+}

@@ -1,0 +1,270 @@
+"""A query's Iceberg scans as Spark planned them, learnt in one call, and the same query re-pointed at staged files.
+
+zskip does not parse SQL itself.  Spark parses and analyses the query (types, implicit casts,
+case-insensitive names), its optimizer pushes what it can to each Iceberg scan, and Iceberg keeps
+those conjuncts as its own expressions.  The JVM helper (``zskip.iceberg.bridge``) reads, for
+every scan, the pushed filters, the table's snapshot, location and zskip's properties, the field
+ids and types of the filtered columns, and the files of the scan's own tasks (which Spark's
+execution reuses), all as one JSON answer.  What Spark did not push (a UDF, a comparison of two
+columns) stays out of the predicate: it never prunes, and Spark applies it anyway.
+
+``QueryScans.staged`` then swaps chosen table relations of the query's analysed plan for reads of
+staged tasks, so the query is analysed once and only the chosen files and row groups are read.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+
+from zskip.expr import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    Compare,
+    Expr,
+    In,
+    IsNull,
+    Not,
+    Opaque,
+    Or,
+    StartsWith,
+)
+from zskip.iceberg.bridge import bridge, read_answer
+
+__all__ = [
+    "Field",
+    "IcebergScan",
+    "QueryScans",
+    "TableRelation",
+    "arrow_type",
+    "expr_from_json",
+    "query_scans",
+    "release_staged",
+]
+
+log = logging.getLogger(__name__)
+
+EPOCH = datetime.date(1970, 1, 1)
+EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+COMPARISONS = {"lt": "<", "lt_eq": "<=", "gt": ">", "gt_eq": ">=", "eq": "=", "not_eq": "!="}
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A top-level column of the table: its name as the filter wrote it, field id and Iceberg type."""
+
+    name: str
+    id: int
+    type: str  # Iceberg's type text: int, long, date, timestamptz, decimal(9,2), string, ...
+
+    @property
+    def is_float(self) -> bool:
+        return self.type in ("float", "double")
+
+
+@dataclass(frozen=True)
+class IcebergScan:
+    """One Iceberg scan of a query: its table's state, the filter pushed to it and the files of its tasks."""
+
+    position: int  # the scan's place in the query's plan (how the JVM helper names it)
+    table: str  # Iceberg's name for the table (``catalog.db.t``), usable as a Spark identifier
+    location: str
+    snapshot_id: int | None
+    properties: Mapping[str, str]  # the table properties planning asked for
+    output: frozenset[int]  # expression ids of the columns the scan produces
+    expr: Expr  # the pushed conjuncts in zskip's predicate IR (AlwaysTrue when none)
+    fields: Mapping[str, Field]  # the filtered columns, by lower-cased name
+    paths: tuple[str, ...]  # the file of each of the scan's tasks, in task order
+    records: tuple[int, ...]
+    sizes: tuple[int, ...]
+    notes: tuple[str, ...] = ()  # what a user should know about how this scan was planned
+
+
+@dataclass(frozen=True, slots=True)
+class TableRelation:
+    """An Iceberg table as the query's analysed plan reads it (before Spark split it into scans)."""
+
+    position: int
+    table: str
+    output: frozenset[int]
+
+
+@dataclass
+class QueryScans:
+    """The Iceberg scans and table relations of one planned query (holds the JVM's view of them)."""
+
+    frame: DataFrame
+    java: Any
+    output: frozenset[int]  # expression ids of the query's own output columns
+    scans: tuple[IcebergScan, ...]
+    relations: tuple[TableRelation, ...]
+    staged_sets: list[str] = field(default_factory=list)
+
+    def relation_of(self, scan: IcebergScan) -> TableRelation | None:
+        """The relation ``scan`` reads: the only one of its table whose columns include the scan's."""
+        found = [r for r in self.relations if r.table == scan.table and scan.output <= r.output]
+        return found[0] if len(found) == 1 else None
+
+    def staged(self, choices: Sequence[Mapping[str, Any]]) -> DataFrame | None:
+        """The query with each chosen relation reading only some files and row groups, or ``None``.
+
+        Each choice is ``{"relation": r, "scan": s, "files": [[task], [task, [start, end, ...]]]}``
+        (tasks of scan ``s``, whole or cut to byte ranges), ``{"relation": r, "union": [[scan,
+        task], ...]}`` (whole files, each scan filtering for itself) or ``{"relation": r, "scan": s,
+        "files": []}`` (nothing can match).  One py4j call stages them all and rebuilds the plan.
+        """
+        import json
+
+        java_frame = self.java.staged(json.dumps(list(choices)), self.frame.sparkSession._jsparkSession)
+        if java_frame is None:
+            return None
+        ids = str(self.java.setIds())
+        self.staged_sets = [i for i in ids.split("\u0001") if i]
+        return DataFrame(java_frame, self.frame.sparkSession)
+
+
+def query_scans(frame: DataFrame, properties: Sequence[str] = ()) -> QueryScans:
+    """Every Iceberg scan of ``frame``'s plan (planning it, as its execution will reuse) in one call."""
+    helper = bridge(frame.sparkSession)
+    java = helper.scans(frame._jdf, "\u0001".join(properties))
+    described = read_answer(str(java.describe()))
+    scans = tuple(_scan(i, item) for i, item in enumerate(described["scans"]))
+    relations = tuple(
+        TableRelation(i, item["table"], frozenset(item["output"])) for i, item in enumerate(described["relations"])
+    )
+    return QueryScans(frame, java, frozenset(described["output"]), scans, relations)
+
+
+def _scan(position: int, item: Mapping[str, Any]) -> IcebergScan:
+    fields = {f["name"].lower(): Field(f["name"], int(f["id"]), f["type"]) for f in item["fields"]}
+    parts = [expr_from_json(f, fields) for f in item["filters"]]
+    expr: Expr = parts[0] if len(parts) == 1 else And(tuple(parts)) if parts else AlwaysTrue()
+    prefix = item["prefix"]
+    paths = tuple(p[1:] if p.startswith("\u0000") else prefix + p for p in item["files"])
+    return IcebergScan(
+        position=position,
+        table=item["table"],
+        location=item["location"],
+        snapshot_id=item["snapshot"],
+        properties=dict(item["properties"]),
+        output=frozenset(item["output"]),
+        expr=expr,
+        fields=fields,
+        paths=paths,
+        records=tuple(item["records"]),
+        sizes=tuple(item["sizes"]),
+    )
+
+
+def expr_from_json(node: Mapping[str, Any], fields: Mapping[str, Field]) -> Expr:
+    """One Iceberg expression (as the JVM helper writes it) in zskip's IR; anything unfamiliar is ``Opaque``."""
+    op = node["op"]
+    if op == "and":
+        return And((expr_from_json(node["left"], fields), expr_from_json(node["right"], fields)))
+    if op == "or":
+        return Or((expr_from_json(node["left"], fields), expr_from_json(node["right"], fields)))
+    if op == "not":
+        return Not(expr_from_json(node["child"], fields))
+    if op == "true":
+        return AlwaysTrue()
+    if op == "false":
+        return AlwaysFalse()
+    term = node.get("term")
+    found = fields.get(term.lower()) if term is not None else None
+    if found is None:
+        return Opaque(node.get("text") or _text(node))
+    column = str(term)
+    try:
+        if op == "is_null":
+            return IsNull(column)
+        if op == "not_null":
+            return Not(IsNull(column))
+        literals = [literal_value(kind, value, found.type) for kind, value in node.get("literals") or ()]
+        if op in COMPARISONS:
+            return Compare(column, COMPARISONS[op], literals[0])
+        if op in ("in", "not_in"):
+            return In(column, tuple(literals)) if op == "in" else Not(In(column, tuple(literals)))
+        if op in ("starts_with", "not_starts_with") and found.type == "string":
+            prefix = StartsWith(column, str(literals[0]))
+            return prefix if op == "starts_with" else Not(prefix)
+    except (TypeError, ValueError, OverflowError, IndexError, decimal.InvalidOperation) as exc:
+        log.debug("not using %s: %s", node, exc)
+    # IS_NAN / NOT_NAN (Spark's isnan(NULL) is false, unlike SQL's NULL) and the rest: never prune
+    return Opaque(_text(node))
+
+
+def _text(node: Mapping[str, Any]) -> str:
+    literals = ", ".join(str(v) for _, v in node.get("literals") or ())
+    return f"{node['op']}({node.get('term', '')}{', ' if literals else ''}{literals})"
+
+
+class _NoValue(ValueError):
+    """A literal with no exact Python value of the column's type: the condition never prunes."""
+
+
+def literal_value(kind: str, value: Any, iceberg_type: str) -> Any:
+    """A literal as written by the JVM helper, as a Python value of the column's type."""
+    if kind == "int":
+        if iceberg_type == "date":
+            return EPOCH + datetime.timedelta(days=value)
+        if iceberg_type == "timestamptz":
+            return EPOCH_UTC + datetime.timedelta(microseconds=value)
+        if iceberg_type == "timestamp":
+            return EPOCH_UTC.replace(tzinfo=None) + datetime.timedelta(microseconds=value)
+        if iceberg_type in ("int", "long"):
+            return int(value)
+        if iceberg_type in ("float", "double"):
+            return float(value)
+        if iceberg_type.startswith("decimal"):
+            return decimal.Decimal(value)
+        raise _NoValue(f"an integer literal on a {iceberg_type} column")
+    if kind == "float":
+        return float(value)  # "NaN", "Infinity" and Java's exponent form all parse
+    if kind == "decimal":
+        return decimal.Decimal(value)
+    if kind == "bool":
+        return bool(value)
+    if kind == "string" and iceberg_type == "string":
+        return str(value)
+    if kind == "binary" and iceberg_type == "binary":
+        return bytes.fromhex(value)
+    raise _NoValue(f"a {kind} literal on a {iceberg_type} column")
+
+
+def arrow_type(iceberg_type: str) -> pa.DataType | None:
+    """The Arrow type Spark gives a column of this Iceberg type (``None``: one zskip does not order)."""
+    simple = {
+        "boolean": pa.bool_(),
+        "int": pa.int32(),
+        "long": pa.int64(),
+        "float": pa.float32(),
+        "double": pa.float64(),
+        "date": pa.date32(),
+        "timestamp": pa.timestamp("us"),
+        "timestamptz": pa.timestamp("us", tz="UTC"),
+        "string": pa.string(),
+        "binary": pa.binary(),
+    }
+    if iceberg_type in simple:
+        return simple[iceberg_type]
+    if iceberg_type.startswith("decimal(") and iceberg_type.endswith(")"):
+        precision, scale = (int(p) for p in iceberg_type[len("decimal(") : -1].split(","))
+        return pa.decimal128(precision, scale)
+    return None
+
+
+def release_staged(spark: Any, set_ids: Sequence[str]) -> None:
+    """Release staged task sets (one py4j call); ids zskip no longer knows are ignored."""
+    bridge(spark).release("\u0001".join(set_ids))
+
+
+def with_notes(scan: IcebergScan, *notes: str) -> IcebergScan:
+    return replace(scan, notes=scan.notes + notes)

@@ -1,0 +1,121 @@
+"""The metadata of one table snapshot that planning reads, loaded once and cached by immutable key.
+
+A snapshot's files never change, nor does a data file's footer, a clustering store or an index
+manifest once written: every entry is keyed by what names it for good (table location and
+snapshot id, file path, store or manifest path), so nothing cached here goes stale; entries only
+fall out of the bounded cache (``zskip.planning.cache``).  The first query of a snapshot pays
+for listing its files (one Spark query over ``<table>.files``); later queries pay nothing here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import SparkSession
+
+from zskip.iceberg.files import data_files
+from zskip.iceberg.scans import IcebergScan
+from zskip.iceberg.table import load_table
+from zskip.index.manifest import IndexManifest
+from zskip.index.parquet_io import read_file
+from zskip.indexing.store import MANIFEST_PROPERTY
+from zskip.layout.store import STORE_PROPERTY, ClusteringStore, read_store
+from zskip.planning.cache import CACHE
+from zskip.planning.footers import Footer, read_footer
+
+__all__ = ["SnapshotMetadata", "snapshot_metadata"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SnapshotMetadata:
+    """Files, footers, clustering store and index manifest of the snapshot a scan reads."""
+
+    spark: SparkSession
+    table: str
+    location: str
+    snapshot_id: int | None
+    store_path: str | None
+    manifest_path: str | None
+
+    def files(self) -> pa.Table:
+        """Every live data file of the snapshot (``zskip.iceberg.files.data_files``)."""
+        key = ("files", self.location, self.snapshot_id)
+        return CACHE.get_or_load(key, lambda: data_files(self.spark, self.table, snapshot_id=self.snapshot_id))
+
+    def totals(self) -> tuple[int, int]:
+        """Data files and row groups of the whole snapshot."""
+        if self.snapshot_id is None:
+            return 0, 0
+        files = self.files()
+        groups = CACHE.get_or_load(("row groups", self.location, self.snapshot_id), lambda: self._count_groups(files))
+        return files.num_rows, groups
+
+    def _count_groups(self, files: pa.Table) -> int:
+        """Row groups of every live file without reading every footer: Iceberg's split offsets (one
+        per row group) where the writer recorded them, the clustering store's per-row-group ranges,
+        and only then the footer itself (read once, then cached)."""
+        store = self.store()
+        recorded: dict[str, int] = {}
+        if store is not None:
+            groups = store.ranges.filter(pc.greater_equal(store.ranges["row_group"], 0))
+            for path in groups["file_path"].to_pylist():
+                recorded[path] = recorded.get(path, 0) + 1
+        total = 0
+        for path, offsets in zip(files["file_path"].to_pylist(), files["split_offsets"].to_pylist(), strict=True):
+            if offsets:
+                total += len(offsets)
+            elif path in recorded:
+                total += recorded[path]
+            else:
+                total += self.footer(path).row_groups
+        return total
+
+    def footer(self, path: str) -> Footer:
+        return CACHE.get_or_load(("footer", path), lambda: read_footer(path))
+
+    def row_groups(self, path: str) -> int:
+        return self.footer(path).row_groups
+
+    def store(self) -> ClusteringStore | None:
+        if not self.store_path:
+            return None
+        return CACHE.get_or_load(
+            ("store", self.store_path), lambda: read_store(load_table(self.spark, self.table), self.store_path)
+        )
+
+    def curve_ranges(self, paths: Sequence[str]) -> pa.Table:
+        """The store's recorded key ranges (per file and per row group) of ``paths``."""
+        store = self.store()
+        assert store is not None
+        return store.ranges.filter(pc.is_in(store.ranges["file_path"], value_set=pa.array(list(paths), pa.string())))
+
+    def manifest(self) -> IndexManifest | None:
+        path = self.manifest_path
+        if not path:
+            return None
+
+        def load() -> IndexManifest | None:
+            try:
+                return IndexManifest.from_bytes(read_file(path), name=path)
+            except Exception as exc:
+                log.warning("ignoring the index manifest %s: %s", path, str(exc).splitlines()[0])
+                return None
+
+        return CACHE.get_or_load(("manifest", path), load)
+
+
+def snapshot_metadata(spark: SparkSession, scan: IcebergScan) -> SnapshotMetadata:
+    return SnapshotMetadata(
+        spark=spark,
+        table=scan.table,
+        location=scan.location,
+        snapshot_id=scan.snapshot_id,
+        store_path=scan.properties.get(STORE_PROPERTY),
+        manifest_path=scan.properties.get(MANIFEST_PROPERTY),
+    )

@@ -145,7 +145,15 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     parser.add_argument("--warehouse", default=str(Path(tempfile.gettempdir()) / "zskip-bench-warehouse"))
     parser.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "zskip-tpch"), help="TPC-H files")
     parser.add_argument("--output", default=str(DOCS), help="where ssb.md and its charts go")
+    parser.add_argument("--layouts", default="a,b,c,d,e,f", help="which layouts, e.g. a,c,d (see the report)")
+    parser.add_argument(
+        "--kinds", default="minmax,bloom,bitmap", help="skipping of the zskip layouts: minmax, bloom, bitmap"
+    )
+    parser.add_argument("--report", default="ssb", help="report name: <output>/<report>.md, .json and charts")
+    parser.add_argument("--compare", help="an earlier run's JSON (e.g. docs/benchmarks/ssb.json): a growth table")
     args = parser.parse_args(argv)
+    layouts = set(args.layouts.split(","))
+    kinds = args.kinds.split(",")
     clock = time.perf_counter()
     spark = bench_session(args.warehouse)
     ns = "lake.ssb"
@@ -175,9 +183,13 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     results: dict[str, dict] = {}
     build: dict[str, dict[str, float]] = {}  # per configuration: layout / index seconds, index bytes
     plain = {
-        "(a) as loaded": None,
-        "(b) Iceberg sort lo_orderdate": "lo_orderdate",
-        "(c) Iceberg zorder": f"zorder({','.join(CLUSTER)})",
+        label: order
+        for label, order in {
+            "(a) as loaded": None,
+            "(b) Iceberg sort lo_orderdate": "lo_orderdate",
+            "(c) Iceberg zorder": f"zorder({','.join(CLUSTER)})",
+        }.items()
+        if label[1] in layouts or label.startswith("(a)")  # (a) is every ratio's reference
     }
     copy = f"{ns}.lineorder_copy"
     for label, order in plain.items():
@@ -194,12 +206,14 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         results[label] = run_queries(spark, _swap(qs, base, layout), layout, through_zskip=False, runs=args.runs)
         print(label, flush=True)
     # the row groups of (c) that hold a match: bitmaps are exact on document 001's filters
-    for column in ("lo_ordtotalprice", "lo_revenue"):
-        create_index(spark, copy, column, kind="bitmap")
-    for name in [q for q in DOC001 if q in qs]:
-        plans = [e for e in explain_sql(spark, _swap(qs, base, copy)[name]) if e.table == copy]
-        results["(c) Iceberg zorder"][name]["matching"] = sum(e.row_groups_read for e in plans)
-    for curve, mapping in (("zorder", "raw"), ("zorder", "rank"), ("hilbert", "rank")):
+    if "(c) Iceberg zorder" in results:
+        for column in ("lo_ordtotalprice", "lo_revenue"):
+            create_index(spark, copy, column, kind="bitmap")
+        for name in [q for q in DOC001 if q in qs]:
+            plans = [e for e in explain_sql(spark, _swap(qs, base, copy)[name]) if e.table == copy]
+            results["(c) Iceberg zorder"][name]["matching"] = sum(e.row_groups_read for e in plans)
+    zskip_layouts = {"d": ("zorder", "raw"), "e": ("zorder", "rank"), "f": ("hilbert", "rank")}
+    for curve, mapping in [zskip_layouts[letter] for letter in sorted(zskip_layouts) if letter in layouts]:
         layout = f"{ns}.lineorder_{curve}_{mapping}"
         copy_table(spark, base, layout)
         _fair_reads(spark, layout)
@@ -213,8 +227,9 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         )
         build[f"{label}, min/max"] = {"layout": seconds}
         swapped = _swap(qs, base, layout)
-        results[f"{label}, min/max"] = run_queries(spark, swapped, layout, through_zskip=True, runs=args.runs)
-        for kind in ("bloom", "bitmap"):
+        if "minmax" in kinds:
+            results[f"{label}, min/max"] = run_queries(spark, swapped, layout, through_zskip=True, runs=args.runs)
+        for kind in [k for k in ("bloom", "bitmap") if k in kinds]:
             seconds = sum(
                 timed(lambda t=layout, c=column, k=kind: create_index(spark, t, c, kind=k))[0] for column in INDEXED
             )
@@ -247,7 +262,7 @@ def best_zskip(results: dict[str, dict]) -> str:
 
 def summary(results: dict[str, dict]) -> list[str]:
     best = best_zskip(results)
-    a, c = results["(a) as loaded"], results["(c) Iceberg zorder"]
+    a, c = results["(a) as loaded"], results.get("(c) Iceberg zorder", results["(a) as loaded"])
     rows = []
     for q in [q for q in DOC001 if q in a]:
         b = results[best][q]
@@ -282,9 +297,9 @@ def summary(results: dict[str, dict]) -> list[str]:
     ]
 
 
-def charts(results: dict[str, dict], names: list[str], directory: Path) -> list[str]:
+def charts(results: dict[str, dict], names: list[str], directory: Path, prefix: str = "ssb") -> list[str]:
     plt = pyplot()
-    labels = [label for label in CHARTED if label in results]
+    labels = [label for label in CHARTED if label in results] or list(results)
     files = []
     for metric, title, log in (
         ("files", "lineorder data files read", True),
@@ -306,10 +321,35 @@ def charts(results: dict[str, dict], names: list[str], directory: Path) -> list[
             axis.axhline(1.0, color="black", linewidth=0.6)
         axis.set_title(title)
         axis.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
-        name = f"ssb-{metric.replace('_', '-')}.png"
+        name = f"{prefix}-{metric.replace('_', '-')}.png"
         save_png(figure, directory / name)
         files.append(name)
     return files
+
+
+def growth(earlier_json: Path, results: dict[str, dict], scale_factor: float) -> list[str]:
+    """How files, row groups, planning time and wall time grow from an earlier run to this one."""
+    earlier = json.loads(earlier_json.read_text())["results"]
+    rows = []
+    for label in [label for label in results if label in earlier]:
+        for name in [n for n in results[label] if n in earlier[label]]:
+            then, now = earlier[label][name], results[label][name]
+            rows.append(
+                [
+                    label,
+                    name,
+                    f"{then['files']} -> {now['files']}",
+                    f"{then['row_groups']:,} -> {now['row_groups']:,}",
+                    f"{then['planning'] * 1000:.0f} -> {now['planning'] * 1000:.0f}" if "zskip" in label else "-",
+                    f"{then['seconds']:.2f} -> {now['seconds']:.2f}",
+                ]
+            )
+    return [
+        f"## Growth from the earlier run ({earlier_json.name}) to scale factor {scale_factor:g}",
+        "",
+        markdown_table(["configuration", "query", "files", "row groups", "planning ms", "wall s"], rows),
+        "",
+    ]
 
 
 def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total_seconds) -> None:  # type: ignore[no-untyped-def]
@@ -320,12 +360,14 @@ def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total
     def table(cell) -> str:  # type: ignore[no-untyped-def]
         return markdown_table(header, [[n] + [cell(results[c][n], c, n) for c in labels] for n in names])
 
-    pngs = charts(results, names, Path(args.output))
+    pngs = charts(results, names, Path(args.output), args.report)
     reference = results["(a) as loaded"]
     report = [
         "# Star Schema Benchmark",
         "",
-        f"One run of `python bench/ssb.py --scale-factor {args.scale_factor:g} --runs {args.runs}` on {machine()}, "
+        f"One run of `python bench/ssb.py --scale-factor {args.scale_factor:g} --runs {args.runs}"
+        + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != "a,b,c,d,e,f" else "")
+        + f"` on {machine()}, "
         f"{total_seconds / 60:.0f} minutes in all (generating and loading the data: {load_seconds:.0f} s). "
         f"Rows: {', '.join(f'{k} {v:,}' for k, v in counts_by_table.items())}. lineorder as loaded: {args.files} files "
         f"in arrival order (orders by key), row groups of {args.row_group_size} so SF 1 has over 500. "
@@ -370,6 +412,7 @@ def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total
             )
         ),
         "",
+        *(growth(Path(args.compare), results, args.scale_factor) if args.compare else []),
         "## Layout and index builds",
         "",
         markdown_table(
@@ -397,11 +440,11 @@ def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total
         *[f"- {n}: `{q}`" for n, q in qs.items()],
         "",
     ]
-    write_report("ssb", report, Path(args.output))
+    write_report(args.report, report, Path(args.output))
     # every measured figure, for anyone who wants to draw it differently
     figures = {c: {n: {k: v for k, v in m.items() if k != "result"} for n, m in r.items()} for c, r in results.items()}
     everything = {"queries": qs, "build": build, "results": figures}
-    (Path(args.output) / "ssb.json").write_text(json.dumps(everything, indent=1))
+    (Path(args.output) / f"{args.report}.json").write_text(json.dumps(everything, indent=1))
 
 
 if __name__ == "__main__":

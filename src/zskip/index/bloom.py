@@ -112,7 +112,10 @@ class BloomIndex:
 
     def might_contain(self, values: pa.Array) -> tuple[bool, np.ndarray]:
         """Whether the file, and each row group, might hold any of ``values``."""
-        hashes = plain_hashes(values)
+        return self.might_contain_hashes(plain_hashes(values))
+
+    def might_contain_hashes(self, hashes: np.ndarray) -> tuple[bool, np.ndarray]:
+        """``might_contain`` for values already hashed (a query hashes its literals once for every file)."""
         if len(hashes) == 0:
             return False, np.zeros(len(self.row_groups), dtype=bool)
         in_file = bool(self.file.might_contain_hashes(hashes).any())

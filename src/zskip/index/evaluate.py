@@ -8,10 +8,12 @@ a flag, and any predicate no index answers, is "might be true" everywhere.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +22,7 @@ from pyroaring import BitMap
 from zskip.expr import AlwaysFalse, AlwaysTrue, And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
 from zskip.index.bitmap import BitmapIndex
 from zskip.index.bloom import BloomIndex
+from zskip.index.hashing import plain_hashes
 from zskip.index.literals import exact_scalar
 
 __all__ = ["FileIndexes", "Match", "Verdict", "evaluate", "matching_rows"]
@@ -139,8 +142,7 @@ def _eval(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:
     if bloom is not None and isinstance(expr, (Compare, In)) and (isinstance(expr, In) or expr.op == "="):
         values = expr.values if isinstance(expr, In) else (expr.value,)
         try:
-            probes = pa.array([exact_scalar(v, bloom.value_type) for v in values], type=bloom.value_type)
-            in_file, groups = bloom.might_contain(probes)
+            in_file, groups = bloom.might_contain_hashes(_probe_hashes(bloom.value_type, tuple(values)))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
             log.debug("bloom on %s cannot answer %s: %s", expr.column, expr, exc)
             return _everywhere(indexes)
@@ -148,6 +150,13 @@ def _eval(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:
             return _everywhere(indexes)
         return _Maybe(groups & in_file)
     return _everywhere(indexes)
+
+
+@functools.lru_cache(maxsize=256)
+def _probe_hashes(value_type: pa.DataType, values: tuple[Any, ...]) -> np.ndarray:
+    """The hashes of a query's literals as the column's type (computed once, not once per file)."""
+    probes = pa.array([exact_scalar(v, value_type) for v in values], type=value_type)
+    return plain_hashes(probes)
 
 
 def _bitmap_leaf(expr: Expr, index: BitmapIndex) -> _Exact:

@@ -396,7 +396,7 @@ def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total
                 ("Rows of lineorder scanned (measured, thousands)", lambda m, c, n: f"{m['rows'] / 1000:,.0f}"),
                 ("Bytes of lineorder read (MiB)", lambda m, c, n: f"{m['bytes'] / 2**20:,.1f}"),
                 (
-                    "zskip planning time of the lineorder scan (ms)",
+                    "zskip planning of the lineorder scan: the query's first plan, Spark's analysis included (ms)",
                     lambda m, c, n: f"{m['planning'] * 1000:.0f}" if "zskip" in c else "-",
                 ),
             )

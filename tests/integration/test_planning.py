@@ -230,3 +230,23 @@ def test_a_thousand_queries_leave_no_views_and_a_bounded_number_of_staged_sets(s
     last = f"SELECT count(*) AS n FROM {bitmapped} WHERE a = 5 AND s = 'k5'"
     assert zskip.sql(spark, last).first()["n"] == spark.sql(last).first()["n"]
     staging.release_reads()
+
+
+def test_a_long_answer_from_the_jvm_arrives_whole_and_leaves_no_file(spark, tmp_path, monkeypatch) -> None:
+    """Answers over a few KB cross through a local file (py4j is slow for them); nothing is left behind."""
+    import glob
+    import tempfile
+
+    from zskip.iceberg.scans import query_scans
+
+    table = "lake.plan.many_files"
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.plan")
+    spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
+    spark.range(0, 12_000, 1, numPartitions=120).writeTo(table).using("iceberg").create()
+    before = set(glob.glob(f"{tempfile.gettempdir()}/zskip-answer-*"))
+    found = query_scans(spark.table(table).where("id >= 0"))
+    (scan,) = found.scans
+    assert len(scan.paths) == 120 and sum(scan.records) == 12_000
+    assert sorted(scan.paths) == sorted(data_files(spark, table)["file_path"].to_pylist())
+    assert set(glob.glob(f"{tempfile.gettempdir()}/zskip-answer-*")) == before
+    assert zskip.explain(spark, table, "id = 11999").files_read == 1

@@ -93,3 +93,32 @@ def test_equality_and_in_prune_row_groups_and_other_predicates_do_not() -> None:
     assert evaluate(In("x", (7, 8, 9)), indexes).file is Match.CANNOT_MATCH
     assert evaluate(Compare("x", "<", 0), indexes).row_groups == (Match.MIGHT_MATCH,) * 2
     assert evaluate(Compare("x", "=", 2.5), indexes).file is Match.MIGHT_MATCH  # no int equals 2.5: not answered
+
+
+def test_a_filter_set_answers_as_each_of_its_filters_does() -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    from zskip.index.bloom import BloomIndex, FilterSet
+    from zskip.index.hashing import plain_hashes
+
+    rng = np.random.default_rng(3)
+    indexes = [
+        BloomIndex.build([pa.array(rng.integers(0, 10_000, size=int(n)), pa.int64())], fpp=0.05)
+        for n in rng.integers(1, 2_000, size=40)
+    ]
+    joint = FilterSet.of([index.file for index in indexes])
+    probes = pa.array(rng.integers(0, 10_000, size=25), pa.int64())
+    which = np.arange(len(indexes))[::-1].copy()  # any order, any subset
+    for value in probes.to_pylist():
+        hashes = plain_hashes(pa.array([value], pa.int64()))
+        expected = [indexes[i].might_contain(pa.array([value], pa.int64()))[0] for i in which]
+        assert joint.might_contain_hashes(which, hashes).tolist() == expected
+    everything = plain_hashes(probes)
+    expected_any = [indexes[i].might_contain(probes)[0] for i in which]
+    assert joint.might_contain_hashes(which, everything).tolist() == expected_any
+    # a filter holding a value always says so
+    for i, index in enumerate(indexes[:5]):
+        assert joint.might_contain_hashes(np.array([i]), plain_hashes(pa.array([7], pa.int64()))).tolist() == [
+            index.might_contain(pa.array([7], pa.int64()))[0]
+        ]

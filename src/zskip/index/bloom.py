@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from zskip.index.hashing import plain_hashes
 
-__all__ = ["DEFAULT_FPP", "BloomFilter", "BloomIndex"]
+__all__ = ["DEFAULT_FPP", "BloomFilter", "BloomIndex", "FilterSet"]
 
 DEFAULT_FPP = 0.01
 SALT = np.array(
@@ -153,3 +153,37 @@ class BloomIndex:
 
     def describe(self) -> dict[str, Any]:
         return {"file_bytes": self.file.blocks.nbytes, "row_groups": len(self.row_groups)}
+
+
+@dataclass(frozen=True)
+class FilterSet:
+    """Many bloom filters in one array, probed together (one filter per data file of a column).
+
+    ``blocks`` holds every filter's blocks back to back; filter ``i`` is ``sizes[i]`` blocks from
+    ``offsets[i]``.  A query probes thousands of files' filters with a few numpy operations.
+    """
+
+    blocks: np.ndarray  # uint32, shape (total blocks, 8)
+    offsets: np.ndarray  # int64 per filter
+    sizes: np.ndarray  # uint64 per filter
+
+    @classmethod
+    def of(cls, filters: list[BloomFilter]) -> FilterSet:
+        sizes = np.array([len(f.blocks) for f in filters], dtype=np.uint64)
+        offsets = np.zeros(len(filters), dtype=np.int64)
+        if len(filters) > 1:
+            offsets[1:] = np.cumsum(sizes[:-1].astype(np.int64))
+        blocks = np.concatenate([f.blocks for f in filters]) if filters else np.zeros((0, 8), np.uint32)
+        return cls(blocks, offsets, sizes)
+
+    def might_contain_hashes(self, which: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+        """For each filter in ``which`` (positions), whether it might hold any of ``hashes``."""
+        found = np.zeros(len(which), dtype=bool)
+        if len(which) == 0 or len(hashes) == 0:
+            return found
+        sizes, offsets = self.sizes[which], self.offsets[which]
+        for value, mask in zip(hashes, _masks(hashes), strict=True):
+            block = ((np.uint64(value) >> np.uint64(32)) * sizes) >> np.uint64(32)
+            stored = self.blocks[offsets + block.astype(np.int64)]
+            found |= np.all((stored & mask) == mask, axis=1)
+        return found

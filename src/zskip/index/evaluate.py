@@ -25,7 +25,7 @@ from zskip.index.bloom import BloomIndex
 from zskip.index.hashing import plain_hashes
 from zskip.index.literals import exact_scalar
 
-__all__ = ["FileIndexes", "Match", "Verdict", "evaluate", "matching_rows"]
+__all__ = ["FileIndexes", "Match", "Verdict", "evaluate", "matching_rows", "probe_hashes"]
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def _eval(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:
     if bloom is not None and isinstance(expr, (Compare, In)) and (isinstance(expr, In) or expr.op == "="):
         values = expr.values if isinstance(expr, In) else (expr.value,)
         try:
-            in_file, groups = bloom.might_contain_hashes(_probe_hashes(bloom.value_type, tuple(values)))
+            in_file, groups = bloom.might_contain_hashes(probe_hashes(bloom.value_type, tuple(values)))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
             log.debug("bloom on %s cannot answer %s: %s", expr.column, expr, exc)
             return _everywhere(indexes)
@@ -153,7 +153,7 @@ def _eval(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:
 
 
 @functools.lru_cache(maxsize=256)
-def _probe_hashes(value_type: pa.DataType, values: tuple[Any, ...]) -> np.ndarray:
+def probe_hashes(value_type: pa.DataType, values: tuple[Any, ...]) -> np.ndarray:
     """The hashes of a query's literals as the column's type (computed once, not once per file)."""
     probes = pa.array([exact_scalar(v, value_type) for v in values], type=value_type)
     return plain_hashes(probes)

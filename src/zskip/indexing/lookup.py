@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.expr import Expr, columns_of
+from zskip.expr import And, Compare, Expr, In, columns_of
 from zskip.index.bitmap import BitmapIndex
-from zskip.index.bloom import BloomIndex
-from zskip.index.evaluate import FileIndexes, Verdict, evaluate
+from zskip.index.bloom import BloomIndex, FilterSet
+from zskip.index.evaluate import FileIndexes, Match, Verdict, evaluate, probe_hashes
 from zskip.index.manifest import IndexManifest
 from zskip.index.parquet_io import read_file
 from zskip.index.puffin import CorruptIndexError, decode_blob
@@ -69,12 +72,94 @@ def _load(row: dict[str, Any]) -> BitmapIndex | BloomIndex:
 
 
 def index_verdicts(
-    manifest: IndexManifest, data_files: Iterable[str], expr: Expr, *, cache: BlobCache | None = None
+    manifest: IndexManifest,
+    data_files: Iterable[str],
+    expr: Expr,
+    *,
+    cache: BlobCache | None = None,
+    manifest_key: str | None = None,
 ) -> dict[str, Verdict]:
-    """Verdicts for the files with index entries on ``expr``'s columns; files absent here are kept."""
+    """Verdicts for the files with index entries on ``expr``'s columns; files absent here are kept.
+
+    With a ``cache`` and the manifest's path as ``manifest_key``, the file-level bloom filters of
+    each equality conjunct's column are probed for every file at once first (``FilterSet``): a file
+    whose filter cannot hold the value cannot match, and only the rest are evaluated one by one.
+    """
     lowered = _lower_columns(expr)
-    indexes = file_indexes(manifest, data_files, columns_of(lowered), cache=cache)
-    return {path: evaluate(lowered, found) for path, found in indexes.items()}
+    files = list(data_files)
+    verdicts: dict[str, Verdict] = {}
+    if cache is not None and manifest_key is not None:
+        ruled_out = _bloom_prefilter(manifest, files, lowered, cache, manifest_key)
+        verdicts.update(dict.fromkeys(ruled_out, Verdict(Match.CANNOT_MATCH, ())))
+        files = [path for path in files if path not in ruled_out]
+    indexes = file_indexes(manifest, files, columns_of(lowered), cache=cache)
+    verdicts.update({path: evaluate(lowered, found) for path, found in indexes.items()})
+    return verdicts
+
+
+@dataclass(frozen=True)
+class _ColumnBlooms:
+    """The file-level bloom filters of one column for every data file the manifest indexes."""
+
+    value_type: pa.DataType | None  # None: the files disagree on the type (no joint probe)
+    rows: dict[str, int]
+    filters: FilterSet
+
+
+def _bloom_prefilter(
+    manifest: IndexManifest, files: list[str], expr: Expr, cache: BlobCache, manifest_key: str
+) -> set[str]:
+    """Files an equality conjunct's file-level bloom filter rules out, probed for all files at once."""
+    conjuncts = expr.children if isinstance(expr, And) else (expr,)
+    ruled_out: set[str] = set()
+    for leaf in conjuncts:
+        if isinstance(leaf, Compare) and leaf.op == "=":
+            values: tuple[Any, ...] = (leaf.value,)
+        elif isinstance(leaf, In) and leaf.values:
+            values = leaf.values
+        else:
+            continue
+        column = leaf.column
+        blooms: _ColumnBlooms = cache.get_or_load(
+            ("column blooms", manifest_key, column), partial(_column_blooms, manifest, column, cache)
+        )
+        if blooms.value_type is None or not blooms.rows:
+            continue
+        try:
+            hashes = probe_hashes(blooms.value_type, tuple(values))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            continue
+        candidates = [path for path in files if path in blooms.rows and path not in ruled_out]
+        which = np.array([blooms.rows[path] for path in candidates], dtype=np.int64)
+        found = blooms.filters.might_contain_hashes(which, hashes)
+        ruled_out.update(path for path, hit in zip(candidates, found.tolist(), strict=True) if not hit)
+    return ruled_out
+
+
+def _column_blooms(manifest: IndexManifest, column: str, cache: BlobCache) -> _ColumnBlooms:
+    entries = manifest.entries.filter(
+        pc.and_(
+            pc.equal(manifest.entries["kind"], "bloom"),
+            pc.equal(pc.utf8_lower(manifest.entries["column"]), column.lower()),
+        )
+    )
+    chosen: dict[str, BloomIndex] = {}
+    for row in entries.to_pylist():  # once per manifest and column; later entries of a file win
+        try:
+            index = cache.get_or_load(("blob", row["puffin_path"], row["offset"]), partial(_load, row))
+        except (CorruptIndexError, ValueError, OSError) as exc:
+            log.warning("skipping a damaged index (its rows are kept): %s", exc)
+            chosen.pop(row["data_file"], None)
+            continue
+        if isinstance(index, BloomIndex):
+            chosen[row["data_file"]] = index
+    types = {index.value_type for index in chosen.values()}
+    paths = list(chosen)
+    return _ColumnBlooms(
+        value_type=types.pop() if len(types) == 1 else None,
+        rows={path: i for i, path in enumerate(paths)},
+        filters=FilterSet.of([chosen[path].file for path in paths]),
+    )
 
 
 def _lower_columns(expr: Expr) -> Expr:

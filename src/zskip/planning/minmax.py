@@ -17,7 +17,7 @@ from typing import Any
 from zskip.expr import AlwaysFalse, AlwaysTrue, And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
 from zskip.planning.footers import ColumnStats
 
-__all__ = ["might_match", "push_not"]
+__all__ = ["might_match", "might_match_pushed", "push_not"]
 
 NEGATE = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
@@ -44,6 +44,11 @@ def push_not(expr: Expr, negate: bool = False) -> Expr:
 def might_match(expr: Expr, stats: Mapping[str, ColumnStats | None], floats: frozenset[str]) -> bool:
     """``stats`` by lower-cased column name (``None``: unknown); ``floats``: float and double columns."""
     return _might(push_not(expr), stats, floats)
+
+
+def might_match_pushed(pushed: Expr, stats: Mapping[str, ColumnStats | None], floats: frozenset[str]) -> bool:
+    """``might_match`` of a predicate already through ``push_not`` (for many row groups, push once)."""
+    return _might(pushed, stats, floats)
 
 
 def _might(expr: Expr, stats: Mapping[str, ColumnStats | None], floats: frozenset[str]) -> bool:

@@ -34,7 +34,7 @@ from zskip.layout.store import STORE_PROPERTY
 from zskip.planning.cache import CACHE
 from zskip.planning.curve import query_intervals, ranges_meet
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
-from zskip.planning.minmax import might_match
+from zskip.planning.minmax import might_match_pushed, push_not
 
 __all__ = [
     "ICEBERG_STAGE",
@@ -207,18 +207,20 @@ def row_group_minmax(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     names = {c.lower() for c in columns_of(inputs.expr)}
     if not names:
         return candidates
-    ids = inputs.field_ids
+    ids = [(n, inputs.field_ids.get(n)) for n in names]
     floats = inputs.floats
+    pushed = push_not(inputs.expr)  # once for every row group
     keep: dict[str, tuple[int, ...]] = {}
     totals: dict[str, int] = {}
     for path, current in candidates.files.items():
         footer = inputs.metadata.footer(path)
         totals[path] = footer.row_groups
         groups = range(footer.row_groups) if current is None else current
+        stats = footer.stats
         keep[path] = tuple(
             g
             for g in groups
-            if might_match(inputs.expr, {n: footer.stats[g].get(ids[n]) if n in ids else None for n in names}, floats)
+            if might_match_pushed(pushed, {n: stats[g].get(i) if i is not None else None for n, i in ids}, floats)
         )
     return candidates.narrowed(keep, totals)
 
@@ -228,7 +230,9 @@ def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     manifest = inputs.metadata.manifest()
     if manifest is None or not candidates.files:
         return candidates
-    verdicts = index_verdicts(manifest, list(candidates.files), inputs.expr, cache=CACHE)
+    verdicts = index_verdicts(
+        manifest, list(candidates.files), inputs.expr, cache=CACHE, manifest_key=inputs.metadata.manifest_path
+    )
     gone: set[str] = set()
     keep: dict[str, tuple[int, ...]] = {}
     totals: dict[str, int] = {}

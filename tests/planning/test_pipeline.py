@@ -45,7 +45,11 @@ def test_the_pipeline_runs_stages_in_order_and_times_each() -> None:
     stages = (Stage("listing", listing, False, False), Stage("pruning", pruning, True, False))
     final, run = run_stages(stages, inputs)
     assert seen == ["listing", "pruning"] and dict(final.files) == {"a": None}
-    assert [(r.name, r.files_kept) for r in run.results] == [("listing", 2), ("pruning", 1)]
+    assert [(r.name, r.files_kept) for r in run.results] == [
+        ("listing", 2),
+        ("pruning", 1),
+        ("check: would Spark's own scan read more?", 1),
+    ]
     assert all(r.seconds >= 0 for r in run.results) and run.beyond_spark
     _, unchanged = run_stages((stages[0], Stage("nothing", lambda i, c: c, True, False)), inputs)
     assert not unchanged.beyond_spark  # a stage beyond Spark that removed nothing: Spark's scan reads the same

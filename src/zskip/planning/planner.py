@@ -8,8 +8,11 @@ not the stages, records how long each took and what it kept.
    partition and file min/max pruning with the pushed filters);
 2. ``curve range`` — the query box as curve-key intervals against each file's and row group's
    recorded key range (files optimize did not write have none and stay);
-3. ``row-group min/max`` — Parquet footer statistics of each row group;
-4. ``indexes`` — bloom filters and bitmaps from the index manifest (unindexed files stay).
+3. ``indexes`` — bloom filters and bitmaps from the index manifest (unindexed files stay);
+4. ``row-group min/max`` — Parquet footer statistics of each row group left.
+
+A plan goes beyond Spark when the curve or index stage ruled out a row group whose statistics
+might match: Spark's own scan would read it.  Otherwise zskip hands back Spark's own DataFrame.
 
 What the stages read is metadata of one table snapshot, loaded once and cached by immutable key
 (file path, snapshot id, store and manifest path): see ``zskip.planning.metadata``.
@@ -129,8 +132,8 @@ class ScanPlan:
     planning_seconds: float  # Spark's analysis of the filter and zskip's stages
     analysis_seconds: float = 0.0  # Spark's part: parsing, analysis and pushing the filter to the scan
     notes: tuple[str, ...] = ()
-    # True when the curve or index stage ruled out something; otherwise Spark's own scan (Iceberg's
-    # file pruning and its Parquet reader's row-group statistics) reads no more than this plan
+    # True when the curve or index stage ruled out a row group Spark's own scan would read (Iceberg's
+    # file pruning and its Parquet reader's row-group statistics); otherwise it reads no more than this plan
     beyond_spark: bool = False
 
     def row_groups_kept(self) -> int:
@@ -257,11 +260,14 @@ def _within(groups: tuple[int, ...], current: Groups) -> tuple[int, ...]:
     return tuple(g for g in groups if g in allowed)
 
 
+# Selective stages first: an index usually rules out most files at once, and the row-group
+# statistics are then read only for the files left.  Every stage only removes candidates, so the
+# order changes what each stage reports, never the plan.
 STAGES: tuple[Stage, ...] = (
     Stage(ICEBERG_STAGE, iceberg_files, beyond_spark=False, counts_row_groups=False),
     Stage("curve range", curve_range, beyond_spark=True, counts_row_groups=False),
-    Stage("row-group min/max", row_group_minmax, beyond_spark=False, counts_row_groups=True),
     Stage("indexes (bloom, bitmap)", indexes, beyond_spark=True, counts_row_groups=True),
+    Stage("row-group min/max", row_group_minmax, beyond_spark=False, counts_row_groups=True),
 )
 
 
@@ -275,21 +281,68 @@ class _Run:
 
 
 def run_stages(stages: tuple[Stage, ...], inputs: PlanInputs) -> tuple[Candidates, _Run]:
-    """Run ``stages`` in order from no candidates, timing each and noting whether any went beyond Spark."""
+    """Run ``stages`` in order from no candidates, timing each; then say whether the plan reads less
+    than Spark's own scan would (see ``_spark_reads_more``)."""
     run = _Run()
     candidates = Candidates.of({})
+    removed: dict[str, set[int] | None] = {}  # what stages beyond Spark ruled out (None: a whole file)
     for stage in stages:
         clock = time.perf_counter()
         after = stage.run(inputs, candidates)
         seconds = time.perf_counter() - clock
-        if stage.beyond_spark and after.files != candidates.files:
-            run.beyond_spark = True
+        if stage.beyond_spark:
+            _note_removed(inputs, candidates, after, removed)
         groups = None
         if stage.counts_row_groups:
             groups = sum(len(g) if g is not None else inputs.metadata.row_groups(p) for p, g in after.files.items())
         run.results.append(StageResult(stage.name, len(after.files), groups, seconds))
         candidates = after
+    if removed:
+        clock = time.perf_counter()
+        run.beyond_spark = _spark_reads_more(inputs, removed)
+        run.results.append(
+            StageResult(
+                "check: would Spark's own scan read more?", len(candidates.files), None, time.perf_counter() - clock
+            )
+        )
     return candidates, run
+
+
+def _note_removed(
+    inputs: PlanInputs, before: Candidates, after: Candidates, removed: dict[str, set[int] | None]
+) -> None:
+    """Add what ``after`` lost against ``before`` to ``removed`` (``None``: a whole file)."""
+    for path, groups in before.files.items():
+        if path in after.files and after.files[path] == groups:
+            continue
+        if path not in after.files and groups is None:
+            removed[path] = None
+            continue
+        if path in removed and removed[path] is None:
+            continue
+        had = set(groups) if groups is not None else set(range(inputs.metadata.row_groups(path)))
+        kept = after.files.get(path, ())
+        left = set(kept) if kept is not None else had
+        lost = removed.setdefault(path, set())
+        assert lost is not None
+        lost.update(had - left)
+
+
+def _spark_reads_more(inputs: PlanInputs, removed: dict[str, set[int] | None]) -> bool:
+    """Whether Spark's own scan would read a row group that zskip's curve or index stage ruled out.
+
+    Spark's scan reads Iceberg's files and skips row groups by their statistics, so a ruled-out row
+    group whose statistics might match is one Spark would read.  Files are checked a few at a time
+    and the answer is usually known from the first.
+    """
+    pending = [(path, None if groups is None else tuple(sorted(groups))) for path, groups in removed.items()]
+    start, size = 0, 1
+    while start < len(pending):
+        chunk = Candidates.of(dict(pending[start : start + size]))
+        if row_group_minmax(inputs, chunk).files:
+            return True
+        start, size = start + size, size * 8
+    return False
 
 
 def _table_metadata(spark: SparkSession, table: str) -> SnapshotMetadata:

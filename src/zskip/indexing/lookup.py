@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Hashable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 class BlobCache(Protocol):
     def get_or_load(self, key: Hashable, load: Callable[[], Any]) -> Any: ...
 
+    def __contains__(self, key: Hashable) -> bool: ...
+
 
 def file_indexes(
     manifest: IndexManifest, data_files: Iterable[str], columns: set[str], *, cache: BlobCache | None = None
@@ -46,14 +49,10 @@ def file_indexes(
         )
     )
     found: dict[str, tuple[tuple[int, ...], dict[str, BitmapIndex], dict[str, BloomIndex]]] = {}
-    for row in entries.to_pylist():
-        try:
-            if cache is None:
-                index = _load(row)
-            else:
-                index = cache.get_or_load(("blob", row["puffin_path"], row["offset"]), partial(_load, row))
-        except (CorruptIndexError, ValueError, OSError) as exc:
-            log.warning("skipping a damaged index (its rows are kept): %s", exc)
+    rows = entries.to_pylist()
+    for row, index in zip(rows, _load_many(rows, cache), strict=True):
+        if isinstance(index, Exception):
+            log.warning("skipping a damaged index (its rows are kept): %s", index)
             continue
         starts = [0]
         for rows in row["row_group_rows"]:
@@ -62,6 +61,28 @@ def file_indexes(
         target: dict = bitmaps if row["kind"] == "bitmap" else blooms
         target[row["column"].lower()] = index
     return {path: FileIndexes(starts, bitmaps, blooms) for path, (starts, bitmaps, blooms) in found.items()}
+
+
+BLOB_THREADS = 8  # index blobs read at once when they are not cached yet
+
+
+def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None) -> list[BitmapIndex | BloomIndex | Exception]:
+    """Each entry's decoded blob (or the error that kept it from loading), missing ones read in parallel."""
+
+    def one(row: dict[str, Any]) -> BitmapIndex | BloomIndex | Exception:
+        try:
+            if cache is None:
+                return _load(row)
+            return cache.get_or_load(("blob", row["puffin_path"], row["offset"]), partial(_load, row))
+        except (CorruptIndexError, ValueError, OSError) as exc:
+            return exc
+
+    if cache is not None:
+        missing = [row for row in rows if ("blob", row["puffin_path"], row["offset"]) not in cache]
+        if len(missing) > 1:  # a cold plan: read them several at a time, then answer from the cache
+            with ThreadPoolExecutor(max_workers=min(BLOB_THREADS, len(missing))) as pool:
+                list(pool.map(one, missing))
+    return [one(row) for row in rows]
 
 
 def _load(row: dict[str, Any]) -> BitmapIndex | BloomIndex:
@@ -144,11 +165,10 @@ def _column_blooms(manifest: IndexManifest, column: str, cache: BlobCache) -> _C
         )
     )
     chosen: dict[str, BloomIndex] = {}
-    for row in entries.to_pylist():  # once per manifest and column; later entries of a file win
-        try:
-            index = cache.get_or_load(("blob", row["puffin_path"], row["offset"]), partial(_load, row))
-        except (CorruptIndexError, ValueError, OSError) as exc:
-            log.warning("skipping a damaged index (its rows are kept): %s", exc)
+    rows = entries.to_pylist()
+    for row, index in zip(rows, _load_many(rows, cache), strict=True):  # later entries of a file win
+        if isinstance(index, Exception):
+            log.warning("skipping a damaged index (its rows are kept): %s", index)
             chosen.pop(row["data_file"], None)
             continue
         if isinstance(index, BloomIndex):

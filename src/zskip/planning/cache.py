@@ -52,6 +52,10 @@ class LruCache:
             self._items.clear()
             self.stats = CacheStats()
 
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._items
+
     def __len__(self) -> int:
         return len(self._items)
 

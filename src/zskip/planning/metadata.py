@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -30,6 +31,8 @@ from zskip.planning.footers import Footer, read_footer
 __all__ = ["SnapshotMetadata", "snapshot_metadata"]
 
 log = logging.getLogger(__name__)
+
+FOOTER_THREADS = 8  # footers read at once on a cold plan
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,15 @@ class SnapshotMetadata:
 
     def footer(self, path: str) -> Footer:
         return CACHE.get_or_load(("footer", path), lambda: read_footer(path))
+
+    def prefetch_footers(self, paths: Sequence[str]) -> None:
+        """Read the footers of ``paths`` not cached yet, several at a time (pyarrow reads and parses
+        them without holding Python's lock, so object stores and local disks both overlap the waits)."""
+        missing = [path for path in paths if ("footer", path) not in CACHE]
+        if len(missing) < 2:
+            return
+        with ThreadPoolExecutor(max_workers=min(FOOTER_THREADS, len(missing))) as pool:
+            list(pool.map(self.footer, missing))
 
     def row_groups(self, path: str) -> int:
         return self.footer(path).row_groups

@@ -200,6 +200,7 @@ def curve_range(inputs: PlanInputs, candidates: Candidates) -> Candidates:
             groups_ok.setdefault(path, []).append(group)
     gone = {path for path, ok in file_ok.items() if not ok}
     keep = {path: tuple(sorted(groups_ok.get(path, ()))) for path, ok in file_ok.items() if ok}
+    inputs.metadata.prefetch_footers(list(keep))
     totals = {path: inputs.metadata.footer(path).row_groups for path in keep}
     narrowed = candidates.dropped(gone)
     return narrowed.narrowed({p: _within(g, narrowed.files[p]) for p, g in keep.items()}, totals)
@@ -213,6 +214,7 @@ def row_group_minmax(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     ids = [(n, inputs.field_ids.get(n)) for n in names]
     floats = inputs.floats
     pushed = push_not(inputs.expr)  # once for every row group
+    inputs.metadata.prefetch_footers(list(candidates.files))
     keep: dict[str, tuple[int, ...]] = {}
     totals: dict[str, int] = {}
     for path, current in candidates.files.items():
@@ -239,11 +241,12 @@ def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     gone: set[str] = set()
     keep: dict[str, tuple[int, ...]] = {}
     totals: dict[str, int] = {}
+    inputs.metadata.prefetch_footers([p for p, v in verdicts.items() if v.file is not Match.CANNOT_MATCH])
     for path, verdict in verdicts.items():
-        footer = inputs.metadata.footer(path)
         if verdict.file is Match.CANNOT_MATCH:
             gone.add(path)
             continue
+        footer = inputs.metadata.footer(path)
         if len(verdict.row_groups) != footer.row_groups:
             continue  # an index of a different row-group layout: ignore its row groups
         current = candidates.files[path]

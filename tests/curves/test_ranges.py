@@ -87,3 +87,35 @@ def test_merge_and_cap() -> None:
 def test_unknown_curve_is_named() -> None:
     with pytest.raises(ValueError, match="unknown curve 'peano'"):
         curve_key_ranges("peano", [0], [1], 2)
+
+
+@given(
+    curve=st.sampled_from(["zorder", "hilbert", "linear"]),
+    grid=st.sampled_from(GRIDS),
+    data=st.data(),
+    disjoint=st.booleans(),
+)
+def test_a_cover_for_recorded_ranges_tells_exactly_which_of_them_meet_the_box(
+    curve: str, grid: tuple[int, int], data: st.DataObject, disjoint: bool
+) -> None:
+    dims, bits = grid
+    points, keys = all_keys(curve, dims, bits)
+    top = (1 << (dims * bits)) - 1
+    lo = [data.draw(st.integers(0, (1 << bits) - 1)) for _ in range(dims)]
+    hi = [data.draw(st.integers(v, (1 << bits) - 1)) for v in lo]
+    if disjoint:  # one generation's row groups: consecutive, non-overlapping runs of keys
+        cuts = sorted(set(data.draw(st.lists(st.integers(0, top), max_size=8))))
+        recorded = np.array([[a, b] for a, b in zip(cuts[::2], cuts[1::2], strict=False)], np.uint64).reshape(-1, 2)
+    else:  # several generations: ranges may overlap
+        pairs = data.draw(st.lists(st.tuples(st.integers(0, top), st.integers(0, top)), max_size=8))
+        recorded = np.array([sorted(p) for p in pairs], np.uint64).reshape(-1, 2)
+    inside = ((points >= np.array(lo, np.uint64)) & (points <= np.array(hi, np.uint64))).all(axis=1)
+    box_keys = set(keys[inside].tolist())
+    for max_cells in (1 << 15, 4):
+        cover = covered(curve_key_ranges(curve, lo, hi, bits, recorded=recorded, max_cells=max_cells))
+        for start, end in recorded.tolist():
+            holds = set(range(start, end + 1))
+            if holds & box_keys:  # never loses a range that holds a key of the box
+                assert holds & cover
+            elif disjoint and max_cells > 4 and curve != "linear":  # and, exact, never keeps one that does not
+                assert not holds & cover

@@ -42,11 +42,19 @@ def curve_key_ranges(
     *,
     max_cells: int = 1 << 15,
     max_intervals: int | None = None,
+    recorded: np.ndarray | None = None,
 ) -> np.ndarray:
     """Inclusive key intervals ``(k, 2)`` (``uint64``, sorted, disjoint) covering the box ``lo..hi``.
 
     Exact (every key in the intervals is a point of the box) unless ``max_cells`` straddling cells
     or ``max_intervals`` intervals force a coarser cover.  An empty box gives no intervals.
+
+    ``recorded`` (``(n, 2)`` inclusive key ranges, e.g. of the row groups a query may still read)
+    says what the cover is for: telling which of those ranges hold a key of the box.  A straddling
+    cell that meets none of them is dropped, and one that lies inside one of them is emitted whole
+    (that range meets the box whatever the cell's finer structure), so the descent only follows the
+    cells that cross a range's boundary.  For disjoint ranges the answer per range stays exact, at a
+    cost that grows with the number of ranges rather than with the box's surface.
 
     >>> curve_key_ranges("zorder", [0, 0], [1, 3], 2).tolist()
     [[0, 7]]
@@ -72,6 +80,7 @@ def curve_key_ranges(
     found: list[np.ndarray] = []
     corners = np.zeros((1, dims), dtype=np.uint64)
     offsets = ((np.arange(1 << dims)[:, None] >> np.arange(dims - 1, -1, -1)[None, :]) & 1).astype(np.uint64)
+    ranges = _RecordedRanges(recorded) if recorded is not None else None
     for level in range(bits):
         side = np.uint64(1 << (bits - level - 1))
         children = (corners[:, None, :] + offsets[None, :, :] * side).reshape(-1, dims)
@@ -83,6 +92,12 @@ def curve_key_ranges(
         if inside.any():
             found.append(_cell_intervals(index, children[inside], bits, run))
         corners = children[~inside]
+        if ranges is not None and len(corners):
+            cells = _cell_intervals(index, corners, bits, run)
+            meets = ranges.meet(cells)
+            settled = meets & ranges.contain(cells)
+            found.append(cells[settled])
+            corners = corners[meets & ~settled]
         if len(corners) == 0:
             break
         if len(corners) * (1 << dims) > max_cells and level < bits - 1:
@@ -92,6 +107,37 @@ def curve_key_ranges(
         return np.zeros((0, 2), dtype=np.uint64)
     intervals = merge_intervals(np.concatenate(found))
     return intervals if max_intervals is None else cap_intervals(intervals, max_intervals)
+
+
+class _RecordedRanges:
+    """Inclusive key ranges, arranged to answer two questions about many cells at once."""
+
+    def __init__(self, ranges: np.ndarray) -> None:
+        ranges = np.asarray(ranges, dtype=np.uint64).reshape(-1, 2)
+        ranges = ranges[np.argsort(ranges[:, 0], kind="stable")]
+        self.starts = ranges[:, 0]
+        # reach[i]: the furthest end among the ranges starting at or before starts[i]
+        self.reach = np.maximum.accumulate(ranges[:, 1]) if len(ranges) else ranges[:, 1]
+        self.cover = merge_intervals(ranges)
+
+    def meet(self, cells: np.ndarray) -> np.ndarray:
+        """Whether each cell ``[start, end]`` shares a key with some range."""
+        if len(self.cover) == 0:
+            return np.zeros(len(cells), dtype=bool)
+        # the last merged interval starting at or before the cell's end is the only one that can meet it
+        last = np.searchsorted(self.cover[:, 0], cells[:, 1], side="right") - 1
+        found = last >= 0
+        found[found] = self.cover[last[found], 1] >= cells[found, 0]
+        return found
+
+    def contain(self, cells: np.ndarray) -> np.ndarray:
+        """Whether each cell lies inside a single range."""
+        if len(self.starts) == 0:
+            return np.zeros(len(cells), dtype=bool)
+        last = np.searchsorted(self.starts, cells[:, 0], side="right") - 1
+        found = last >= 0
+        found[found] = self.reach[last[found]] >= cells[found, 1]
+        return found
 
 
 def _cell_intervals(index: CurveIndex, corners: np.ndarray, bits: int, run: int) -> np.ndarray:

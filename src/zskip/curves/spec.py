@@ -78,12 +78,17 @@ class ClusteringSpec:
         return linear_key(ranks, self.bits)
 
     def key_ranges(
-        self, bounds: Mapping[str, tuple[int | None, int | None]], *, max_intervals: int | None = 256
+        self,
+        bounds: Mapping[str, tuple[int | None, int | None]],
+        *,
+        max_intervals: int | None = 256,
+        recorded: np.ndarray | None = None,
     ) -> np.ndarray:
         """Key intervals covering every row whose column keys lie in ``bounds``.
 
         ``bounds`` maps a column name to inclusive ``(low_key, high_key)`` order keys (``None`` for
-        no bound); columns not named are unbounded.
+        no bound); columns not named are unbounded.  ``recorded``: the key ranges the cover is
+        for (see ``curve_key_ranges``).
         """
         top = (1 << self.bits) - 1
         lo, hi = [], []
@@ -91,7 +96,7 @@ class ClusteringSpec:
             low_key, high_key = bounds.get(column.name, (None, None))
             lo.append(0 if low_key is None else column.mapping.rank(low_key))
             hi.append(top if high_key is None else column.mapping.rank(high_key))
-        return curve_key_ranges(self.curve, lo, hi, self.bits, max_intervals=max_intervals)
+        return curve_key_ranges(self.curve, lo, hi, self.bits, max_intervals=max_intervals, recorded=recorded)
 
     def to_json(self) -> str:
         return json.dumps(

@@ -12,12 +12,13 @@ from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from zskip.curves import ClusteringSpec, order_key_u64
 from zskip.expr import And, Between, Compare, Expr, In
 from zskip.index.literals import InexactLiteral, exact_scalar
 
-__all__ = ["key_bounds", "query_intervals", "ranges_meet"]
+__all__ = ["finest_ranges", "key_bounds", "query_intervals", "ranges_meet"]
 
 
 def _conjuncts(expr: Expr) -> list[Expr]:
@@ -72,12 +73,33 @@ def key_bounds(
     return bounds
 
 
-def query_intervals(expr: Expr, spec: ClusteringSpec, arrow_types: Mapping[str, pa.DataType]) -> np.ndarray | None:
-    """Curve-key intervals (``(k, 2)`` uint64) holding every row that can match; ``None`` when unbounded."""
+def query_intervals(
+    expr: Expr,
+    spec: ClusteringSpec,
+    arrow_types: Mapping[str, pa.DataType],
+    *,
+    recorded: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """Curve-key intervals (``(k, 2)`` uint64) holding every row that can match; ``None`` when unbounded.
+
+    ``recorded``: the key ranges the answer is for (the files and row groups still in play); the
+    decomposition then looks only at cells crossing their boundaries.
+    """
     bounds = key_bounds(expr, spec, arrow_types)
     if not bounds:
         return None
-    return spec.key_ranges(bounds, max_intervals=1024)
+    # with recorded ranges the cover is only searched, never stored: no need to coarsen it
+    return spec.key_ranges(bounds, max_intervals=1024 if recorded is None else None, recorded=recorded)
+
+
+def finest_ranges(file_path: pa.Array, row_group: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """The recorded key ranges (``(n, 2)``) to decide on: each file's row-group ranges where it has
+    them, its whole range where it has none."""
+    grouped = pc.is_in(file_path, value_set=pc.unique(pc.filter(file_path, pa.array(row_group >= 0)))).to_numpy(
+        zero_copy_only=False
+    )
+    use = (row_group >= 0) | ~grouped
+    return np.stack([low[use], high[use]], axis=1).astype(np.uint64)
 
 
 def ranges_meet(intervals: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ from zskip.indexing.lookup import index_verdicts
 from zskip.indexing.store import MANIFEST_PROPERTY
 from zskip.layout.store import STORE_PROPERTY
 from zskip.planning.cache import CACHE
-from zskip.planning.curve import query_intervals, ranges_meet
+from zskip.planning.curve import finest_ranges, query_intervals, ranges_meet
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
 from zskip.planning.minmax import might_match_pushed, push_not
 
@@ -182,13 +182,16 @@ def curve_range(inputs: PlanInputs, candidates: Candidates) -> Candidates:
         kind = arrow_type(found.type) if found is not None else None
         if kind is not None:
             arrow_types[column.name] = kind
-    intervals = query_intervals(inputs.expr, store.spec, arrow_types)
-    if intervals is None:
-        return candidates
     ranges = inputs.metadata.curve_ranges(tuple(candidates.files))
     if ranges.num_rows == 0:
         return candidates
-    meets = ranges_meet(intervals, ranges["min_key"].to_numpy(), ranges["max_key"].to_numpy())
+    low, high = ranges["min_key"].to_numpy(), ranges["max_key"].to_numpy()
+    groups = ranges["row_group"].to_numpy()
+    recorded = finest_ranges(ranges["file_path"], groups, low, high)
+    intervals = query_intervals(inputs.expr, store.spec, arrow_types, recorded=recorded)
+    if intervals is None:
+        return candidates
+    meets = ranges_meet(intervals, low, high)
     file_ok: dict[str, bool] = {}
     groups_ok: dict[str, list[int]] = {}
     for path, group, ok in zip(

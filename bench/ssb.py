@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -150,6 +151,14 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         "--kinds", default="minmax,bloom,bitmap", help="skipping of the zskip layouts: minmax, bloom, bitmap"
     )
     parser.add_argument("--report", default="ssb", help="report name: <output>/<report>.md, .json and charts")
+    parser.add_argument(
+        "--paired-runs", type=int, default=15, help="alternating runs of (c) and the best zskip configuration"
+    )
+    parser.add_argument(
+        "--reuse-loaded",
+        action="store_true",
+        help="keep the SSB tables an earlier run loaded into --warehouse (same scale factor and row groups)",
+    )
     parser.add_argument("--compare", help="an earlier run's JSON (e.g. docs/benchmarks/ssb.json): a growth table")
     args = parser.parse_args(argv)
     layouts = set(args.layouts.split(","))
@@ -158,16 +167,21 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     spark = bench_session(args.warehouse)
     ns = "lake.ssb"
     row_group = parse_size(args.row_group_size)
-    load_seconds, counts_by_table = timed(
-        lambda: load_ssb(
-            spark,
-            ns,
-            scale_factor=args.scale_factor,
-            data_dir=Path(args.data_dir),
-            files=args.files,
-            properties={"write.parquet.row-group-size-bytes": str(row_group)},
+    loaded = _loaded(spark, ns, args.files) if args.reuse_loaded else None
+    if loaded is not None:
+        load_seconds, counts_by_table = 0.0, loaded
+        print(f"reusing the SSB tables in {ns} ({counts_by_table['lineorder']:,} lineorder rows)", flush=True)
+    else:
+        load_seconds, counts_by_table = timed(
+            lambda: load_ssb(
+                spark,
+                ns,
+                scale_factor=args.scale_factor,
+                data_dir=Path(args.data_dir),
+                files=args.files,
+                properties={"write.parquet.row-group-size-bytes": str(row_group)},
+            )
         )
-    )
     for table in counts_by_table:
         _fair_reads(spark, f"{ns}.{table}")
     base = f"{ns}.lineorder"
@@ -213,6 +227,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
             plans = [e for e in explain_sql(spark, _swap(qs, base, copy)[name]) if e.table == copy]
             results["(c) Iceberg zorder"][name]["matching"] = sum(e.row_groups_read for e in plans)
     zskip_layouts = {"d": ("zorder", "raw"), "e": ("zorder", "rank"), "f": ("hilbert", "rank")}
+    tables: dict[str, tuple[str, str | None]] = {}  # zskip configuration: its table, its index kind
     for curve, mapping in [zskip_layouts[letter] for letter in sorted(zskip_layouts) if letter in layouts]:
         layout = f"{ns}.lineorder_{curve}_{mapping}"
         copy_table(spark, base, layout)
@@ -236,17 +251,84 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
             index_bytes = sum(i.index_bytes for i in list_indexes(spark, layout) if i.kind == kind)
             build[f"{label}, + {kind}"] = {"index": seconds, "index_bytes": index_bytes}
             results[f"{label}, + {kind}"] = run_queries(spark, swapped, layout, through_zskip=True, runs=args.runs)
-            for column in INDEXED:
-                drop_index(spark, layout, column, kind)
+            tables[f"{label}, + {kind}"] = (layout, kind)
+            if kind != kinds[-1]:  # the last kind stays for the head-to-head runs
+                for column in INDEXED:
+                    drop_index(spark, layout, column, kind)
+        tables[f"{label}, min/max"] = (layout, None)
         print(label, flush=True)
     reference = results["(a) as loaded"]
     for label, per_query in results.items():
         for name, measured in per_query.items():
             if measured["result"] != reference[name]["result"]:
                 raise SystemExit(f"{label} returned different rows for {name}")
+    head: dict[str, dict[str, float]] = {}
+    if "(c) Iceberg zorder" in results and tables and args.paired_runs > 0:
+        best = best_zskip(results)
+        head = head_to_head(spark, qs, results, best, tables[best], base=base, copy=copy, runs=args.paired_runs)
+        print("head to head", flush=True)
     total = time.perf_counter() - clock
-    report_ssb(args, counts_by_table, qs, results, build, load_seconds=load_seconds, total_seconds=total)
+    report_ssb(args, counts_by_table, qs, results, build, head, load_seconds=load_seconds, total_seconds=total)
     return results
+
+
+def head_to_head(
+    spark: Any,
+    qs: dict[str, str],
+    results: dict[str, dict],
+    best: str,
+    table: tuple[str, str | None],
+    *,
+    base: str,
+    copy: str,
+    runs: int,
+) -> dict[str, dict[str, float]]:
+    """(c) Iceberg zorder through spark.sql against the best zskip configuration through zskip.sql, runs
+    alternating (one of each, then the next pair), on document 001's filters and on every query where
+    zskip reads at most half of (c)'s row groups.  On a machine whose timings wander by 2x from run
+    to run, the median of the paired ratios says more than two medians taken minutes apart."""
+    layout, kind = table
+    if kind is not None:  # the best configuration's indexes (its kind may not be the one left in place)
+        present = {(i.column, i.kind) for i in list_indexes(spark, layout)}
+        for column in INDEXED:
+            if (column, kind) not in present:
+                create_index(spark, layout, column, kind=kind)
+        for other in {k for _, k in present} - {kind}:
+            for column in INDEXED:
+                drop_index(spark, layout, column, other)
+    c, z = results["(c) Iceberg zorder"], results[best]
+    names = [n for n in qs if n.startswith("D") or 2 * z[n]["row_groups"] <= c[n]["row_groups"]]
+    plain, through = _swap(qs, base, copy), _swap(qs, base, layout)
+    out = {}
+    for name in names:
+        spark.sql(plain[name]).collect()
+        zskip_sql(spark, through[name]).collect()
+        pairs = []
+        for _ in range(runs):
+            plain_seconds = timed(lambda n=name: spark.sql(plain[n]).collect())[0]
+            zskip_seconds = timed(lambda n=name: zskip_sql(spark, through[n]).collect())[0]
+            pairs.append((plain_seconds, zskip_seconds))
+        out[name] = {
+            "c_seconds": statistics.median(p[0] for p in pairs),
+            "zskip_seconds": statistics.median(p[1] for p in pairs),
+            "ratio": statistics.median(p[0] / p[1] for p in pairs),
+        }
+    return out
+
+
+SSB_TABLES = ("part", "supplier", "customer", "dates", "lineorder")
+
+
+def _loaded(spark, ns: str, files: int) -> dict[str, int] | None:  # type: ignore[no-untyped-def]
+    """Row counts of SSB tables an earlier run left in ``ns`` with ``files`` lineorder files, or None.
+
+    The generated data are deterministic for a scale factor, so a rerun can skip loading them; the
+    caller must pass the same --scale-factor and --row-group-size as the run that loaded them."""
+    if not all(spark.catalog.tableExists(f"{ns}.{t}") for t in SSB_TABLES):
+        return None
+    if len(data_files(spark, f"{ns}.lineorder")) != files:
+        return None
+    return {t: int(spark.table(f"{ns}.{t}").count()) for t in SSB_TABLES}
 
 
 def _swap(qs: dict[str, str], base: str, layout: str) -> dict[str, str]:
@@ -260,8 +342,11 @@ def best_zskip(results: dict[str, dict]) -> str:
     return min(zskip_labels, key=lambda label: sum(results[label][q]["row_groups"] for q in present))
 
 
-def summary(results: dict[str, dict]) -> list[str]:
+def summary(results: dict[str, dict], head: dict[str, dict[str, float]] | None = None) -> list[str]:
+    """D1-D6 for (a), (c) and the best zskip configuration; the speed-up over (c) from the head-to-head
+    runs where they exist."""
     best = best_zskip(results)
+    head = head or {}
     a, c = results["(a) as loaded"], results.get("(c) Iceberg zorder", results["(a) as loaded"])
     rows = []
     for q in [q for q in DOC001 if q in a]:
@@ -275,7 +360,7 @@ def summary(results: dict[str, dict]) -> list[str]:
                 f"{a[q]['row_groups'] / max(b['row_groups'], 1):.1f}x",
                 f"{c[q]['row_groups'] / max(b['row_groups'], 1):.2f}x",
                 f"{a[q]['seconds'] / b['seconds']:.1f}x",
-                f"{c[q]['seconds'] / b['seconds']:.2f}x",
+                f"{head[q]['ratio']:.2f}x (paired)" if q in head else f"{c[q]['seconds'] / b['seconds']:.2f}x",
             ]
         )
     return [
@@ -327,6 +412,28 @@ def charts(results: dict[str, dict], names: list[str], directory: Path, prefix: 
     return files
 
 
+def head_lines(head: dict[str, dict[str, float]], best: str, runs: int) -> list[str]:
+    rows = [
+        [
+            name,
+            f"{h['c_seconds'] * 1000:.0f}",
+            f"{h['zskip_seconds'] * 1000:.0f}",
+            f"{h['ratio']:.2f}x" + ("" if h["ratio"] >= 1 else " (zskip slower)"),
+        ]
+        for name, h in head.items()
+    ]
+    return [
+        f"## Head to head: (c) Iceberg zorder against {best}, {runs} alternating runs",
+        "",
+        "Each pair runs the query once on (c) with `spark.sql` and once on zskip's table with `zskip.sql` "
+        "(planning included), one right after the other, so both meet the same state of the machine. "
+        "Speed-up: the median over the pairs of (c)'s time divided by zskip's.",
+        "",
+        markdown_table(["query", "(c) median ms", "zskip median ms", "speed-up over (c)"], rows),
+        "",
+    ]
+
+
 def growth(earlier_json: Path, results: dict[str, dict], scale_factor: float) -> list[str]:
     """How files, row groups, planning time and wall time grow from an earlier run to this one."""
     earlier = json.loads(earlier_json.read_text())["results"]
@@ -352,7 +459,7 @@ def growth(earlier_json: Path, results: dict[str, dict], scale_factor: float) ->
     ]
 
 
-def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total_seconds) -> None:  # type: ignore[no-untyped-def]
+def report_ssb(args, counts_by_table, qs, results, build, head, *, load_seconds, total_seconds) -> None:  # type: ignore[no-untyped-def]
     labels = list(results)
     names = list(qs)
     header = ["query", *labels]
@@ -368,8 +475,14 @@ def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total
         f"One run of `python bench/ssb.py --scale-factor {args.scale_factor:g} --runs {args.runs}"
         + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != "a,b,c,d,e,f" else "")
         + f"` on {machine()}, "
-        f"{total_seconds / 60:.0f} minutes in all (generating and loading the data: {load_seconds:.0f} s). "
-        f"Rows: {', '.join(f'{k} {v:,}' for k, v in counts_by_table.items())}. lineorder as loaded: {args.files} files "
+        f"{total_seconds / 60:.0f} minutes in all "
+        + (
+            "(the SSB tables of an earlier run reused: --reuse-loaded). "
+            if args.reuse_loaded and not load_seconds
+            else f"(generating and loading the data: {load_seconds:.0f} s). "
+        )
+        + f"Rows: {', '.join(f'{k} {v:,}' for k, v in counts_by_table.items())}. "
+        f"lineorder as loaded: {args.files} files "
         f"in arrival order (orders by key), row groups of {args.row_group_size} so SF 1 has over 500. "
         "**Every configuration returned the same rows for every query.**",
         "",
@@ -384,7 +497,7 @@ def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total
         "",
         "## Summary",
         "",
-        *summary(results),
+        *summary(results, head),
         "",
         *[f"![{p}]({p})" for p in pngs],
         "",
@@ -412,6 +525,7 @@ def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total
             )
         ),
         "",
+        *(head_lines(head, best_zskip(results), args.paired_runs) if head else []),
         *(growth(Path(args.compare), results, args.scale_factor) if args.compare else []),
         "## Layout and index builds",
         "",
@@ -443,7 +557,7 @@ def report_ssb(args, counts_by_table, qs, results, build, *, load_seconds, total
     write_report(args.report, report, Path(args.output))
     # every measured figure, for anyone who wants to draw it differently
     figures = {c: {n: {k: v for k, v in m.items() if k != "result"} for n, m in r.items()} for c, r in results.items()}
-    everything = {"queries": qs, "build": build, "results": figures}
+    everything = {"queries": qs, "build": build, "results": figures, "head_to_head": head}
     (Path(args.output) / f"{args.report}.json").write_text(json.dumps(everything, indent=1))
 
 

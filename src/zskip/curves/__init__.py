@@ -5,6 +5,7 @@ Pure numpy and pyarrow; nothing here needs Spark.
 
 from __future__ import annotations
 
+from zskip.curves.dimension import DimensionMapping
 from zskip.curves.hilbert import hilbert_index, hilbert_inverse
 from zskip.curves.interleave import interleave_bytes, z_deinterleave, z_interleave, zorder_raw
 from zskip.curves.keys import UnsupportedTypeError, key_width, order_key_bytes, order_key_u64, supports
@@ -17,6 +18,7 @@ __all__ = [
     "MAPPINGS",
     "ClusteringSpec",
     "ColumnMapping",
+    "DimensionMapping",
     "RankMapping",
     "RawMapping",
     "UnsupportedTypeError",

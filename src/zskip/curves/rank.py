@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from zskip.curves.dimension import DimensionMapping
+
 __all__ = ["RankMapping", "RawMapping", "bits_per_column", "mapping_from_json"]
 
 MAX_BITS_PER_COLUMN = 32
@@ -144,11 +146,13 @@ class RawMapping:
         return data
 
 
-def mapping_from_json(data: dict[str, Any] | str) -> RankMapping | RawMapping:
+def mapping_from_json(data: dict[str, Any] | str) -> RankMapping | RawMapping | DimensionMapping:
     """Inverse of ``to_json`` (accepts the dict or its JSON text)."""
     if isinstance(data, str):
         data = json.loads(data)
     assert isinstance(data, dict)
+    if data["kind"] == "dimension":
+        return DimensionMapping.from_json(data)
     if data["kind"] == "rank":
         return RankMapping(bits=int(data["bits"]), boundaries=tuple(int(b) for b in data["boundaries"]))
     if data["kind"] == "raw":

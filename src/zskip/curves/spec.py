@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from zskip.curves.dimension import DimensionMapping
 from zskip.curves.hilbert import hilbert_index
 from zskip.curves.interleave import z_interleave
 from zskip.curves.keys import order_key_u64
@@ -32,7 +33,7 @@ class ColumnMapping:
     """One clustered column and how its keys become ranks."""
 
     name: str
-    mapping: RankMapping | RawMapping
+    mapping: RankMapping | RawMapping | DimensionMapping
 
     def ranks(self, values: pa.Array | pa.ChunkedArray) -> np.ndarray:
         return self.mapping.ranks(order_key_u64(values))
@@ -87,15 +88,35 @@ class ClusteringSpec:
         """Key intervals covering every row whose column keys lie in ``bounds``.
 
         ``bounds`` maps a column name to inclusive ``(low_key, high_key)`` order keys (``None`` for
-        no bound); columns not named are unbounded.  ``recorded``: the key ranges the cover is
-        for (see ``curve_key_ranges``).
+        no bound); columns not named are unbounded.  A column mapped through a dimension is bounded
+        only by a single key (its coordinates do not follow the key's order).  ``recorded``: the key
+        ranges the cover is for (see ``curve_key_ranges``).
         """
+        ranks: dict[str, tuple[int | None, int | None]] = {}
+        for column in self.columns:
+            low_key, high_key = bounds.get(column.name, (None, None))
+            if isinstance(column.mapping, DimensionMapping) and (low_key is None or low_key != high_key):
+                continue
+            ranks[column.name] = (
+                None if low_key is None else column.mapping.rank(low_key),
+                None if high_key is None else column.mapping.rank(high_key),
+            )
+        return self.rank_ranges(ranks, max_intervals=max_intervals, recorded=recorded)
+
+    def rank_ranges(
+        self,
+        ranks: Mapping[str, tuple[int | None, int | None]],
+        *,
+        max_intervals: int | None = 256,
+        recorded: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Key intervals covering the box of inclusive per-column rank bounds ``ranks``."""
         top = (1 << self.bits) - 1
         lo, hi = [], []
         for column in self.columns:
-            low_key, high_key = bounds.get(column.name, (None, None))
-            lo.append(0 if low_key is None else column.mapping.rank(low_key))
-            hi.append(top if high_key is None else column.mapping.rank(high_key))
+            low, high = ranks.get(column.name, (None, None))
+            lo.append(0 if low is None else low)
+            hi.append(top if high is None else high)
         return curve_key_ranges(self.curve, lo, hi, self.bits, max_intervals=max_intervals, recorded=recorded)
 
     def to_json(self) -> str:

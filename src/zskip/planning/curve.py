@@ -14,11 +14,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.curves import ClusteringSpec, order_key_u64
+from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
 from zskip.expr import And, Between, Compare, Expr, In
 from zskip.index.literals import InexactLiteral, exact_scalar
 
-__all__ = ["finest_ranges", "key_bounds", "query_intervals", "ranges_meet"]
+__all__ = ["finest_ranges", "key_bounds", "query_intervals", "ranges_meet", "rank_bounds"]
 
 
 def _conjuncts(expr: Expr) -> list[Expr]:
@@ -37,6 +37,7 @@ def key_bounds(
 ) -> dict[str, tuple[int | None, int | None]]:
     """Inclusive order-key bounds per clustered column implied by ``expr``'s conjuncts."""
     names = {c.name.lower(): c.name for c in spec.columns}
+    through_dimension = {c.name for c in spec.columns if isinstance(c.mapping, DimensionMapping)}
     bounds: dict[str, tuple[int | None, int | None]] = {}
 
     def tighten(column: str, low: int | None, high: int | None) -> None:
@@ -51,7 +52,7 @@ def key_bounds(
         if not isinstance(leaf, (Compare, Between, In)):
             continue
         name = names.get(leaf.column.lower())
-        if name is None or name not in arrow_types:
+        if name is None or name not in arrow_types or name in through_dimension:
             continue
         kind = arrow_types[name]
         try:
@@ -85,11 +86,58 @@ def query_intervals(
     ``recorded``: the key ranges the answer is for (the files and row groups still in play); the
     decomposition then looks only at cells crossing their boundaries.
     """
-    bounds = key_bounds(expr, spec, arrow_types)
-    if not bounds:
+    ranks = rank_bounds(expr, spec, arrow_types)
+    if not ranks:
         return None
     # with recorded ranges the cover is only searched, never stored: no need to coarsen it
-    return spec.key_ranges(bounds, max_intervals=1024 if recorded is None else None, recorded=recorded)
+    return spec.rank_ranges(ranks, max_intervals=1024 if recorded is None else None, recorded=recorded)
+
+
+def rank_bounds(
+    expr: Expr, spec: ClusteringSpec, arrow_types: Mapping[str, pa.DataType]
+) -> dict[str, tuple[int | None, int | None]]:
+    """Inclusive rank bounds per clustered column implied by ``expr``'s conjuncts.
+
+    Key bounds pass through each column's (monotone) mapping.  A column mapped through a dimension
+    is bounded only by ``=`` and ``IN``: the ranks of the literals' coordinates, lowest to highest.
+    """
+    ranks: dict[str, tuple[int | None, int | None]] = {}
+    bounds = key_bounds(expr, spec, arrow_types)
+    for column in spec.columns:
+        if isinstance(column.mapping, DimensionMapping):
+            continue
+        low, high = bounds.get(column.name, (None, None))
+        if low is not None or high is not None:
+            ranks[column.name] = (
+                None if low is None else column.mapping.rank(low),
+                None if high is None else column.mapping.rank(high),
+            )
+    for column in spec.columns:
+        if not isinstance(column.mapping, DimensionMapping) or column.name not in arrow_types:
+            continue
+        for leaf in _conjuncts(expr):
+            if leaf_column(leaf) != column.name.lower():
+                continue
+            values = [leaf.value] if isinstance(leaf, Compare) and leaf.op == "=" else None
+            values = list(leaf.values) if isinstance(leaf, In) and leaf.values else values
+            if values is None:
+                continue
+            try:
+                keys = np.array([_key(v, arrow_types[column.name]) for v in values], dtype=np.uint64)
+            except (InexactLiteral, TypeError, ValueError, OverflowError):
+                continue
+            found = column.mapping.ranks(keys)
+            low, high = ranks.get(column.name, (None, None))
+            ranks[column.name] = (
+                int(found.min()) if low is None else max(low, int(found.min())),
+                int(found.max()) if high is None else min(high, int(found.max())),
+            )
+    return ranks
+
+
+def leaf_column(leaf: Expr) -> str | None:
+    column = getattr(leaf, "column", None)
+    return column.lower() if isinstance(column, str) else None
 
 
 def finest_ranges(file_path: pa.Array, row_group: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:

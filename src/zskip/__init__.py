@@ -35,7 +35,7 @@ from zskip.indexing import (
     refresh_indexes,
     vacuum,
 )
-from zskip.layout import OptimizeResult, optimize
+from zskip.layout import Dimension, OptimizeResult, optimize
 from zskip.layout.inspect import InspectResult, inspect
 from zskip.planning import Explain, explain, explain_sql, read, sql
 
@@ -44,6 +44,7 @@ __version__ = "0.3.0"
 __all__ = [
     "ConcurrentChangeError",
     "CorruptIndexError",
+    "Dimension",
     "Explain",
     "IndexInfo",
     "IndexResult",

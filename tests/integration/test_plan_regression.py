@@ -23,14 +23,18 @@ ROOT = Path(__file__).resolve().parents[2]
 NAMESPACE = "lake.ssb_pinned"
 LINEORDER = f"{NAMESPACE}.lineorder"
 
-# (files read, row groups read) of lineorder per query, per configuration, as planned before the change
-_SAME_Q2_TO_Q4 = ("Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4", "Q4.1", "Q4.2", "Q4.3")
+# (files read, row groups read) of lineorder per query, per configuration, as planned before the change;
+# since the join-key stage, Q2.3, Q3.3 and Q3.4 read nothing: at this scale their dimension filters
+# match no dimension row (a brand and two cities that do not exist), so the inner joins are empty
+_SAME_Q2_TO_Q4 = ("Q2.1", "Q2.2", "Q3.1", "Q3.2", "Q4.1", "Q4.2", "Q4.3")
+_EMPTY_JOINS = dict.fromkeys(("Q2.3", "Q3.3", "Q3.4"), (0, 0))
 PINNED: dict[str, dict[str, tuple[int, int]]] = {
     "zorder-raw-bitmap": {
         "Q1.1": (4, 82),
         "Q1.2": (4, 61),
         "Q1.3": (4, 61),
         **dict.fromkeys(_SAME_Q2_TO_Q4, (5, 152)),
+        **_EMPTY_JOINS,
         "D1": (3, 6),
         "D2": (1, 1),
         "D3": (2, 4),
@@ -44,6 +48,7 @@ PINNED: dict[str, dict[str, tuple[int, int]]] = {
         "Q1.2": (4, 47),
         "Q1.3": (4, 47),
         **dict.fromkeys(_SAME_Q2_TO_Q4, (5, 153)),
+        **_EMPTY_JOINS,
         "D1": (3, 5),
         "D2": (1, 1),
         "D3": (2, 4),
@@ -113,6 +118,8 @@ def test_sql_plans_the_pinned_files_and_row_groups(spark, layouts, label) -> Non
         assert len(plans) == 1, name
         assert plans[0].row_groups_total == TOTAL_ROW_GROUPS[label]
         planned[name] = (plans[0].files_read, plans[0].row_groups_read)
+        if name in _EMPTY_JOINS:  # measured: the query has no row at all
+            assert not spark.sql(query.replace(LINEORDER, table)).collect(), name
     assert planned == PINNED[label]
 
 

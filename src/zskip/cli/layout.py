@@ -19,7 +19,16 @@ def _columns(value: str | None) -> list[str] | None:
 
 @click.command()
 @click.argument("table")
-@click.option("--by", required=True, help="Columns to cluster on, comma-separated (e.g. a,b,c).")
+@click.option("--by", default=None, help="Columns to cluster on, comma-separated (e.g. a,b,c).")
+@click.option(
+    "--dimension",
+    "dimensions",
+    multiple=True,
+    metavar="FK=TABLE.KEY:COLS",
+    help="Also cluster on a dimension reached through a foreign key, ordered by the dimension's columns "
+    "(coarsest first); repeat for several.  Example: "
+    "lo_custkey=lake.ssb.customer.c_custkey:c_region,c_nation,c_city.  The fact table gets no new column.",
+)
 @click.option("--curve", type=click.Choice(["hilbert", "zorder", "linear"]), default="hilbert", show_default=True)
 @click.option("--mapping", type=click.Choice(["rank", "raw"]), default="rank", show_default=True)
 @click.option("--mode", type=click.Choice(["incremental", "full"]), default="incremental", show_default=True)
@@ -34,7 +43,8 @@ def _columns(value: str | None) -> list[str] | None:
 def optimize(
     ctx: Context,
     table: str,
-    by: str,
+    by: str | None,
+    dimensions: tuple[str, ...],
     curve: str,
     mapping: str,
     mode: str,
@@ -46,15 +56,23 @@ def optimize(
     no_partial_progress: bool,
     as_json: bool,
 ) -> None:
-    """Cluster TABLE's data files along a space-filling curve over --by columns."""
-    from zskip.layout import optimize as run
+    """Cluster TABLE's data files along a space-filling curve over --by columns and --dimension foreign keys.
 
+    Plain columns come first on the curve, then dimensions in the order given.
+    """
+    from zskip.errors import InvalidOptionError
+    from zskip.layout import optimize as run
+    from zskip.layout.dimensions import Dimension, parse_dimension
+
+    clustered: list[str | Dimension] = [*(_columns(by) or []), *[parse_dimension(text) for text in dimensions]]
+    if not clustered:
+        raise InvalidOptionError("give the columns to cluster on: --by a,b and/or --dimension FK=TABLE.KEY:COLS")
     spark = ctx.spark()
     with progress_bar("optimize") as report:
         result = run(
             spark,
             table,
-            by=_columns(by) or [],
+            by=clustered,
             curve=curve,
             mapping=mapping,
             mode=mode,

@@ -17,10 +17,12 @@ from __future__ import annotations
 import datetime
 import decimal
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
@@ -42,6 +44,7 @@ from zskip.iceberg.bridge import bridge, read_answer
 __all__ = [
     "Field",
     "IcebergScan",
+    "JoinKeys",
     "QueryScans",
     "TableRelation",
     "arrow_type",
@@ -97,6 +100,27 @@ class TableRelation:
     output: frozenset[int]
 
 
+@dataclass(frozen=True, slots=True)
+class JoinKeys:
+    """An equi-join of a scan's column to a key of a filtered Iceberg table (a dimension).
+
+    Every row the join keeps has ``column`` among the keys the dimension side yields, so the
+    scan may skip files and row groups holding none of them.  ``signature`` names what those keys
+    depend on (the dimension's snapshot, its filters and the plan of its side): equal signatures,
+    equal keys.
+    """
+
+    position: int  # how the JVM helper names this join
+    scan: int  # the position of the scan it prunes
+    column: str  # the scan's join column
+    field: Field  # that column in the scan's table
+    dimension: str  # the dimension table's name
+    snapshot_id: int | None
+    key: str  # the dimension's key column
+    filter: str  # the dimension side's filters, as Spark and Iceberg print them
+    signature: str
+
+
 @dataclass
 class QueryScans:
     """The Iceberg scans and table relations of one planned query (holds the JVM's view of them)."""
@@ -106,7 +130,22 @@ class QueryScans:
     output: frozenset[int]  # expression ids of the query's own output columns
     scans: tuple[IcebergScan, ...]
     relations: tuple[TableRelation, ...]
+    joins: tuple[JoinKeys, ...] = ()
     staged_sets: list[str] = field(default_factory=list)
+
+    def joins_of(self, scan: IcebergScan) -> tuple[JoinKeys, ...]:
+        return tuple(j for j in self.joins if j.scan == scan.position)
+
+    def join_keys(self, join: JoinKeys, cap: int) -> np.ndarray | None:
+        """The distinct non-NULL keys the dimension side of ``join`` yields (``int64``), computed by a
+        Spark job over the dimension; ``None`` when there are more than ``cap``."""
+        path = str(self.java.joinKeys(join.position, cap))
+        if not path:
+            return None
+        try:
+            return np.fromfile(path, dtype=">i8").astype(np.int64)
+        finally:
+            os.unlink(path)
 
     def relation_of(self, scan: IcebergScan) -> TableRelation | None:
         """The relation ``scan`` reads: the only one of its table whose columns include the scan's."""
@@ -140,7 +179,21 @@ def query_scans(frame: DataFrame, properties: Sequence[str] = ()) -> QueryScans:
     relations = tuple(
         TableRelation(i, item["table"], frozenset(item["output"])) for i, item in enumerate(described["relations"])
     )
-    return QueryScans(frame, java, frozenset(described["output"]), scans, relations)
+    joins = tuple(
+        JoinKeys(
+            position=int(item["position"]),
+            scan=int(item["scan"]),
+            column=item["column"],
+            field=Field(item["column"], int(item["field_id"]), item["field_type"]),
+            dimension=item["dimension"],
+            snapshot_id=item["snapshot"],
+            key=item["key"],
+            filter=item["filter"],
+            signature=item["signature"],
+        )
+        for item in described.get("joins", ())
+    )
+    return QueryScans(frame, java, frozenset(described["output"]), scans, relations, joins)
 
 
 def _scan(position: int, item: Mapping[str, Any]) -> IcebergScan:

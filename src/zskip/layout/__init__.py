@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from zskip.layout.dimensions import Dimension
 from zskip.layout.optimize import OptimizeResult, clustering_store, optimize
 
-__all__ = ["OptimizeResult", "clustering_store", "optimize"]
+__all__ = ["Dimension", "OptimizeResult", "clustering_store", "optimize"]

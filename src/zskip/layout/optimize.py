@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from zskip.curves import (
     MAPPINGS,
     ClusteringSpec,
     ColumnMapping,
+    DimensionMapping,
     RankMapping,
     RawMapping,
     bits_per_column,
@@ -34,6 +35,7 @@ from zskip.iceberg.rewrite import StagedGroup, commit_rewrites, plan_file_tasks,
 from zskip.iceberg.table import IcebergTable, load_table, properties_update
 from zskip.layout.curve_keys import SIGN, curve_key_column
 from zskip.layout.cuts import FileCuts
+from zskip.layout.dimensions import Dimension, ResolvedDimension, fit_dimension, resolve_dimension
 from zskip.layout.groups import (
     FileGroup,
     batches,
@@ -101,7 +103,7 @@ def optimize(
     spark: SparkSession,
     table: str,
     *,
-    by: Sequence[str],
+    by: Sequence[str | Dimension],
     curve: str = "hilbert",
     mapping: str = "rank",
     target_file_size: int | str = "128MB",
@@ -150,12 +152,18 @@ def optimize(
     max_group = parse_size(max_group_size, name="max_group_size")
     if isinstance(by, str):
         by = [c.strip() for c in by.split(",") if c.strip()]
-    if not isinstance(by, Sequence) or not all(isinstance(c, str) and c.strip() for c in by):
-        raise InvalidOptionError(f"by must be a list of column names, such as ['a', 'b'], not {by!r}")
+    if not isinstance(by, Sequence) or not all(
+        (isinstance(c, str) and c.strip()) or isinstance(c, Dimension) for c in by
+    ):
+        raise InvalidOptionError(
+            f"by must be a list of column names and zskip.Dimension(...), such as ['a', 'b'], not {by!r}"
+        )
     if not by:
         raise InvalidOptionError("by needs at least one column to cluster on")
+    dimensions = {c.foreign_key.lower(): c for c in by if isinstance(c, Dimension)}
+    names = [c.foreign_key if isinstance(c, Dimension) else c for c in by]
     seen: dict[str, str] = {}
-    for column in by:
+    for column in names:
         if column.lower() in seen:
             raise InvalidOptionError(
                 f"by names the column {seen[column.lower()]!r} twice ({column!r}; names are case-insensitive): "
@@ -164,8 +172,13 @@ def optimize(
         seen[column.lower()] = column
 
     iceberg = load_table(spark, table)
-    types = iceberg.column_types(by)
+    types = iceberg.column_types(names)
     columns = list(types)
+    resolved = {
+        column.lower(): resolve_dimension(spark, dimensions[column.lower()], types[column])
+        for column in columns
+        if column.lower() in dimensions
+    }
     partition_columns = {c.lower() for c in iceberg.partition_source_columns()}
     clash = [c for c in columns if c.lower() in partition_columns]
     if clash:
@@ -207,7 +220,7 @@ def optimize(
         return result("the table is empty: nothing to do")
 
     store = read_store(iceberg)
-    same_spec = store is not None and _same_layout(store.spec, columns, curve, mapping)
+    same_spec = store is not None and _same_layout(store.spec, columns, curve, mapping, resolved)
     selection = select_files(files, store.file_generations() if store and same_spec else None, mode=mode)
     selected = list(selection.files)
     if where:
@@ -231,6 +244,7 @@ def optimize(
             mapping=mapping,
             bits=bits,
             rows=sum(f.record_count for f in files),
+            dimensions=resolved,
         )
         report("sampling", 1, 1)
         generation = 0
@@ -362,32 +376,34 @@ def _fit_spec(
     mapping: str,
     bits: int,
     rows: int,
+    dimensions: Mapping[str, ResolvedDimension] | None = None,
 ) -> tuple[ClusteringSpec, pa.Table]:
-    """The spec, and the sample of the table (with each row's file) the rank boundaries came from."""
+    """The spec, and the sample of the table (with each row's file) the rank boundaries came from.
+
+    A column reached through a dimension (``dimensions``, by lower-cased foreign key) takes its
+    mapping from the dimension's hierarchy order, not from the sample."""
     columns = list(types)
+    dimensions = dimensions or {}
     fraction = min(1.0, 1.2 * SAMPLE_ROWS / max(rows, 1))
     frame = spark.table(table).select(*[f"`{c}`" for c in columns], FILE_COLUMN)
     if fraction < 1.0:
         frame = frame.sample(fraction=fraction, seed=7)
     sample = collect_arrow(frame.limit(SAMPLE_ROWS))
-    if mapping == "raw":
-        raw = tuple(
-            ColumnMapping(
-                c,
-                RawMapping.fit(
-                    order_key_u64(sample[c]) if sample.num_rows else np.zeros(0, np.uint64),
-                    sample[c].is_valid().to_numpy(zero_copy_only=False) if sample.num_rows else None,
-                    bits,
-                    raw_width(types[c]),
-                ),
-            )
-            for c in columns
-        )
-        return ClusteringSpec(curve=curve, bits=bits, columns=raw), sample
     mappings = []
     for column in columns:
-        keys = order_key_u64(sample[column]) if sample.num_rows else np.zeros(0, np.uint64)
-        mappings.append(ColumnMapping(column, RankMapping.fit(keys, bits, max_boundaries=MAX_BOUNDARIES)))
+        if column.lower() in dimensions:
+            fitted: RankMapping | RawMapping | DimensionMapping = fit_dimension(spark, dimensions[column.lower()], bits)
+        elif mapping == "raw":
+            fitted = RawMapping.fit(
+                order_key_u64(sample[column]) if sample.num_rows else np.zeros(0, np.uint64),
+                sample[column].is_valid().to_numpy(zero_copy_only=False) if sample.num_rows else None,
+                bits,
+                raw_width(types[column]),
+            )
+        else:
+            keys = order_key_u64(sample[column]) if sample.num_rows else np.zeros(0, np.uint64)
+            fitted = RankMapping.fit(keys, bits, max_boundaries=MAX_BOUNDARIES)
+        mappings.append(ColumnMapping(column, fitted))
     return ClusteringSpec(curve=curve, bits=bits, columns=tuple(mappings)), sample
 
 
@@ -404,17 +420,34 @@ def raw_width(dtype: DataType) -> int:
     return 64
 
 
-def _same_layout(spec: ClusteringSpec, columns: list[str], curve: str, mapping: str) -> bool:
-    kinds = {type(c.mapping) for c in spec.columns}
+def _same_layout(
+    spec: ClusteringSpec,
+    columns: list[str],
+    curve: str,
+    mapping: str,
+    dimensions: Mapping[str, ResolvedDimension] | None = None,
+) -> bool:
+    """Whether ``spec`` clusters ``columns`` the way this optimize asks (then it can go on incrementally)."""
+    dimensions = dimensions or {}
     wanted = RankMapping if mapping == "rank" else RawMapping
-    return (
-        [c.lower() for c in spec.column_names] == [c.lower() for c in columns]
-        and spec.curve == curve
-        and kinds == {wanted}
-    )
+    if [c.lower() for c in spec.column_names] != [c.lower() for c in columns] or spec.curve != curve:
+        return False
+    for column in spec.columns:
+        asked = dimensions.get(column.name.lower())
+        if isinstance(column.mapping, DimensionMapping):
+            if asked is None or not column.mapping.same_dimension(asked.table.name, asked.key, asked.by):
+                return False
+        elif asked is not None or type(column.mapping) is not wanted:
+            return False
+    return True
 
 
 def _summary(spec: ClusteringSpec, columns: list[str], mapping: str) -> str:
+    dimensions = {
+        c.name: {"table": c.mapping.table, "key": c.mapping.key, "by": list(c.mapping.by)}
+        for c in spec.columns
+        if isinstance(c.mapping, DimensionMapping)
+    }
     return json.dumps(
         {
             "version": spec.version,
@@ -422,7 +455,8 @@ def _summary(spec: ClusteringSpec, columns: list[str], mapping: str) -> str:
             "mapping": mapping,
             "columns": columns,
             "bits": spec.bits,
-        },
+        }
+        | ({"dimensions": dimensions} if dimensions else {}),
         separators=(",", ":"),
     )
 

@@ -80,13 +80,19 @@ def query_intervals(
     arrow_types: Mapping[str, pa.DataType],
     *,
     recorded: np.ndarray | None = None,
+    extra_ranks: Mapping[str, tuple[int, int]] | None = None,
 ) -> np.ndarray | None:
     """Curve-key intervals (``(k, 2)`` uint64) holding every row that can match; ``None`` when unbounded.
+
+    ``extra_ranks``: rank bounds known from elsewhere (a joined dimension's keys), ANDed in.
 
     ``recorded``: the key ranges the answer is for (the files and row groups still in play); the
     decomposition then looks only at cells crossing their boundaries.
     """
     ranks = rank_bounds(expr, spec, arrow_types)
+    for name, (low, high) in (extra_ranks or {}).items():
+        old_low, old_high = ranks.get(name, (None, None))
+        ranks[name] = (low if old_low is None else max(low, old_low), high if old_high is None else min(high, old_high))
     if not ranks:
         return None
     # with recorded ranges the cover is only searched, never stored: no need to coarsen it

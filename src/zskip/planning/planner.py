@@ -25,10 +25,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 
 from zskip.expr import AlwaysFalse, Expr, columns_of
-from zskip.iceberg.scans import IcebergScan, arrow_type
+from zskip.iceberg.scans import IcebergScan, JoinKeys, arrow_type
 from zskip.iceberg.table import load_table
 from zskip.index.evaluate import Match
 from zskip.indexing.lookup import index_verdicts
@@ -36,11 +37,13 @@ from zskip.indexing.store import MANIFEST_PROPERTY
 from zskip.layout.store import STORE_PROPERTY
 from zskip.planning.cache import CACHE
 from zskip.planning.curve import finest_ranges, query_intervals, ranges_meet
+from zskip.planning.joins import JoinFilter, join_rank_bounds, ranges_holding_keys
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
 from zskip.planning.minmax import might_match_pushed, push_not
 
 __all__ = [
     "ICEBERG_STAGE",
+    "JOIN_STAGE",
     "METADATA_STAGE",
     "PLANNING_PROPERTIES",
     "STAGES",
@@ -53,6 +56,7 @@ __all__ = [
 
 METADATA_STAGE = "table metadata (cached per snapshot)"
 ICEBERG_STAGE = "partition + min/max (Iceberg)"
+JOIN_STAGE = "join keys"
 PLANNING_PROPERTIES = (MANIFEST_PROPERTY, STORE_PROPERTY)  # the table properties planning reads
 
 Groups = tuple[int, ...] | None  # the row groups of a file still in play; None: all of them
@@ -89,6 +93,8 @@ class PlanInputs:
     scan: IcebergScan
     expr: Expr
     metadata: SnapshotMetadata
+    joins: tuple[JoinKeys, ...] = ()  # equi-joins of the scan to filtered dimensions (zskip.sql only)
+    join_filter: Callable[[JoinKeys], JoinFilter] | None = None  # the keys each join's dimension yields
 
     @property
     def field_ids(self) -> dict[str, int]:
@@ -173,6 +179,59 @@ def iceberg_files(inputs: PlanInputs, candidates: Candidates) -> Candidates:
 
 def curve_range(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     """Files and row groups whose recorded curve-key range meets none of the query box's intervals go."""
+    return _curve_narrow(inputs, candidates, {})
+
+
+def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
+    """Files and row groups holding no key a joined dimension's filter matches go: by the keys' recorded
+    coordinates on the curve (a fact table clustered through that dimension) and by each row group's
+    min/max of the foreign key."""
+    if not inputs.joins or inputs.join_filter is None or not candidates.files:
+        return candidates
+    filters = [f for f in map(inputs.join_filter, inputs.joins) if f.keys is not None]
+    if any(f.keys is not None and len(f.keys) == 0 for f in filters):
+        return Candidates.of({})  # a dimension with no matching row: the inner join is empty
+    if not filters:
+        return candidates
+    store = inputs.metadata.store()
+    if store is not None:
+        extra = join_rank_bounds(store.spec, filters)
+        if extra:
+            candidates = _curve_narrow(inputs, candidates, extra)
+    inputs.metadata.prefetch_footers(list(candidates.files))
+    for item in filters:
+        assert item.keys is not None
+        candidates = _holding_keys(inputs, candidates, item.join.field.id, item.keys)
+    return candidates
+
+
+def _holding_keys(inputs: PlanInputs, candidates: Candidates, field_id: int, keys: np.ndarray) -> Candidates:
+    """Row groups whose min/max of the column ``field_id`` holds one of ``keys`` (sorted), all searched at once."""
+    paths, groups, low, high, unknown = [], [], [], [], []
+    totals: dict[str, int] = {}
+    for path, current in candidates.files.items():
+        footer = inputs.metadata.footer(path)
+        totals[path] = footer.row_groups
+        for g in range(footer.row_groups) if current is None else current:
+            stats = footer.stats[g].get(field_id)
+            paths.append(path)
+            groups.append(g)
+            known = stats is not None and stats.has_min_max and isinstance(stats.min, int)
+            only_nulls = stats is not None and stats.values == 0
+            unknown.append(not known and not only_nulls)
+            low.append(stats.min if known and stats is not None else 0)
+            high.append(stats.max if known and stats is not None else -1)  # empty: only NULLs never join
+    holds = ranges_holding_keys(keys, np.asarray(low, dtype=np.int64), np.asarray(high, dtype=np.int64))
+    holds |= np.asarray(unknown, dtype=bool)
+    keep: dict[str, list[int]] = {path: [] for path in candidates.files}
+    for path, g, ok in zip(paths, groups, holds.tolist(), strict=True):
+        if ok:
+            keep[path].append(g)
+    return candidates.narrowed({p: tuple(g) for p, g in keep.items()}, totals)
+
+
+def _curve_narrow(inputs: PlanInputs, candidates: Candidates, extra_ranks: Mapping[str, tuple[int, int]]) -> Candidates:
+    """The curve stage's work for the query box of the scan's predicate, tightened by ``extra_ranks``."""
     store = inputs.metadata.store()
     if store is None or not candidates.files:
         return candidates
@@ -188,7 +247,7 @@ def curve_range(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     low, high = ranges["min_key"].to_numpy(), ranges["max_key"].to_numpy()
     groups = ranges["row_group"].to_numpy()
     recorded = finest_ranges(ranges["file_path"], groups, low, high)
-    intervals = query_intervals(inputs.expr, store.spec, arrow_types, recorded=recorded)
+    intervals = query_intervals(inputs.expr, store.spec, arrow_types, recorded=recorded, extra_ranks=extra_ranks)
     if intervals is None:
         return candidates
     meets = ranges_meet(intervals, low, high)
@@ -271,6 +330,7 @@ def _within(groups: tuple[int, ...], current: Groups) -> tuple[int, ...]:
 # order changes what each stage reports, never the plan.
 STAGES: tuple[Stage, ...] = (
     Stage(ICEBERG_STAGE, iceberg_files, beyond_spark=False, counts_row_groups=False),
+    Stage(JOIN_STAGE, join_keys, beyond_spark=True, counts_row_groups=True),
     Stage("curve range", curve_range, beyond_spark=True, counts_row_groups=False),
     Stage("indexes (bloom, bitmap)", indexes, beyond_spark=True, counts_row_groups=True),
     Stage("row-group min/max", row_group_minmax, beyond_spark=False, counts_row_groups=True),
@@ -351,6 +411,12 @@ def _spark_reads_more(inputs: PlanInputs, removed: dict[str, set[int] | None]) -
     return False
 
 
+def _join_note(item: JoinFilter) -> str:
+    join = item.join
+    found = "more keys than zskip searches: not used" if item.keys is None else f"{len(item.keys):,} keys"
+    return f"join keys: {join.column} = {join.dimension}.{join.key} where {join.filter or 'TRUE'}: {found}"
+
+
 def _table_metadata(spark: SparkSession, table: str) -> SnapshotMetadata:
     iceberg = load_table(spark, table)
     return SnapshotMetadata(
@@ -371,6 +437,8 @@ def plan_scan(
     table: str,
     analysis_seconds: float = 0.0,
     stages: tuple[Stage, ...] = STAGES,
+    joins: tuple[JoinKeys, ...] = (),
+    join_filter: Callable[[JoinKeys], JoinFilter] | None = None,
 ) -> ScanPlan:
     """Plan one Iceberg scan of ``frame`` (``scan`` ``None``: Spark proved no row of ``table`` matches)."""
     started = time.perf_counter()
@@ -394,8 +462,11 @@ def plan_scan(
     metadata = snapshot_metadata(spark, scan)
     files_total, row_groups_total = metadata.totals()
     listed = time.perf_counter() - started
-    inputs = PlanInputs(scan=scan, expr=scan.expr, metadata=metadata)
+    inputs = PlanInputs(scan=scan, expr=scan.expr, metadata=metadata, joins=joins, join_filter=join_filter)
+    if not joins:  # a scan joined to no filtered dimension: the join stage has nothing to say
+        stages = tuple(stage for stage in stages if stage.run is not join_keys)
     candidates, run = run_stages(stages, inputs)
+    notes = scan.notes + tuple(_join_note(join_filter(j)) for j in joins if join_filter is not None)
     results = (StageResult(METADATA_STAGE, files_total, row_groups_total, listed), *run.results)
     return ScanPlan(
         table=table,
@@ -410,6 +481,6 @@ def plan_scan(
         stages=results,
         planning_seconds=analysis_seconds + time.perf_counter() - started,
         analysis_seconds=analysis_seconds,
-        notes=scan.notes,
+        notes=notes,
         beyond_spark=run.beyond_spark,
     )

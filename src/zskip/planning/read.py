@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -48,6 +48,7 @@ class Explain:
     stages: tuple[StageCount, ...]
     analysis_seconds: float = 0.0  # Spark's part (the first query of a session also loads the catalog)
     notes: tuple[str, ...] = ()  # what to know about this plan (a subquery zskip did not prune by, ...)
+    files: tuple[str, ...] = field(default=(), repr=False)  # the data files read, in path order
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=str)
@@ -68,6 +69,7 @@ def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
         stages=tuple(StageCount(s.name, s.files_kept, s.row_groups_kept, s.seconds) for s in plan.stages),
         analysis_seconds=plan.analysis_seconds,
         notes=plan.notes,
+        files=tuple(sorted(plan.kept)),
     )
 
 

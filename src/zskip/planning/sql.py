@@ -24,6 +24,7 @@ from zskip.errors import InvalidQueryError
 from zskip.iceberg.scans import IcebergScan, QueryScans, query_scans
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_query
 from zskip.iceberg.statements import ParsedQuery, parse_query
+from zskip.planning.joins import keys_loader
 from zskip.planning.planner import PLANNING_PROPERTIES, ScanPlan, plan_scan
 from zskip.planning.read import explain_plan, staged_choice
 from zskip.planning.staging import keep_staged
@@ -48,9 +49,10 @@ def _analyse(spark: SparkSession, query: str) -> tuple[ParsedQuery, DataFrame]:
 def _plans(spark: SparkSession, frame: DataFrame, scans: QueryScans) -> dict[int | None, list[ScanPlan]]:
     """Every scan's plan, by the position of the relation it reads (``None``: not known)."""
     by_relation: dict[int | None, list[ScanPlan]] = defaultdict(list)
+    join_filter = keys_loader(scans)
     for scan in scans.scans:
         relation = scans.relation_of(scan)
-        plan = plan_scan(spark, frame, scan, table=scan.table)
+        plan = plan_scan(spark, frame, scan, table=scan.table, joins=scans.joins_of(scan), join_filter=join_filter)
         by_relation[relation.position if relation is not None else None].append(plan)
     return by_relation
 

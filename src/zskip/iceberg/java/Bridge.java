@@ -199,6 +199,8 @@ public class Bridge {
     final String[] properties;
     final List scans = new ArrayList(); // Object[] {scan, table, tasks (List), output ids (List)}
     final List relations = new ArrayList(); // DataSourceV2Relation of Iceberg tables, main plan only
+    // Object[] {Integer scan, String column, LogicalPlan dimension side, Attribute key, dimension scan, String filter}
+    final List joins = new ArrayList();
 
     Scans(Dataset frame, String[] properties) throws Exception {
       this.frame = frame;
@@ -230,6 +232,186 @@ public class Bridge {
           pending.add(children.next());
         }
       }
+      findJoins(frame.queryExecution().optimizedPlan());
+    }
+
+    /** The scan (index into {@code scans}) producing expression id {@code id}, or -1. */
+    int scanOf(long id) {
+      for (int i = 0; i < scans.size(); i++) {
+        if (((List) ((Object[]) scans.get(i))[3]).contains(Long.valueOf(id))) {
+          return i;
+        }
+      }
+      return -1;
+    }
+
+    /**
+     * Inner (and semi / outer where the scan is on the kept side) equi-joins of an Iceberg scan's column to
+     * a key of a filtered Iceberg table: every row the join outputs has a fact key among the keys the
+     * dimension side yields, so the fact scan may skip files holding none of them.
+     */
+    void findJoins(LogicalPlan root) {
+      List pending = new ArrayList();
+      pending.add(root);
+      while (!pending.isEmpty()) {
+        LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
+        pending.addAll(javaList(node.children()));
+        if (!(node instanceof org.apache.spark.sql.catalyst.plans.logical.Join)) {
+          continue;
+        }
+        org.apache.spark.sql.catalyst.plans.logical.Join join = (org.apache.spark.sql.catalyst.plans.logical.Join) node;
+        if (join.condition().isEmpty()) {
+          continue;
+        }
+        String type = join.joinType().sql();
+        List conjuncts = new ArrayList();
+        splitAnd((org.apache.spark.sql.catalyst.expressions.Expression) join.condition().get(), conjuncts);
+        for (int i = 0; i < conjuncts.size(); i++) {
+          Object conjunct = conjuncts.get(i);
+          if (!(conjunct instanceof org.apache.spark.sql.catalyst.expressions.EqualTo)) {
+            continue;
+          }
+          org.apache.spark.sql.catalyst.expressions.EqualTo equal = (org.apache.spark.sql.catalyst.expressions.EqualTo) conjunct;
+          Attribute a = keyAttribute(equal.left());
+          Attribute b = keyAttribute(equal.right());
+          if (a == null || b == null) {
+            continue;
+          }
+          boolean aLeft = join.left().outputSet().contains(a);
+          Attribute leftKey = aLeft ? a : b;
+          Attribute rightKey = aLeft ? b : a;
+          if (!join.left().outputSet().contains(leftKey) || !join.right().outputSet().contains(rightKey)) {
+            continue;
+          }
+          // the fact side must be one whose rows the join keeps only when their key matches
+          if (type.equals("INNER") || type.equals("LEFT SEMI") || type.equals("RIGHT OUTER")) {
+            addJoin(join.left(), leftKey, join.right(), rightKey);
+          }
+          if (type.equals("INNER") || type.equals("LEFT OUTER")) {
+            addJoin(join.right(), rightKey, join.left(), leftKey);
+          }
+        }
+      }
+    }
+
+    void addJoin(LogicalPlan factSide, Attribute factKey, LogicalPlan dimensionSide, Attribute dimensionKey) {
+      int scan = scanOf(factKey.exprId().id());
+      if (scan < 0 || !rowWise(factSide, factKey.exprId().id())) {
+        return;
+      }
+      StringBuilder pushed = new StringBuilder();
+      StringBuilder conditions = new StringBuilder();
+      Object dimensionScan = dimensionScan(dimensionSide, dimensionKey.exprId().id(), pushed, conditions);
+      if (dimensionScan == null || (pushed.length() == 0 && conditions.length() == 0)) {
+        return; // not a plain filtered Iceberg table: every key would do, or its keys are not ours to know
+      }
+      String filter = conditions.length() > 0 ? conditions.toString() : pushed.toString(); // Spark's SQL reads best
+      joins.add(new Object[] {
+          Integer.valueOf(scan), factKey.name(), dimensionSide, dimensionKey, dimensionScan, filter});
+    }
+
+    /** Whether every row {@code node} yields comes from one row of the scan producing {@code id}, key unchanged. */
+    boolean rowWise(LogicalPlan node, long id) {
+      if (node instanceof org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation) {
+        return true;
+      }
+      if (node instanceof org.apache.spark.sql.catalyst.plans.logical.Project
+          || node instanceof org.apache.spark.sql.catalyst.plans.logical.Filter) {
+        LogicalPlan child = (LogicalPlan) node.children().head();
+        return node.expressions().forall(DETERMINISTIC) && carries(child, id) && rowWise(child, id);
+      }
+      if (node instanceof org.apache.spark.sql.catalyst.plans.logical.Join) {
+        org.apache.spark.sql.catalyst.plans.logical.Join join = (org.apache.spark.sql.catalyst.plans.logical.Join) node;
+        String type = join.joinType().sql();
+        boolean left = carries(join.left(), id);
+        if (type.equals("INNER") || type.equals("CROSS") || (left && (type.equals("LEFT SEMI")
+            || type.equals("LEFT ANTI") || type.equals("LEFT OUTER"))) || (!left && type.equals("RIGHT OUTER"))) {
+          return rowWise(left ? join.left() : join.right(), id);
+        }
+      }
+      return false;
+    }
+
+    /**
+     * The Iceberg scan under Projects and deterministic Filters yielding {@code id}; the filters pushed to it
+     * into {@code pushed} (Iceberg's text), the Filters' conditions into {@code conditions} (Spark SQL).
+     */
+    Object dimensionScan(LogicalPlan node, long id, StringBuilder pushed, StringBuilder conditions) {
+      if (node instanceof org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation) {
+        org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation relation =
+            (org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation) node;
+        if (!(relation.relation().table() instanceof SparkTable) || !carries(node, id)) {
+          return null;
+        }
+        Object scan = relation.scan();
+        if (scan.getClass().getName().indexOf("SparkBatchQueryScan") < 0) {
+          return null;
+        }
+        try {
+          List filters = javaList(call(scan, "filterExpressions"));
+          for (int i = 0; i < filters.size(); i++) {
+            Expression expression = (Expression) filters.get(i);
+            if (expression.op() != Expression.Operation.NOT_NULL) { // Spark infers these from the join itself
+              pushed.append(pushed.length() == 0 ? "" : " AND ").append(expression.toString());
+            }
+          }
+        } catch (Exception e) {
+          return null;
+        }
+        return scan;
+      }
+      boolean project = node instanceof org.apache.spark.sql.catalyst.plans.logical.Project;
+      boolean filtered = node instanceof org.apache.spark.sql.catalyst.plans.logical.Filter;
+      if (!(project || filtered) || !node.expressions().forall(DETERMINISTIC) || node.toString().indexOf("PythonUDF") >= 0) {
+        return null;
+      }
+      LogicalPlan child = (LogicalPlan) node.children().head();
+      if (!carries(child, id)) {
+        return null;
+      }
+      Object found = dimensionScan(child, id, pushed, conditions);
+      if (found != null && filtered) {
+        List conjuncts = new ArrayList();
+        splitAnd(((org.apache.spark.sql.catalyst.plans.logical.Filter) node).condition(), conjuncts);
+        for (int i = 0; i < conjuncts.size(); i++) {
+          Object conjunct = conjuncts.get(i);
+          if (!(conjunct instanceof org.apache.spark.sql.catalyst.expressions.IsNotNull)) {
+            String condition = ((org.apache.spark.sql.catalyst.expressions.Expression) conjunct).sql();
+            conditions.append(conditions.length() == 0 ? "" : " AND ").append(condition);
+          }
+        }
+      }
+      return found;
+    }
+
+    /** The keys the dimension side of join {@code index} yields, as 64-bit integers in a local file. */
+    public String joinKeys(int index, int cap) throws Exception {
+      Object[] entry = (Object[]) joins.get(index);
+      LogicalPlan side = (LogicalPlan) entry[2];
+      Attribute key = (Attribute) entry[3];
+      List columns = new ArrayList();
+      columns.add(key);
+      scala.collection.Seq projected =
+          ((scala.collection.mutable.Buffer) scala.collection.JavaConverters.asScalaBufferConverter(columns).asScala())
+              .toSeq();
+      SparkSession session = frame.sparkSession();
+      Dataset keys = Dataset.ofRows(session, new org.apache.spark.sql.catalyst.plans.logical.Project(projected, side));
+      String name = "`" + key.name().replace("`", "``") + "`";
+      List rows = keys.where(name + " IS NOT NULL").selectExpr("CAST(" + name + " AS BIGINT)").distinct()
+          .limit(cap + 1).collectAsList();
+      if (rows.size() > cap) {
+        return "";
+      }
+      File file = File.createTempFile("zskip-keys-", ".bin");
+      java.io.DataOutputStream out = new java.io.DataOutputStream(new java.io.BufferedOutputStream(new FileOutputStream(file)));
+      try {
+        for (int i = 0; i < rows.size(); i++) {
+          out.writeLong(((org.apache.spark.sql.Row) rows.get(i)).getLong(0));
+        }
+      } finally {
+        out.close();
+      }
+      return file.getAbsolutePath();
     }
 
     /** Everything planning needs about each scan and relation, as JSON. */
@@ -254,6 +436,39 @@ public class Bridge {
         json.writeArrayFieldStart("output");
         writeLongs(json, exprIds(relation.output()));
         json.writeEndArray();
+        json.writeEndObject();
+      }
+      json.writeEndArray();
+      json.writeArrayFieldStart("joins");
+      for (int i = 0; i < joins.size(); i++) {
+        Object[] entry = (Object[]) joins.get(i);
+        Table dimension = (Table) call(entry[4], "table");
+        Snapshot snapshot = dimension.currentSnapshot();
+        LogicalPlan side = (LogicalPlan) entry[2];
+        Table fact = (Table) ((Object[]) scans.get(((Integer) entry[0]).intValue()))[1];
+        Types.NestedField field = fact.schema().caseInsensitiveFindField((String) entry[1]);
+        if (field == null) {
+          continue; // not a column of the table itself
+        }
+        json.writeStartObject();
+        json.writeNumberField("position", i);
+        json.writeNumberField("scan", ((Integer) entry[0]).intValue());
+        json.writeStringField("column", (String) entry[1]);
+        json.writeNumberField("field_id", field.fieldId());
+        json.writeStringField("field_type", field.type().toString());
+        json.writeStringField("dimension", dimension.name());
+        if (snapshot == null) {
+          json.writeNullField("snapshot");
+        } else {
+          json.writeNumberField("snapshot", snapshot.snapshotId());
+        }
+        json.writeStringField("key", ((Attribute) entry[3]).name());
+        json.writeStringField("filter", (String) entry[5]);
+        // what the keys depend on: the dimension's state, its filters and the plan of its side
+        json.writeStringField(
+            "signature",
+            sha256(dimension.name() + "\u0001" + (snapshot == null ? "" : String.valueOf(snapshot.snapshotId()))
+                + "\u0001" + entry[5] + "\u0001" + side.canonicalized().toString()));
         json.writeEndObject();
       }
       json.writeEndArray();
@@ -410,6 +625,61 @@ public class Bridge {
       }
       return out.toString();
     }
+  }
+
+  // ---- joins -----------------------------------------------------------------------------------
+
+  static final scala.Function1 DETERMINISTIC = new scala.runtime.AbstractFunction1() {
+    public Object apply(Object expression) {
+      return Boolean.valueOf(((org.apache.spark.sql.catalyst.expressions.Expression) expression).deterministic());
+    }
+  };
+
+  static void splitAnd(org.apache.spark.sql.catalyst.expressions.Expression expression, List out) {
+    if (expression instanceof org.apache.spark.sql.catalyst.expressions.And) {
+      org.apache.spark.sql.catalyst.expressions.And and = (org.apache.spark.sql.catalyst.expressions.And) expression;
+      splitAnd(and.left(), out);
+      splitAnd(and.right(), out);
+    } else {
+      out.add(expression);
+    }
+  }
+
+  /** The column a join key compares, when it is a whole-number column (possibly widened by a cast). */
+  static Attribute keyAttribute(org.apache.spark.sql.catalyst.expressions.Expression expression) {
+    org.apache.spark.sql.catalyst.expressions.Expression inner = expression;
+    if (inner instanceof org.apache.spark.sql.catalyst.expressions.Cast && integral(inner.dataType())) {
+      inner = ((org.apache.spark.sql.catalyst.expressions.Cast) inner).child();
+    }
+    if (!(inner instanceof Attribute) || !integral(inner.dataType())) {
+      return null;
+    }
+    return (Attribute) inner;
+  }
+
+  static boolean integral(org.apache.spark.sql.types.DataType type) {
+    String name = type.typeName();
+    return name.equals("long") || name.equals("integer") || name.equals("short") || name.equals("byte");
+  }
+
+  static boolean carries(LogicalPlan node, long id) {
+    scala.collection.Iterator it = node.output().iterator();
+    while (it.hasNext()) {
+      if (((Attribute) it.next()).exprId().id() == id) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static String sha256(String text) throws Exception {
+    byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+    StringBuilder hex = new StringBuilder();
+    for (int i = 0; i < digest.length; i++) {
+      int b = digest[i] & 0xff;
+      hex.append(Character.forDigit(b >> 4, 16)).append(Character.forDigit(b & 0xf, 16));
+    }
+    return hex.toString();
   }
 
   // Janino resolves JsonNode.get to TreeNode.get: these say which one is meant

@@ -1,0 +1,148 @@
+"""Clustering a fact table through its dimensions: ``zskip.Dimension`` and the recorded key order.
+
+``zskip.optimize(spark, "lake.ssb.lineorder", by=[zskip.Dimension("lo_custkey", "lake.ssb.customer",
+key="c_custkey", by=["c_region", "c_nation", "c_city"])])`` clusters lineorder's files so the facts
+of one region, nation or city sit together, without copying a column into the fact table: the
+foreign key's axis of the curve is the key's position in the dimension sorted by ``by`` and then by
+key (``zskip.curves.DimensionMapping``).  That order is read from the dimension once per optimize,
+by Spark, and recorded in the clustering spec with the dimension's snapshot id.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pyspark.sql import SparkSession
+from pyspark.sql.types import ByteType, DataType, IntegerType, LongType, ShortType
+
+from zskip.curves import DimensionMapping, order_key_u64
+from zskip.errors import InvalidOptionError, UnknownColumnError
+from zskip.iceberg.frames import collect_arrow
+from zskip.iceberg.table import IcebergTable, load_table
+
+__all__ = ["Dimension", "ResolvedDimension", "fit_dimension", "parse_dimension", "resolve_dimension"]
+
+INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A dimension reached through ``foreign_key``, ordered by columns of that dimension.
+
+    ``table``'s column ``key`` is what ``foreign_key`` refers to; ``by`` lists the dimension's
+    columns from the coarsest level of its hierarchy to the finest (``["c_region", "c_nation",
+    "c_city"]``).  Use it in ``zskip.optimize(..., by=[...])`` next to plain column names.
+
+    >>> Dimension("lo_custkey", "lake.ssb.customer", key="c_custkey", by=["c_region", "c_nation"])
+    Dimension(foreign_key='lo_custkey', table='lake.ssb.customer', key='c_custkey', by=('c_region', 'c_nation'))
+    """
+
+    foreign_key: str
+    table: str
+    key: str
+    by: tuple[str, ...]
+
+    def __init__(self, foreign_key: str, table: str, *, key: str, by: Sequence[str] | str) -> None:
+        for name, value in (("foreign_key", foreign_key), ("table", table), ("key", key)):
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidOptionError(f"Dimension {name} must be a name such as 'lo_custkey', not {value!r}")
+        if isinstance(by, str):
+            by = [c.strip() for c in by.split(",") if c.strip()]
+        if not isinstance(by, Sequence) or not by or not all(isinstance(c, str) and c.strip() for c in by):
+            raise InvalidOptionError(
+                f"Dimension by must list the dimension's columns, such as ['c_region', 'c_nation'], not {by!r}"
+            )
+        lowered = [c.lower() for c in by]
+        if len(set(lowered)) != len(lowered):
+            raise InvalidOptionError(f"Dimension by names a column twice: {list(by)!r}")
+        object.__setattr__(self, "foreign_key", foreign_key.strip())
+        object.__setattr__(self, "table", table.strip())
+        object.__setattr__(self, "key", key.strip())
+        object.__setattr__(self, "by", tuple(c.strip() for c in by))
+
+
+# FK=CATALOG.DB.TABLE.KEY:COLUMN,COLUMN  (the last dotted part before ':' is the dimension's key)
+_TEXT = re.compile(r"^\s*([^=\s]+)\s*=\s*([^:\s]+)\.([^.:\s]+)\s*:\s*(.+?)\s*$")
+
+
+def parse_dimension(text: str) -> Dimension:
+    """``"lo_custkey=lake.ssb.customer.c_custkey:c_region,c_nation"`` as a ``Dimension`` (the CLI's form)."""
+    found = _TEXT.match(text)
+    if not found:
+        raise InvalidOptionError(
+            f"cannot read the dimension {text!r}: write FOREIGN_KEY=TABLE.KEY:COLUMN,COLUMN, for example "
+            "lo_custkey=lake.ssb.customer.c_custkey:c_region,c_nation,c_city"
+        )
+    foreign_key, table, key, by = found.groups()
+    return Dimension(foreign_key, table, key=key, by=by)
+
+
+def _resolve(fields: dict[str, Any], name: str, table: str) -> Any:
+    found = fields.get(name.lower())
+    if found is None:
+        raise UnknownColumnError(
+            f"dimension {table} has no column {name!r}; its columns are: {', '.join(f.name for f in fields.values())}"
+        )
+    return found
+
+
+def check_foreign_key(dimension: Dimension, fact_type: DataType, key_type: DataType) -> None:
+    """A foreign key and the dimension key it refers to must order the same way: both whole numbers,
+    or the same type."""
+    if isinstance(fact_type, INTEGRAL) and isinstance(key_type, INTEGRAL):
+        return
+    if type(fact_type) is type(key_type):
+        return
+    raise InvalidOptionError(
+        f"{dimension.foreign_key} ({fact_type.simpleString()}) cannot refer to {dimension.table}.{dimension.key} "
+        f"({key_type.simpleString()}): a foreign key and its dimension key need the same type (or both whole numbers)"
+    )
+
+
+@dataclass(frozen=True)
+class ResolvedDimension:
+    """A ``Dimension`` checked against its table: real column names, the table, the key's type."""
+
+    dimension: Dimension
+    table: IcebergTable
+    key: str
+    by: tuple[str, ...]
+
+
+def resolve_dimension(spark: SparkSession, dimension: Dimension, fact_type: DataType) -> ResolvedDimension:
+    """Check that the dimension table and its columns exist and that the foreign key can refer to its key;
+    raises ``UnknownTableError``, ``UnknownColumnError`` or ``InvalidOptionError`` saying which."""
+    dim: IcebergTable = load_table(spark, dimension.table)
+    fields = {f.name.lower(): f for f in dim.spark_schema().fields}
+    key = _resolve(fields, dimension.key, dimension.table)
+    by = tuple(_resolve(fields, c, dimension.table).name for c in dimension.by)
+    check_foreign_key(dimension, fact_type, key.dataType)
+    return ResolvedDimension(dimension=dimension, table=dim, key=key.name, by=by)
+
+
+def fit_dimension(spark: SparkSession, resolved: ResolvedDimension, bits: int) -> DimensionMapping:
+    """The dimension's keys in hierarchy order, read by Spark (sorted on the executors; only the key
+    column reaches the driver), recorded with the dimension's current snapshot."""
+    key = f"`{resolved.key}`"
+    ordered = (
+        spark.table(resolved.table.name)
+        .where(f"{key} IS NOT NULL")
+        .select(*[f"`{c}`" for c in resolved.by], key)
+        .orderBy(*[f"`{c}`" for c in resolved.by], key)
+        .select(key)
+    )
+    keys = collect_arrow(ordered)
+    values = keys.column(0) if keys.num_columns else None
+    order_keys = order_key_u64(values) if values is not None and len(values) else np.zeros(0, np.uint64)
+    return DimensionMapping(
+        bits=bits,
+        table=resolved.table.name,
+        key=resolved.key,
+        by=resolved.by,
+        keys=order_keys,
+        snapshot_id=resolved.table.current_snapshot_id(),
+    )

@@ -1,0 +1,90 @@
+"""Join keys: what a filtered dimension tells a fact scan it is joined to.
+
+``SELECT ... FROM lineorder JOIN customer ON lo_custkey = c_custkey WHERE c_region = 'ASIA'`` keeps
+only lineorder rows whose ``lo_custkey`` is the key of an Asian customer.  Spark runs the
+dimension's side of the join as a small job (its own filters, on its own snapshot), zskip takes the
+distinct keys it yields and rules out fact files and row groups that hold none of them:
+
+- through the clustering spec, when optimize clustered the fact table on that foreign key through
+  the dimension (``zskip.Dimension``): the keys' recorded coordinates bound the curve box;
+- through each row group's min/max of the foreign key (a sorted search over all row groups at once).
+
+Spark still runs the join and every filter, so results are unchanged.  The JVM helper only offers
+joins where that is sound (inner joins, and the kept side of semi and outer joins, with the fact
+column reaching the join unchanged).  Keys are cached by what they depend on: the dimension's
+snapshot, its filters and the plan of its side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
+from zskip.iceberg.scans import JoinKeys, QueryScans
+from zskip.planning.cache import CACHE
+
+__all__ = ["MAX_JOIN_KEYS", "JoinFilter", "join_rank_bounds", "keys_loader", "ranges_holding_keys"]
+
+# A dimension filter matching more keys than this prunes nothing (the keys would cost more to
+# fetch and search than they save); SSB's widest dimension filter matches a fifth of 200,000 parts.
+MAX_JOIN_KEYS = 200_000
+
+
+@dataclass(frozen=True)
+class JoinFilter:
+    """One join of a scan with the keys its dimension side yields (sorted, distinct; ``None``: too many)."""
+
+    join: JoinKeys
+    keys: np.ndarray | None
+
+
+def keys_loader(scans: QueryScans, cap: int = MAX_JOIN_KEYS) -> JoinKeysLoader:
+    return JoinKeysLoader(scans, cap)
+
+
+class JoinKeysLoader:
+    """Loads (and caches by signature) the keys of a query's joins."""
+
+    def __init__(self, scans: QueryScans, cap: int) -> None:
+        self.scans = scans
+        self.cap = cap
+
+    def __call__(self, join: JoinKeys) -> JoinFilter:
+        def load() -> np.ndarray | None:
+            keys = self.scans.join_keys(join, self.cap)
+            return None if keys is None else np.unique(keys)
+
+        return JoinFilter(join, CACHE.get_or_load(("join-keys", join.signature, self.cap), load))
+
+
+def ranges_holding_keys(keys: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """For each inclusive range ``[low, high]``, whether one of the sorted ``keys`` lies in it."""
+    if len(keys) == 0:
+        return np.zeros(len(low), dtype=bool)
+    at = np.searchsorted(keys, low, side="left")
+    inside = at < len(keys)
+    found = np.zeros(len(low), dtype=bool)
+    found[inside] = keys[at[inside]] <= high[inside]
+    return found
+
+
+def join_rank_bounds(spec: ClusteringSpec, filters: Sequence[JoinFilter]) -> Mapping[str, tuple[int, int]]:
+    """Rank bounds of the curve's dimension columns that the joins' keys imply (lowest to highest rank)."""
+    bounds: dict[str, tuple[int, int]] = {}
+    columns = {c.name.lower(): c for c in spec.columns}
+    for item in filters:
+        column = columns.get(item.join.column.lower())
+        if column is None or item.keys is None or not isinstance(column.mapping, DimensionMapping):
+            continue
+        if len(item.keys) == 0:
+            continue
+        ranks = column.mapping.ranks(order_key_u64(pa.array(item.keys, pa.int64())))
+        low, high = int(ranks.min()), int(ranks.max())
+        if column.name in bounds:
+            low, high = max(low, bounds[column.name][0]), min(high, bounds[column.name][1])
+        bounds[column.name] = (low, high)
+    return bounds

@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
-from zskip import create_index, drop_index, list_indexes, optimize
+from zskip import Dimension, create_index, drop_index, list_indexes, optimize
 from zskip.datasets import SSB_QUERIES, load_ssb
 from zskip.experiments import copy_table, iceberg_rewrite
 from zskip.iceberg.files import data_files
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     parser.add_argument("--warehouse", default=str(Path(tempfile.gettempdir()) / "zskip-bench-warehouse"))
     parser.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "zskip-tpch"), help="TPC-H files")
     parser.add_argument("--output", default=str(DOCS), help="where ssb.md and its charts go")
-    parser.add_argument("--layouts", default="a,b,c,d,e,f", help="which layouts, e.g. a,c,d (see the report)")
+    parser.add_argument("--layouts", default="a,b,c,d,e,f,g", help="which layouts, e.g. a,c,d (see the report)")
     parser.add_argument(
         "--kinds", default="minmax,bloom,bitmap", help="skipping of the zskip layouts: minmax, bloom, bitmap"
     )
@@ -257,6 +257,29 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
                     drop_index(spark, layout, column, kind)
         tables[f"{label}, min/max"] = (layout, None)
         print(label, flush=True)
+    if "g" in layouts:
+        layout = f"{ns}.lineorder_star"
+        copy_table(spark, base, layout)
+        _fair_reads(spark, layout)
+        seconds, _ = timed(
+            lambda: optimize(
+                spark,
+                layout,
+                by=star_dimensions(ns),
+                curve="hilbert",
+                mode="full",
+                target_file_size=target,
+                row_group_size=row_group,
+            )
+        )
+        label = "(g) zskip star, min/max"
+        build[label] = {"layout": seconds}
+        swapped = _swap(qs, base, layout)
+        results[label] = run_queries(spark, swapped, layout, through_zskip=True, runs=args.runs)
+        for name, query in swapped.items():  # the ideal, measured from the data
+            results[label][name]["matching"] = row_groups_holding(spark, query, layout)
+        tables[label] = (layout, None)
+        print(label, flush=True)
     reference = results["(a) as loaded"]
     for label, per_query in results.items():
         for name, measured in per_query.items():
@@ -317,6 +340,42 @@ def head_to_head(
 
 
 SSB_TABLES = ("part", "supplier", "customer", "dates", "lineorder")
+STAR_QUERIES = ("Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4", "Q4.1", "Q4.2", "Q4.3")
+
+
+def star_dimensions(ns: str) -> list[Dimension]:
+    """(g): lineorder clustered through its four dimensions, each by its hierarchy (the SSB paper's idea)."""
+    return [
+        Dimension("lo_orderdate", f"{ns}.dates", key="d_datekey", by=["d_year", "d_yearmonthnum"]),
+        Dimension("lo_custkey", f"{ns}.customer", key="c_custkey", by=["c_region", "c_nation", "c_city"]),
+        Dimension("lo_suppkey", f"{ns}.supplier", key="s_suppkey", by=["s_region", "s_nation", "s_city"]),
+        Dimension("lo_partkey", f"{ns}.part", key="p_partkey", by=["p_mfgr", "p_category", "p_brand1"]),
+    ]
+
+
+def row_groups_holding(spark: Any, query: str, table: str) -> int:
+    """Row groups of ``table`` holding a row the query keeps, measured from the data: the positions of
+    the matching rows (Iceberg's ``_file`` and ``_pos``) placed in each file's row groups by pyarrow."""
+    import numpy as np
+
+    from zskip.iceberg.frames import collect_arrow
+    from zskip.index.parquet_io import open_parquet
+
+    body = query.split(" FROM ", 1)[1]
+    for clause in (" GROUP BY ", " ORDER BY "):
+        body = body.split(clause, 1)[0]
+    body = body.replace(f"{table} ", f"{table} AS zskip_fact ", 1)
+    rows = collect_arrow(spark.sql(f"SELECT DISTINCT zskip_fact._file, zskip_fact._pos FROM {body}"))
+    if rows.num_rows == 0:
+        return 0
+    held = 0
+    files = rows.column(0).to_numpy(zero_copy_only=False)
+    positions = rows.column(1).to_numpy()
+    for path in np.unique(files):
+        metadata = open_parquet(str(path)).metadata
+        ends = np.cumsum([metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)])
+        held += len(np.unique(np.searchsorted(ends, positions[files == path], side="right")))
+    return held
 
 
 def _loaded(spark, ns: str, files: int) -> dict[str, int] | None:  # type: ignore[no-untyped-def]
@@ -412,6 +471,55 @@ def charts(results: dict[str, dict], names: list[str], directory: Path, prefix: 
     return files
 
 
+STAR = "(g) zskip star, min/max"
+
+
+def star_lines(results: dict[str, dict]) -> list[str]:
+    """(g) on every query: what it reads against (a) and (c), the ideal measured from the data, and time."""
+    a, g = results["(a) as loaded"], results[STAR]
+    c = results.get("(c) Iceberg zorder", a)
+    rows = []
+    for name in g:
+        rows.append(
+            [
+                name,
+                f"{a[name]['row_groups']:,}",
+                f"{c[name]['row_groups']:,}",
+                f"{g[name]['row_groups']:,}",
+                f"{g[name]['matching']:,}",
+                f"{a[name]['row_groups'] / max(g[name]['row_groups'], 1):.1f}x",
+                f"{a[name]['seconds'] / g[name]['seconds']:.2f}x",
+                f"{c[name]['seconds'] / g[name]['seconds']:.2f}x",
+            ]
+        )
+    return [
+        "## (g) zskip star: lineorder clustered through its dimensions",
+        "",
+        "lineorder clustered (hilbert) by `lo_orderdate` through dates (d_year, d_yearmonthnum), `lo_custkey` "
+        "through customer (c_region, c_nation, c_city), `lo_suppkey` through supplier (s_region, s_nation, s_city) "
+        "and `lo_partkey` through part (p_mfgr, p_category, p_brand1); no column copied. `zskip.sql` runs each "
+        "query's dimension filters as small Spark jobs and reads only the lineorder row groups whose recorded "
+        "coordinates and foreign-key min/max can hold a matching key. *Hold a match*: row groups holding a "
+        "lineorder row the query keeps, measured from the data (Iceberg's `_file` and `_pos` of every matching "
+        "row, placed in row groups with pyarrow).",
+        "",
+        markdown_table(
+            [
+                "query",
+                "(a) row groups",
+                "(c) row groups",
+                "(g) row groups",
+                "(g) hold a match",
+                "(a) / (g)",
+                "speed-up over (a)",
+                "speed-up over (c)",
+            ],
+            rows,
+        ),
+        "",
+    ]
+
+
 def head_lines(head: dict[str, dict[str, float]], best: str, runs: int) -> list[str]:
     rows = [
         [
@@ -473,7 +581,7 @@ def report_ssb(args, counts_by_table, qs, results, build, head, *, load_seconds,
         "# Star Schema Benchmark",
         "",
         f"One run of `python bench/ssb.py --scale-factor {args.scale_factor:g} --runs {args.runs}"
-        + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != "a,b,c,d,e,f" else "")
+        + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != "a,b,c,d,e,f,g" else "")
         + f"` on {machine()}, "
         f"{total_seconds / 60:.0f} minutes in all "
         + (
@@ -526,6 +634,7 @@ def report_ssb(args, counts_by_table, qs, results, build, head, *, load_seconds,
         ),
         "",
         *(head_lines(head, best_zskip(results), args.paired_runs) if head else []),
+        *(star_lines(results) if STAR in results else []),
         *(growth(Path(args.compare), results, args.scale_factor) if args.compare else []),
         "## Layout and index builds",
         "",

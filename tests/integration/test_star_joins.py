@@ -117,3 +117,17 @@ def test_dimension_changes_and_appends_after_optimize_never_lose_a_row(spark, st
     got = same_rows(spark, REGION)
     assert sum(n for (n, _), _ in got.items()) > 0
     same_rows(spark, f"SELECT count(*) FROM {FACT} f JOIN {NS}.dim_a a ON f.a_key = a.a_id WHERE a.nation = 'n99'")
+
+
+def test_the_cli_explains_every_scan_of_a_query(spark, star, capsys) -> None:
+    from tests.integration.cli_runner import run
+
+    code, out, err = run(capsys, "explain", "--sql", REGION)
+    assert code == 0, err
+    assert "join keys" in out and "note: join keys: a_key = " in out and "dim_a" in out
+    code, out, _ = run(capsys, "explain", "--sql", REGION, "--json")
+    assert code == 0 and out.lstrip().startswith("[") and '"files"' in out
+    code, _, err = run(capsys, "explain", FACT, "v > 0", "--sql", REGION)
+    assert code == 2 and "not both" in err
+    code, _, err = run(capsys, "explain", FACT)
+    assert code == 2 and "--sql" in err

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 from rich.console import Console
 from rich.table import Table
@@ -9,22 +11,51 @@ from rich.table import Table
 from zskip.cli.main import Context
 from zskip.units import format_bytes
 
+if TYPE_CHECKING:
+    from zskip.planning.read import Explain
+
 
 @click.command()
-@click.argument("table")
-@click.argument("where")
+@click.argument("table", required=False)
+@click.argument("where", required=False)
+@click.option("--sql", "query", default=None, help="Explain every Iceberg scan of this SELECT instead of TABLE WHERE.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @click.pass_obj
-def explain(ctx: Context, table: str, where: str, as_json: bool) -> None:
-    """Show which files and row groups a read of TABLE filtered by WHERE reads, stage by stage."""
-    from zskip.planning import explain as run
+def explain(ctx: Context, table: str | None, where: str | None, query: str | None, as_json: bool) -> None:
+    """Show which files and row groups a read of TABLE filtered by WHERE reads, stage by stage.
 
+    With --sql "SELECT ...", every Iceberg scan of the query is explained, joins included: a fact
+    scan joined to a filtered dimension shows a "join keys" stage and a note per dimension.
+    """
+    from zskip.errors import InvalidOptionError
+    from zskip.planning import explain as run
+    from zskip.planning import explain_sql
+
+    if query is not None and (table is not None or where is not None):
+        raise InvalidOptionError('give either TABLE WHERE or --sql "SELECT ...", not both')
+    if query is None and (table is None or where is None):
+        raise InvalidOptionError('give TABLE and WHERE (zskip explain t "a > 5"), or --sql "SELECT ..."')
+    if query is not None:
+        results = explain_sql(ctx.spark(), query)
+        if as_json:
+            click.echo("[" + ",\n".join(r.to_json() for r in results) + "]")
+            return
+        console = Console()
+        if not results:
+            console.print("the query reads no Iceberg table")
+        for result in results:
+            _print_explain(console, f"[bold]{result.table}[/] (a scan of the query)", result)
+        return
+    assert table is not None and where is not None
     result = run(ctx.spark(), table, where)
     if as_json:
         click.echo(result.to_json())
         return
-    console = Console()
-    console.print(f"[bold]{table}[/] where {where}")
+    _print_explain(Console(), f"[bold]{table}[/] where {where}", result)
+
+
+def _print_explain(console: Console, title: str, result: Explain) -> None:
+    console.print(title)
     console.print(f"predicate zskip reasons about: {result.predicate}")
     stages = Table(title="planning stages (each can only remove candidates)")
     for name in ("stage", "files kept", "row groups kept", "ms"):

@@ -131,3 +131,11 @@ def test_the_cli_explains_every_scan_of_a_query(spark, star, capsys) -> None:
     assert code == 2 and "not both" in err
     code, _, err = run(capsys, "explain", FACT)
     assert code == 2 and "--sql" in err
+
+
+def test_join_keys_can_be_turned_off(spark, star) -> None:
+    plans = [e for e in zskip.explain_sql(spark, REGION, join_keys=False) if e.table.endswith("star_joins.fact")]
+    assert plans and join_stage(plans[0]) is None and plans[0].files_read == plans[0].files_total
+    assert Counter(map(tuple, zskip.sql(spark, REGION, join_keys=False).collect())) == Counter(
+        map(tuple, spark.sql(REGION).collect())
+    )

@@ -46,13 +46,16 @@ def _analyse(spark: SparkSession, query: str) -> tuple[ParsedQuery, DataFrame]:
     return parsed, frame
 
 
-def _plans(spark: SparkSession, frame: DataFrame, scans: QueryScans) -> dict[int | None, list[ScanPlan]]:
+def _plans(
+    spark: SparkSession, frame: DataFrame, scans: QueryScans, *, join_keys: bool = True
+) -> dict[int | None, list[ScanPlan]]:
     """Every scan's plan, by the position of the relation it reads (``None``: not known)."""
     by_relation: dict[int | None, list[ScanPlan]] = defaultdict(list)
     join_filter = keys_loader(scans)
     for scan in scans.scans:
         relation = scans.relation_of(scan)
-        plan = plan_scan(spark, frame, scan, table=scan.table, joins=scans.joins_of(scan), join_filter=join_filter)
+        joins = scans.joins_of(scan) if join_keys else ()
+        plan = plan_scan(spark, frame, scan, table=scan.table, joins=joins, join_filter=join_filter)
         by_relation[relation.position if relation is not None else None].append(plan)
     return by_relation
 
@@ -70,11 +73,13 @@ def _union_choice(plans: list[ScanPlan], relation: int) -> dict[str, Any]:
     return {"relation": relation, "union": [chosen[path] for path in sorted(chosen)]}
 
 
-def sql(spark: SparkSession, query: str) -> DataFrame:
+def sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> DataFrame:
     """Run ``query`` (a SELECT) with zskip's planning on every Iceberg scan; returns the DataFrame.
 
     Only queries run: DDL, DML, CALL, SET, CACHE and several statements raise
-    ``UnsupportedStatementError`` before Spark sees them.
+    ``UnsupportedStatementError`` before Spark sees them.  ``join_keys=False``: do not prune a scan
+    by the keys of the filtered dimensions it is joined to (each such dimension costs a small Spark
+    job on its first query).
     """
     parsed, frame = _analyse(spark, query)
     if parsed.time_travel:
@@ -83,7 +88,7 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
     if not scans.scans:
         return frame
     choices = []
-    for relation, plans in _plans(spark, frame, scans).items():
+    for relation, plans in _plans(spark, frame, scans, join_keys=join_keys).items():
         if relation is None or not any(plan.beyond_spark for plan in plans):
             continue  # Spark's own scan reads no more than zskip would (or the relation is not known)
         choices.append(staged_choice(plans[0], relation) if len(plans) == 1 else _union_choice(plans, relation))
@@ -95,8 +100,11 @@ def sql(spark: SparkSession, query: str) -> DataFrame:
     return staged if staged is not None else frame
 
 
-def explain_sql(spark: SparkSession, query: str) -> list[Any]:
-    """An ``Explain`` for every Iceberg scan of ``query`` (nothing is read or staged; queries only)."""
+def explain_sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> list[Any]:
+    """An ``Explain`` for every Iceberg scan of ``query`` (nothing is read or staged; queries only).
+
+    ``join_keys``: as for ``sql`` (the joined dimensions' key jobs do run here when it is True).
+    """
     started = time.perf_counter()
     parsed, frame = _analyse(spark, query)
     if parsed.time_travel:
@@ -107,7 +115,7 @@ def explain_sql(spark: SparkSession, query: str) -> list[Any]:
     scans = query_scans(frame, PLANNING_PROPERTIES)
     analysed = time.perf_counter() - started
     out = []
-    for relation, plans in _plans(spark, frame, scans).items():
+    for relation, plans in _plans(spark, frame, scans, join_keys=join_keys).items():
         for plan in plans:
             if relation is not None and len(plans) > 1:  # staged as a union of whole files
                 plan = replace(plan, kept=dict.fromkeys(plan.kept))

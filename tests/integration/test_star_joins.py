@@ -139,3 +139,20 @@ def test_join_keys_can_be_turned_off(spark, star) -> None:
     assert Counter(map(tuple, zskip.sql(spark, REGION, join_keys=False).collect())) == Counter(
         map(tuple, spark.sql(REGION).collect())
     )
+
+
+def test_indexes_on_the_foreign_key_are_probed_with_the_key_set(spark) -> None:
+    """A table clustered on something else: only a bitmap on the foreign key can rule row groups out."""
+    table = f"{NS}.fact_indexed"
+    make_star(spark, NS)
+    spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
+    spark.sql(
+        f"CREATE TABLE {table} USING iceberg TBLPROPERTIES ('write.parquet.row-group-size-bytes'='8000') "
+        f"AS SELECT * FROM {FACT}"
+    )
+    query = REGION.replace(f"{FACT} f", f"{table} f").replace("a.region = 'r2'", "a.nation = 'n3'")
+    before = next(e for e in zskip.explain_sql(spark, query) if e.table.endswith("fact_indexed"))
+    zskip.create_index(spark, table, "a_key", kind="bitmap")
+    after = next(e for e in zskip.explain_sql(spark, query) if e.table.endswith("fact_indexed"))
+    assert after.row_groups_read < before.row_groups_read, (before.stages, after.stages)
+    same_rows(spark, query)

@@ -101,6 +101,27 @@ class BitmapIndex:
             return BitMap()
         return self.at_most(high - 1) - self.at_most(low - 1)
 
+    def rows_with(self, keys: np.ndarray) -> BitMap:
+        """Rows whose value is one of ``keys`` (sorted, distinct numbers): the dictionary is looked up in
+        the keys at once, and each run of consecutive matching codes is one range of codes."""
+        values = self.dictionary.to_numpy(zero_copy_only=False)
+        if len(values) == 0 or len(keys) == 0:
+            return BitMap()
+        at = np.searchsorted(keys, values)
+        hit = np.zeros(len(values), dtype=bool)
+        inside = at < len(keys)
+        hit[inside] = keys[at[inside]] == values[inside]
+        codes = np.flatnonzero(hit)
+        if len(codes) == 0:
+            return BitMap()
+        breaks = np.flatnonzero(np.diff(codes) != 1)
+        starts = np.concatenate([[codes[0]], codes[breaks + 1]])
+        ends = np.concatenate([codes[breaks], [codes[-1]]])
+        rows = BitMap()
+        for low, high in zip(starts.tolist(), ends.tolist(), strict=True):
+            rows |= self.codes_between(low, high + 1)
+        return rows
+
     def bounds(self, value: Any) -> tuple[int, int]:
         """``(codes below value, codes at or below value)`` in Spark's order."""
         scalar = exact_scalar(value, self.dictionary.type)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -25,7 +25,7 @@ from zskip.index.bloom import BloomIndex
 from zskip.index.hashing import plain_hashes
 from zskip.index.literals import exact_scalar
 
-__all__ = ["FileIndexes", "Match", "Verdict", "evaluate", "matching_rows", "probe_hashes"]
+__all__ = ["FileIndexes", "Match", "Verdict", "evaluate", "key_sets_verdict", "matching_rows", "probe_hashes"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,52 @@ def evaluate(expr: Expr, indexes: FileIndexes) -> Verdict:
     verdicts = tuple(Match.MIGHT_MATCH if g else Match.CANNOT_MATCH for g in groups)
     file = Match.MIGHT_MATCH if groups.any() or indexes.row_group_count == 0 else Match.CANNOT_MATCH
     return Verdict(file, verdicts)
+
+
+def key_sets_verdict(indexes: FileIndexes, key_sets: Sequence[tuple[str, np.ndarray]]) -> Verdict | None:
+    """Which row groups might hold a row whose ``column`` is one of ``keys`` for every ``(column, keys)``
+    (sorted, distinct ``int64`` keys of whole-number columns), from those columns' bitmaps (exact rows,
+    intersected across columns) or bloom filters; ``None`` when no column has an index.
+
+    Vectorised over the keys: a bitmap looks its dictionary up in the keys at once and takes each run
+    of consecutive codes as one range; a bloom filter hashes all keys in one call.
+    """
+    parts: list[_Exact | _Maybe] = []
+    for column, keys in key_sets:
+        bitmap = indexes.bitmaps.get(column.lower())
+        bloom = indexes.blooms.get(column.lower())
+        try:
+            if bitmap is not None and pa.types.is_integer(bitmap.dictionary.type):
+                true = bitmap.rows_with(keys)
+                parts.append(_Exact(true, bitmap.not_null - true))
+            elif bloom is not None and pa.types.is_integer(bloom.value_type):
+                typed = _within_type(keys, bloom.value_type)
+                in_file, groups = bloom.might_contain_hashes(plain_hashes(typed))
+                if len(groups) == indexes.row_group_count:
+                    parts.append(_Maybe(groups & in_file))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
+            log.debug("the index on %s cannot answer a key set: %s", column, exc)
+    if not parts:
+        return None
+    exact = [p for p in parts if isinstance(p, _Exact)]
+    result: _Exact | _Maybe
+    if len(exact) == len(parts):
+        true = exact[0].true.copy()
+        for part in exact[1:]:
+            true &= part.true
+        result = _Exact(true, BitMap())
+    else:
+        result = _Maybe(np.logical_and.reduce([_groups(p, indexes) for p in parts]))
+    groups = _groups(result, indexes)
+    verdicts = tuple(Match.MIGHT_MATCH if g else Match.CANNOT_MATCH for g in groups)
+    return Verdict(Match.MIGHT_MATCH if groups.any() else Match.CANNOT_MATCH, verdicts)
+
+
+def _within_type(keys: np.ndarray, kind: pa.DataType) -> pa.Array:
+    """``keys`` as an Arrow array of the integer type ``kind``, dropping those it cannot hold (they match nothing)."""
+    info = np.iinfo(kind.to_pandas_dtype())
+    keys = keys[(keys >= info.min) & (keys <= info.max)]
+    return pa.array(keys.astype(kind.to_pandas_dtype()), type=kind)
 
 
 def matching_rows(expr: Expr, indexes: FileIndexes) -> BitMap | None:

@@ -7,7 +7,7 @@ fails or that does not parse is skipped with a warning, so its file or row group
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -20,12 +20,12 @@ import pyarrow.compute as pc
 from zskip.expr import And, Compare, Expr, In, columns_of
 from zskip.index.bitmap import BitmapIndex
 from zskip.index.bloom import BloomIndex, FilterSet
-from zskip.index.evaluate import FileIndexes, Match, Verdict, evaluate, probe_hashes
+from zskip.index.evaluate import FileIndexes, Match, Verdict, evaluate, key_sets_verdict, probe_hashes
 from zskip.index.manifest import IndexManifest
 from zskip.index.parquet_io import read_file
 from zskip.index.puffin import CorruptIndexError, decode_blob
 
-__all__ = ["file_indexes", "index_verdicts"]
+__all__ = ["file_indexes", "index_verdicts", "key_set_verdicts"]
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +116,20 @@ def index_verdicts(
     indexes = file_indexes(manifest, files, columns_of(lowered), cache=cache)
     verdicts.update({path: evaluate(lowered, found) for path, found in indexes.items()})
     return verdicts
+
+
+def key_set_verdicts(
+    manifest: IndexManifest,
+    data_files: Iterable[str],
+    key_sets: Sequence[tuple[str, np.ndarray]],
+    *,
+    cache: BlobCache | None = None,
+) -> dict[str, Verdict]:
+    """Verdicts for the files whose indexes on the key sets' columns answer (see ``key_sets_verdict``);
+    files absent here are kept."""
+    indexes = file_indexes(manifest, data_files, {column for column, _ in key_sets}, cache=cache)
+    verdicts = {path: key_sets_verdict(found, key_sets) for path, found in indexes.items()}
+    return {path: verdict for path, verdict in verdicts.items() if verdict is not None}
 
 
 @dataclass(frozen=True)

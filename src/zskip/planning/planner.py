@@ -31,8 +31,8 @@ from pyspark.sql import DataFrame, SparkSession
 from zskip.expr import AlwaysFalse, Expr, columns_of
 from zskip.iceberg.scans import IcebergScan, JoinKeys, arrow_type
 from zskip.iceberg.table import load_table
-from zskip.index.evaluate import Match
-from zskip.indexing.lookup import index_verdicts
+from zskip.index.evaluate import Match, Verdict
+from zskip.indexing.lookup import index_verdicts, key_set_verdicts
 from zskip.indexing.store import MANIFEST_PROPERTY
 from zskip.layout.store import STORE_PROPERTY
 from zskip.planning.cache import CACHE
@@ -202,6 +202,12 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     for item in filters:
         assert item.keys is not None
         candidates = _holding_keys(inputs, candidates, item.join.field.id, item.keys)
+    manifest = inputs.metadata.manifest()
+    if manifest is not None and candidates.files:
+        key_sets = [(f.join.column, f.keys) for f in filters if f.keys is not None]
+        candidates = _apply_verdicts(
+            inputs, candidates, key_set_verdicts(manifest, list(candidates.files), key_sets, cache=CACHE)
+        )
     return candidates
 
 
@@ -300,6 +306,11 @@ def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     verdicts = index_verdicts(
         manifest, list(candidates.files), inputs.expr, cache=CACHE, manifest_key=inputs.metadata.manifest_path
     )
+    return _apply_verdicts(inputs, candidates, verdicts)
+
+
+def _apply_verdicts(inputs: PlanInputs, candidates: Candidates, verdicts: Mapping[str, Verdict]) -> Candidates:
+    """Candidates without the files and row groups index verdicts rule out."""
     gone: set[str] = set()
     keep: dict[str, tuple[int, ...]] = {}
     totals: dict[str, int] = {}

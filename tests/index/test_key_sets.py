@@ -1,0 +1,57 @@
+"""Indexes probed with a set of keys at once (the join-key stage): bitmaps exact, blooms never wrong."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
+
+from zskip.index.bitmap import BitmapIndex
+from zskip.index.bloom import BloomIndex
+from zskip.index.evaluate import FileIndexes, Match, key_sets_verdict
+
+values_strategy = st.lists(st.one_of(st.none(), st.integers(-20, 60)), min_size=1, max_size=120)
+keys_strategy = st.lists(st.integers(-30, 70), max_size=40, unique=True)
+
+
+def file_of(a: list[int | None], b: list[int | None], groups: int) -> tuple[FileIndexes, list[int]]:
+    size = max(1, len(a) // groups)
+    starts = [*list(range(0, len(a), size)), len(a)]
+    bitmaps = {"a": BitmapIndex.build(pa.array(a, pa.int32())), "b": BitmapIndex.build(pa.array(b, pa.int64()))}
+    bloom = BloomIndex.build([pa.array(b[s:e], pa.int64()) for s, e in itertools.pairwise(starts)])
+    return FileIndexes(tuple(starts), bitmaps, {"b": bloom}), starts
+
+
+@given(values_strategy, keys_strategy, keys_strategy, st.integers(1, 5), st.data())
+def test_key_sets_keep_every_row_group_holding_a_row_with_a_key_of_each_set(
+    a: list[int | None], keys_a: list[int], keys_b: list[int], groups: int, data: st.DataObject
+) -> None:
+    b = [data.draw(st.one_of(st.none(), st.integers(0, 30))) for _ in a]
+    indexes, starts = file_of(a, b, groups)
+    ka, kb = np.array(sorted(keys_a), np.int64), np.array(sorted(keys_b), np.int64)
+    exact = key_sets_verdict(indexes, [("a", ka), ("b", kb)])
+    assert exact is not None
+    for g, (start, end) in enumerate(itertools.pairwise(starts)):
+        holds = any(a[r] in keys_a and b[r] in keys_b for r in range(start, end))
+        # both columns have bitmaps: rows intersect exactly, so the verdict is exact
+        assert (exact.row_groups[g] is Match.MIGHT_MATCH) == holds
+    bloom_only = FileIndexes(indexes.row_group_starts, {}, indexes.blooms)
+    maybe = key_sets_verdict(bloom_only, [("a", ka), ("b", kb)])  # no index on a: b's bloom alone
+    assert maybe is not None
+    for g, (start, end) in enumerate(itertools.pairwise(starts)):
+        if any(b[r] in keys_b for r in range(start, end)):
+            assert maybe.row_groups[g] is Match.MIGHT_MATCH
+
+
+def test_no_index_on_the_columns_gives_no_verdict_and_big_keys_never_break_a_narrow_type() -> None:
+    indexes, _ = file_of([1, 2, 3], [4, 5, 6], 1)
+    assert key_sets_verdict(FileIndexes(indexes.row_group_starts, {}, {}), [("a", np.array([1]))]) is None
+    small = BloomIndex.build([pa.array([1, 2, 3], pa.int32())])
+    only_bloom = FileIndexes((0, 3), {}, {"a": small})
+    verdict = key_sets_verdict(only_bloom, [("a", np.array([2, 2**40], np.int64))])
+    assert verdict is not None and verdict.file is Match.MIGHT_MATCH
+    verdict = key_sets_verdict(only_bloom, [("a", np.array([2**40], np.int64))])
+    assert verdict is not None and verdict.file is Match.CANNOT_MATCH

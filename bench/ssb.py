@@ -280,6 +280,17 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         for name, query in swapped.items():  # the ideal, measured from the data
             results[label][name]["matching"] = row_groups_holding(spark, query, layout)
         tables[label] = (layout, None)
+        if "bitmap" in kinds:  # bitmaps on the foreign keys, probed with each dimension's key set
+            seconds = sum(
+                timed(lambda c=column: create_index(spark, layout, c, kind="bitmap"))[0] for column in FOREIGN_KEYS
+            )
+            index_bytes = sum(i.index_bytes for i in list_indexes(spark, layout))
+            indexed = "(g) zskip star, + bitmap"
+            build[indexed] = {"index": seconds, "index_bytes": index_bytes}
+            results[indexed] = run_queries(spark, swapped, layout, through_zskip=True, runs=args.runs)
+            for name in swapped:
+                results[indexed][name]["matching"] = results[label][name]["matching"]
+            tables[indexed] = (layout, "bitmap")
         print(label, flush=True)
     reference = results["(a) as loaded"]
     for label, per_query in results.items():
@@ -312,13 +323,14 @@ def head_to_head(
     zskip reads at most half of (c)'s row groups.  On a machine whose timings wander by 2x from run
     to run, the median of the paired ratios says more than two medians taken minutes apart."""
     layout, kind = table
+    indexed = FOREIGN_KEYS if "star" in best else INDEXED
     if kind is not None:  # the best configuration's indexes (its kind may not be the one left in place)
         present = {(i.column, i.kind) for i in list_indexes(spark, layout)}
-        for column in INDEXED:
+        for column in indexed:
             if (column, kind) not in present:
                 create_index(spark, layout, column, kind=kind)
         for other in {k for _, k in present} - {kind}:
-            for column in INDEXED:
+            for column in indexed:
                 drop_index(spark, layout, column, other)
     c, z = results["(c) Iceberg zorder"], results[best]
     names = [n for n in qs if n.startswith("D") or 2 * z[n]["row_groups"] <= c[n]["row_groups"]]
@@ -341,6 +353,7 @@ def head_to_head(
 
 
 SSB_TABLES = ("part", "supplier", "customer", "dates", "lineorder")
+FOREIGN_KEYS = ("lo_orderdate", "lo_custkey", "lo_suppkey", "lo_partkey")
 STAR_QUERIES = ("Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4", "Q4.1", "Q4.2", "Q4.3")
 
 
@@ -479,6 +492,7 @@ def star_lines(results: dict[str, dict]) -> list[str]:
     """(g) on every query: what it reads against (a) and (c), the ideal measured from the data, and time."""
     a, g = results["(a) as loaded"], results[STAR]
     c = results.get("(c) Iceberg zorder", a)
+    bitmap = results.get("(g) zskip star, + bitmap")
     rows = []
     for name in g:
         rows.append(
@@ -487,6 +501,7 @@ def star_lines(results: dict[str, dict]) -> list[str]:
                 f"{a[name]['row_groups']:,}",
                 f"{c[name]['row_groups']:,}",
                 f"{g[name]['row_groups']:,}",
+                *([f"{bitmap[name]['row_groups']:,} ({bitmap[name]['seconds']:.2f} s)"] if bitmap else []),
                 f"{g[name]['matching']:,}",
                 f"{a[name]['row_groups'] / max(g[name]['row_groups'], 1):.1f}x",
                 f"{a[name]['seconds'] / g[name]['seconds']:.2f}x",
@@ -510,6 +525,7 @@ def star_lines(results: dict[str, dict]) -> list[str]:
                 "(a) row groups",
                 "(c) row groups",
                 "(g) row groups",
+                *(["(g) + bitmap on the foreign keys: row groups (time)"] if bitmap else []),
                 "(g) hold a match",
                 "(a) / (g)",
                 "speed-up over (a)",

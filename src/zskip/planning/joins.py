@@ -30,8 +30,9 @@ from zskip.planning.cache import CACHE
 __all__ = ["MAX_JOIN_KEYS", "JoinFilter", "join_rank_bounds", "keys_loader", "ranges_holding_keys"]
 
 # A dimension filter matching more keys than this prunes nothing (the keys would cost more to
-# fetch and search than they save); SSB's widest dimension filter matches a fifth of 200,000 parts.
-MAX_JOIN_KEYS = 200_000
+# fetch and search than they save).  SSB at scale factor 10 needs 800,000 (two of five p_mfgr of
+# 2,000,000 parts); at 200,000 its Q3.1 and Q4.1 lost the customer and part joins.
+MAX_JOIN_KEYS = 1_000_000
 
 
 @dataclass(frozen=True)

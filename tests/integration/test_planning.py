@@ -154,6 +154,15 @@ def scan_rows(frame) -> int:
     return total
 
 
+def scan_classes(frame) -> list[str]:
+    """The classes of the Iceberg scans an executed DataFrame ran."""
+    leaves = frame._jdf.queryExecution().executedPlan().collectLeaves().iterator()
+    names = []
+    while leaves.hasNext():
+        names.append(str(leaves.next().scan().getClass().getSimpleName()))
+    return names
+
+
 def test_ruled_out_row_groups_are_not_read(spark) -> None:
     table = make_table(spark, "lake.plan.row_groups", rows=40_000, files=4)
     target = table_bytes(spark, table) // 2
@@ -178,6 +187,22 @@ def test_sql_reads_only_the_row_groups_that_can_match(spark) -> None:
     assert same_rows(counted, spark.sql(query))
     counted.collect()
     assert 0 < scan_rows(counted) <= plan.rows_read < 40_000 // plan.files_total / 2
+
+
+def test_a_pruned_query_runs_the_plan_spark_built_once_and_derived_frames_stay_pruned(spark, bitmapped) -> None:
+    where = "a = 7"
+    plan = zskip.explain(spark, bitmapped, where)
+    assert 0 < plan.row_groups_read < plan.row_groups_total
+    for frame in (zskip.read(spark, bitmapped, where), zskip.sql(spark, f"SELECT * FROM {bitmapped} WHERE {where}")):
+        # no second optimization: the scan Spark planned for the query reads only the kept row groups
+        assert same_rows(frame, spark.table(bitmapped).where(where))
+        assert scan_classes(frame) == ["SparkBatchQueryScan"]
+        assert 0 < scan_rows(frame) <= plan.rows_read
+        # a DataFrame derived from it plans again, from the staged tasks
+        derived = frame.select("id", "a").where("id >= 0")
+        assert same_rows(derived, spark.table(bitmapped).where(where).select("id", "a").where("id >= 0"))
+        assert scan_classes(derived) == ["SparkStagedScan"]
+        assert 0 < scan_rows(derived) <= plan.rows_read
 
 
 def test_sql_plans_with_the_types_of_columns_the_query_does_not_return(spark) -> None:

@@ -168,6 +168,55 @@ public class Bridge {
     return ((Method) found).invoke(target, new Object[0]);
   }
 
+  /** Calls the one-argument method {@code name(type)} that {@code target} has or inherits, protected or not. */
+  static Object callWith(Object target, String name, Class type, Object argument) throws Exception {
+    for (Class cls = target.getClass(); cls != null; cls = cls.getSuperclass()) {
+      try {
+        Method method = cls.getDeclaredMethod(name, new Class[] {type});
+        method.setAccessible(true);
+        return method.invoke(target, new Object[] {argument});
+      } catch (NoSuchMethodException e) {
+        // inherited from further up
+      }
+    }
+    throw new IllegalStateException("no method " + name + " on " + target.getClass().getName());
+  }
+
+  /**
+   * The execution of a staged query whose first plan is the one Spark already built for the original
+   * query, its Iceberg scans reset to the kept tasks (Iceberg's own hook for runtime filtering): running
+   * it costs no second optimization or physical planning.  Its analysed plan is the staged one, so
+   * every DataFrame derived from it reads the staged tasks through its own plan.
+   */
+  public static class Planned extends org.apache.spark.sql.execution.QueryExecution {
+    final org.apache.spark.sql.execution.QueryExecution original;
+
+    Planned(SparkSession session, LogicalPlan staged, org.apache.spark.sql.execution.QueryExecution original) {
+      super(
+          session,
+          staged,
+          org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$3(),
+          org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$4());
+      this.original = original;
+    }
+
+    public LogicalPlan optimizedPlan() {
+      return original.optimizedPlan();
+    }
+
+    public SparkPlan sparkPlan() {
+      return original.sparkPlan();
+    }
+
+    public SparkPlan executedPlan() {
+      return original.executedPlan();
+    }
+
+    public org.apache.spark.rdd.RDD toRdd() {
+      return original.toRdd();
+    }
+  }
+
   static List javaList(Object iterableOrSeq) {
     List out = new ArrayList();
     if (iterableOrSeq instanceof scala.collection.Iterable) {
@@ -554,16 +603,19 @@ public class Bridge {
       JsonNode root = (JsonNode) MAPPER.readTree(plan);
       IdentityHashMap replacements = new IdentityHashMap();
       List setIds = new ArrayList();
+      List resets = new ArrayList(); // Object[] {scan, its kept tasks}: what the planned query may read instead
+      boolean union = false;
       for (int i = 0; i < root.size(); i++) {
         JsonNode item = at(root, i);
         DataSourceV2Relation relation = (DataSourceV2Relation) relations.get(at(item, "relation").asInt());
         Table table = ((SparkTable) relation.table()).table();
         List chosen = new ArrayList();
         if (item.has("union")) {
-          JsonNode union = at(item, "union");
-          for (int k = 0; k < union.size(); k++) {
-            Object[] entry = (Object[]) scans.get(at(at(union, k), 0).asInt());
-            FileScanTask task = (FileScanTask) ((List) entry[2]).get(at(at(union, k), 1).asInt());
+          union = true;
+          JsonNode files = at(item, "union");
+          for (int k = 0; k < files.size(); k++) {
+            Object[] entry = (Object[]) scans.get(at(at(files, k), 0).asInt());
+            FileScanTask task = (FileScanTask) ((List) entry[2]).get(at(at(files, k), 1).asInt());
             chosen.add(withoutResidual(task));
           }
         } else {
@@ -582,6 +634,7 @@ public class Bridge {
               }
             }
           }
+          resets.add(new Object[] {entry[0], chosen});
         }
         if (chosen.isEmpty()) { // no file can hold a matching row: the relation reads nothing
           replacements.put(
@@ -609,6 +662,20 @@ public class Bridge {
         return null;
       }
       LogicalPlan replaced = replace(frame.queryExecution().analyzed(), replacements);
+      if (!union) {
+        try {
+          for (int i = 0; i < resets.size(); i++) {
+            Object[] reset = (Object[]) resets.get(i);
+            callWith(reset[0], "resetTasks", List.class, reset[1]);
+          }
+          Planned execution = new Planned(session, replaced, frame.queryExecution());
+          return new Dataset(
+              execution,
+              org.apache.spark.sql.catalyst.encoders.ExpressionEncoder$.MODULE$.apply(execution.analyzed().schema()));
+        } catch (Exception e) {
+          // an Iceberg runtime without the hook: Spark optimizes and plans the staged query instead
+        }
+      }
       return Dataset.ofRows(session, replaced);
     }
 

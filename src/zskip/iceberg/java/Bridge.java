@@ -198,6 +198,12 @@ public class Bridge {
           org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$3(),
           org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$4());
       this.original = original;
+      staged.setAnalyzed();
+    }
+
+    /** The staged plan as it is: the original's analysed plan with resolved relations swapped in. */
+    public LogicalPlan analyzed() {
+      return logical();
     }
 
     public LogicalPlan optimizedPlan() {

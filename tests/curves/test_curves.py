@@ -99,3 +99,26 @@ def test_zorder_raw_rejects_ragged_and_empty_input() -> None:
         zorder_raw([pa.array([1]), pa.array([1, 2])])
     with pytest.raises(ValueError, match="at least one column"):
         zorder_raw([])
+
+
+def _z_by_bits(ranks: list[np.ndarray], bits: int) -> list[int]:
+    """The Z-order key bit by bit, as the definition reads."""
+    out = []
+    for row in zip(*(r.tolist() for r in ranks), strict=True):
+        key = 0
+        for bit in range(bits - 1, -1, -1):
+            for value in row:
+                key = (key << 1) | ((value >> bit) & 1)
+        out.append(key)
+    return out
+
+
+@given(st.integers(1, 8).flatmap(lambda d: st.tuples(st.just(d), st.integers(1, 64 // d))), st.data())
+def test_z_interleave_equals_the_bit_by_bit_definition(shape: tuple[int, int], data: st.DataObject) -> None:
+    dims, bits = shape
+    rows = data.draw(st.integers(0, 20))
+    ranks = [
+        np.array(data.draw(st.lists(st.integers(0, (1 << bits) - 1), min_size=rows, max_size=rows)), dtype=np.uint64)
+        for _ in range(dims)
+    ]
+    assert z_interleave(ranks, bits).tolist() == _z_by_bits(ranks, bits)

@@ -12,6 +12,7 @@ the dictionary is stored as a one-column Parquet file (delta-encoded integers co
 from __future__ import annotations
 
 import array
+import functools
 import io
 import json
 import math
@@ -128,9 +129,24 @@ class BitmapIndex:
         if pa.types.is_floating(self.dictionary.type) and math.isnan(scalar.as_py()):
             numbers = int(pc.sum(pc.invert(pc.is_nan(self.dictionary))).as_py() or 0)
             return numbers, self.cardinality
+        sorted_numbers = self._numbers
+        if sorted_numbers is not None:  # a binary search (NaN sorts last in numpy too)
+            number = scalar.as_py()
+            return (
+                int(np.searchsorted(sorted_numbers, number, side="left")),
+                int(np.searchsorted(sorted_numbers, number, side="right")),
+            )
         below = int(pc.sum(pc.less(self.dictionary, scalar)).as_py() or 0)
         at_or_below = int(pc.sum(pc.less_equal(self.dictionary, scalar)).as_py() or 0)
         return below, at_or_below
+
+    @functools.cached_property
+    def _numbers(self) -> np.ndarray | None:
+        """The dictionary as a numpy array when it holds integers or floats (searched, not scanned)."""
+        kind = self.dictionary.type
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            return self.dictionary.to_numpy(zero_copy_only=False)
+        return None
 
     def prefix_codes(self, prefix: str) -> tuple[int, int]:
         """Codes ``[first, end)`` of the dictionary's values starting with ``prefix`` (they are contiguous)."""

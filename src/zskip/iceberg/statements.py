@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from zskip.errors import InvalidQueryError, UnsupportedStatementError
 from zskip.iceberg.bridge import bridge, read_answer
@@ -22,7 +22,7 @@ from zskip.iceberg.jvm import java_session
 from zskip.iceberg.spark_errors import first_line, is_spark_error
 from zskip.iceberg.table import reads_other_state
 
-__all__ = ["ParsedQuery", "TableReference", "parse_query"]
+__all__ = ["ParsedQuery", "TableReference", "analysed_query", "parse_query"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,18 @@ class ParsedQuery:
     text: str
     relations: tuple[TableReference, ...]
     time_travel: bool  # some table is read AS OF a version or time, or as a branch, tag or snapshot
+
+
+def analysed_query(spark: SparkSession, text: str) -> DataFrame | None:
+    """``text`` parsed once and analysed by Spark when it is plainly a query of current table states.
+
+    ``None`` when it is anything else (a statement, time travel, several statements, text Spark
+    cannot parse): ``parse_query`` then says what.  Spark's analysis errors are raised as they are.
+    """
+    if not isinstance(text, str):
+        return None
+    frame = bridge(spark).query(java_session(spark), text)
+    return None if frame is None else DataFrame(frame, spark)
 
 
 def parse_query(spark: SparkSession, text: str) -> ParsedQuery:

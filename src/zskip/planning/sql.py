@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from zskip.errors import InvalidQueryError
 from zskip.iceberg.scans import IcebergScan, QueryScans, query_scans
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_query
-from zskip.iceberg.statements import ParsedQuery, parse_query
+from zskip.iceberg.statements import analysed_query, parse_query
 from zskip.planning.joins import keys_loader
 from zskip.planning.planner import PLANNING_PROPERTIES, ScanPlan, plan_scan
 from zskip.planning.read import explain_plan, staged_choice
@@ -34,16 +34,19 @@ __all__ = ["explain_sql", "sql"]
 log = logging.getLogger(__name__)
 
 
-def _analyse(spark: SparkSession, query: str) -> tuple[ParsedQuery, DataFrame]:
-    """``query`` checked to be a single query (before Spark runs anything), then analysed by Spark."""
-    parsed = parse_query(spark, query)
+def _analyse(spark: SparkSession, query: str) -> tuple[bool, DataFrame]:
+    """``query`` checked to be a single query (before Spark runs anything), then analysed by Spark;
+    and whether it reads some table AS OF a version or time, or a branch, tag or snapshot."""
     try:
-        frame = spark.sql(query)
+        frame = analysed_query(spark, query)  # a plain query: parsed once, checked, analysed
+        if frame is not None:
+            return False, frame
+        parsed = parse_query(spark, query)  # raises for statements and text Spark cannot parse
+        return parsed.time_travel, spark.sql(query)
     except Exception as exc:
         if not is_spark_error(exc):
             raise
         raise_for_query(exc, query=query)
-    return parsed, frame
 
 
 def _plans(
@@ -81,8 +84,8 @@ def sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> DataFrame
     by the keys of the filtered dimensions it is joined to (each such dimension costs a small Spark
     job on its first query).
     """
-    parsed, frame = _analyse(spark, query)
-    if parsed.time_travel:
+    time_travel, frame = _analyse(spark, query)
+    if time_travel:
         return frame
     scans = query_scans(frame, PLANNING_PROPERTIES)
     if not scans.scans:
@@ -106,8 +109,8 @@ def explain_sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> l
     ``join_keys``: as for ``sql`` (the joined dimensions' key jobs do run here when it is True).
     """
     started = time.perf_counter()
-    parsed, frame = _analyse(spark, query)
-    if parsed.time_travel:
+    time_travel, frame = _analyse(spark, query)
+    if time_travel:
         raise InvalidQueryError(
             "the query reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans "
             "current snapshots only (zskip.sql runs such a query unchanged)"

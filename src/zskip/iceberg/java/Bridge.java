@@ -65,6 +65,9 @@ public class Bridge {
   static final ObjectMapper MAPPER = new ObjectMapper();
   static final Map METHODS = new HashMap(); // "class#name" -> Method (or the class name when absent)
   static final Map STAGED = new HashMap(); // staged set id -> its table, until released
+  // name suffixes with which Iceberg's Spark catalog reads another state of a table (as zskip.iceberg.table)
+  static final java.util.regex.Pattern OTHER_STATE = java.util.regex.Pattern.compile(
+      "(branch|tag)_.+|snapshot_id_\\d+|at_timestamp_\\d+", java.util.regex.Pattern.CASE_INSENSITIVE);
 
   // ---- answers ----------------------------------------------------------------------------------
 
@@ -132,6 +135,40 @@ public class Bridge {
     json.writeEndObject();
     json.close();
     return answer(buffer.toString());
+  }
+
+  /**
+   * {@code text} parsed and analysed when it is a single query reading current table states (Spark's
+   * {@code sql} without parsing the text twice), or {@code null}: a statement, time travel, or a text
+   * this call does not judge; {@link #parse} then says which.  Analysis errors are thrown as Spark's.
+   */
+  public Dataset query(SparkSession session, String text) throws Exception {
+    LogicalPlan plan;
+    try {
+      plan = session.sessionState().sqlParser().parsePlan(text);
+    } catch (Exception e) {
+      return null;
+    }
+    List pending = new ArrayList();
+    pending.add(plan);
+    while (!pending.isEmpty()) {
+      LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
+      String name = node.getClass().getSimpleName();
+      if (node instanceof Command || node instanceof ParsedStatement || name.startsWith("InsertIntoDir")
+          || name.startsWith("InsertIntoStatement") || name.startsWith("CallStatement")
+          || name.startsWith("RelationTimeTravel")) {
+        return null;
+      }
+      if (node instanceof UnresolvedRelation
+          && OTHER_STATE.matcher((String) ((UnresolvedRelation) node).multipartIdentifier().last()).matches()) {
+        return null; // the name ends in a branch, tag, snapshot or timestamp (``t.branch_dev``)
+      }
+      scala.collection.Iterator children = node.children().iterator();
+      while (children.hasNext()) {
+        pending.add(children.next());
+      }
+    }
+    return Dataset.ofRows(session, plan);
   }
 
   // ---- scans -----------------------------------------------------------------------------------

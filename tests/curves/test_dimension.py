@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 from hypothesis import given
@@ -71,3 +73,70 @@ def test_each_level_of_the_hierarchy_is_one_run_of_coordinates(rows: list[tuple[
     for level in {lvl for lvl, _ in rows}:
         coords = np.sort(m.coordinates(keys_of([key for lvl, key in rows if lvl == level])))
         assert (np.diff(coords) == 1).all()
+
+
+def hierarchical(values: list[int], levels: list[list[int]], bits: int = 32) -> DimensionMapping:
+    return DimensionMapping(
+        bits=bits,
+        table="db.dim",
+        key="k",
+        by=tuple(f"level{i}" for i in range(len(levels))),
+        keys=keys_of(values),
+        levels=tuple(np.array(starts) for starts in levels),
+    )
+
+
+@st.composite
+def hierarchies(draw: st.DrawFn) -> tuple[int, list[list[int]]]:
+    """Rows in hierarchy order and each level's group starts (a finer level's groups nest in the coarser's)."""
+    rows = draw(st.integers(1, 80))
+    levels: list[list[int]] = []
+    starts = {0}
+    for _ in range(draw(st.integers(1, 3))):
+        starts = starts | set(draw(st.lists(st.integers(0, rows - 1), max_size=12)))
+        levels.append(sorted(starts))
+    return rows, levels
+
+
+@given(hierarchies())
+def test_every_group_of_every_level_fills_an_aligned_block_of_ranks(drawn: tuple[int, list[list[int]]]) -> None:
+    rows, levels = drawn
+    m = hierarchical(list(range(rows)), levels)
+    ranks = m.coordinate_ranks(np.arange(rows + 1)).astype(object)
+    assert all(a < b for a, b in itertools.pairwise(ranks))  # distinct, in coordinate order; orphan last
+    for starts in levels:
+        bounds = [*starts, rows]
+        for lo, hi in itertools.pairwise(bounds):
+            first, last = int(ranks[lo]), int(ranks[hi - 1])
+            width = (first ^ last).bit_length()
+            block = first >> width
+            outside = [int(r) for i, r in enumerate(ranks) if not lo <= i < hi]
+            assert all(r >> width != block for r in outside), (lo, hi, starts)
+
+
+@given(hierarchies(), st.integers(1, 8))
+def test_ranks_cut_to_few_bits_keep_the_order(drawn: tuple[int, list[list[int]]], bits: int) -> None:
+    rows, levels = drawn
+    ranks = hierarchical(list(range(rows)), levels, bits).coordinate_ranks(np.arange(rows + 1))
+    assert (np.diff(ranks.astype(np.int64)) >= 0).all() and int(ranks.max()) < 2**bits
+
+
+def test_a_region_is_one_cell_of_the_top_bits_not_a_run_straddling_two() -> None:
+    # five regions of 20 rows: in proportion, region 1 spans ranks 20/101 .. 40/101 of the range and
+    # shares its top three bits with regions 0 and 2; aligned, it owns the cell 001 of the top three bits
+    levels = [[0, 20, 40, 60, 80]]
+    linear = mapping(list(range(100)), bits=8).coordinate_ranks(np.arange(20, 40)) >> np.uint64(5)
+    aligned = hierarchical(list(range(100)), levels, bits=8).coordinate_ranks(np.arange(20, 40)) >> np.uint64(5)
+    assert set(linear.tolist()) == {1, 2, 3} and set(aligned.tolist()) == {1}
+
+
+def test_json_round_trip_keeps_the_levels_and_old_specs_read_in_proportion() -> None:
+    m = hierarchical([7, 3, 5, 1], [[0, 2], [0, 1, 2, 3]], bits=8)
+    again = DimensionMapping.from_json(m.to_json())
+    assert again == m and again.ranks(keys_of([3, 5, 99])).tolist() == m.ranks(keys_of([3, 5, 99])).tolist()
+    old = m.to_json()
+    del old["levels"]
+    proportional = DimensionMapping.from_json(old)
+    assert proportional != m and not proportional.levels
+    coords = np.arange(5)
+    assert proportional.coordinate_ranks(coords).tolist() == mapping([7, 3, 5, 1]).coordinate_ranks(coords).tolist()

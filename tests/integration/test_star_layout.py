@@ -48,6 +48,7 @@ def test_optimize_through_dimensions_keeps_every_row_and_groups_each_region(spar
     assert isinstance(mapping, DimensionMapping) and mapping.by == ("region", "nation")
     snapshot = spark.sql(f"SELECT snapshot_id FROM {NS}.dim_a.snapshots").first()[0]
     assert mapping.snapshot_id == snapshot and len(mapping.keys) == 2000
+    assert [len(starts) for starts in mapping.levels] == [5, 25]  # where each region and nation starts
     assert '"dimensions"' in result.clustering
     clustered = files_holding(spark, star, "a.region = 'r2'")
     nation = files_holding(spark, star, "a.nation = 'n7'")

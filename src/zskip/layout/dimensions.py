@@ -3,9 +3,10 @@
 ``zskip.optimize(spark, "lake.ssb.lineorder", by=[zskip.Dimension("lo_custkey", "lake.ssb.customer",
 key="c_custkey", by=["c_region", "c_nation", "c_city"])])`` clusters lineorder's files so the facts
 of one region, nation or city sit together, without copying a column into the fact table: the
-foreign key's axis of the curve is the key's position in the dimension sorted by ``by`` and then by
-key (``zskip.curves.DimensionMapping``).  That order is read from the dimension once per optimize,
-by Spark, and recorded in the clustering spec with the dimension's snapshot id.
+foreign key's axis of the curve numbers the dimension's rows sorted by ``by`` and then by key, each
+group of each level of ``by`` in an aligned block of ranks of its own (``zskip.curves.DimensionMapping``).
+That order and the groups are read from the dimension once per optimize, by Spark, and recorded in
+the clustering spec with the dimension's snapshot id.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from pyspark.sql.types import ByteType, DataType, IntegerType, LongType, ShortType
 
@@ -24,7 +27,14 @@ from zskip.errors import InvalidOptionError, UnknownColumnError
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.table import IcebergTable, load_table
 
-__all__ = ["Dimension", "ResolvedDimension", "fit_dimension", "parse_dimension", "resolve_dimension"]
+__all__ = [
+    "Dimension",
+    "ResolvedDimension",
+    "fit_dimension",
+    "level_starts",
+    "parse_dimension",
+    "resolve_dimension",
+]
 
 INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
 
@@ -125,24 +135,51 @@ def resolve_dimension(spark: SparkSession, dimension: Dimension, fact_type: Data
 
 
 def fit_dimension(spark: SparkSession, resolved: ResolvedDimension, bits: int) -> DimensionMapping:
-    """The dimension's keys in hierarchy order, read by Spark (sorted on the executors; only the key
-    column reaches the driver), recorded with the dimension's current snapshot."""
+    """The dimension's keys in hierarchy order and where each level's groups start, read by Spark
+    from the dimension's current snapshot (sorted and counted on the executors; the key column and
+    one row per finest group reach the driver), recorded with that snapshot's id."""
+    snapshot_id = resolved.table.current_snapshot_id()
+    source = spark.table(resolved.table.name)
+    if snapshot_id is not None:  # both reads below see the same rows, whatever commits meanwhile
+        source = spark.read.option("snapshot-id", str(snapshot_id)).table(resolved.table.name)
     key = f"`{resolved.key}`"
-    ordered = (
-        spark.table(resolved.table.name)
-        .where(f"{key} IS NOT NULL")
-        .select(*[f"`{c}`" for c in resolved.by], key)
-        .orderBy(*[f"`{c}`" for c in resolved.by], key)
-        .select(key)
-    )
-    keys = collect_arrow(ordered)
+    by = [f"`{c}`" for c in resolved.by]
+    present = source.where(f"{key} IS NOT NULL")
+    keys = collect_arrow(present.select(*by, key).orderBy(*by, key).select(key))
     values = keys.column(0) if keys.num_columns else None
     order_keys = order_key_u64(values) if values is not None and len(values) else np.zeros(0, np.uint64)
+    groups = collect_arrow(present.groupBy(*by).count().orderBy(*by))
     return DimensionMapping(
         bits=bits,
         table=resolved.table.name,
         key=resolved.key,
         by=resolved.by,
         keys=order_keys,
-        snapshot_id=resolved.table.current_snapshot_id(),
+        snapshot_id=snapshot_id,
+        levels=level_starts(groups, len(resolved.by)) if groups.num_rows else (),
     )
+
+
+def level_starts(groups: pa.Table, depth: int) -> tuple[np.ndarray, ...]:
+    """Where each level's groups start among the dimension's rows in hierarchy order.
+
+    ``groups``: one row per finest group, in hierarchy order: its ``depth`` hierarchy values, then
+    its row count.  Level ``i`` starts a group wherever one of the first ``i + 1`` values changes.
+
+    >>> t = pa.table({"region": ["A", "A", "B"], "city": ["x", "y", "x"], "count": [2, 3, 4]})
+    >>> [s.tolist() for s in level_starts(t, 2)]
+    [[0, 5], [0, 2, 5]]
+    """
+    counts = np.asarray(groups.column(depth).to_numpy(zero_copy_only=False), dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    changed = np.zeros(len(counts), dtype=bool)
+    changed[0] = True
+    levels = []
+    for column in groups.columns[:depth]:
+        before, after = column.slice(0, len(column) - 1), column.slice(1)
+        same = pc.fill_null(pc.equal(before, after), False)
+        both_null = pc.and_(pc.is_null(before), pc.is_null(after))
+        differs = ~np.asarray(pc.or_(same, both_null).to_numpy(zero_copy_only=False), dtype=bool)
+        changed[1:] |= differs
+        levels.append(starts[changed])
+    return tuple(levels)

@@ -7,6 +7,7 @@ never prunes, and Spark still applies it.
 """
 
 from zskip.expr.nodes import (
+    LEAVES,
     AlwaysFalse,
     AlwaysTrue,
     And,
@@ -15,6 +16,7 @@ from zskip.expr.nodes import (
     Expr,
     In,
     IsNull,
+    Leaf,
     Not,
     Opaque,
     Or,
@@ -23,6 +25,7 @@ from zskip.expr.nodes import (
 )
 
 __all__ = [
+    "LEAVES",
     "AlwaysFalse",
     "AlwaysTrue",
     "And",
@@ -31,6 +34,7 @@ __all__ = [
     "Expr",
     "In",
     "IsNull",
+    "Leaf",
     "Not",
     "Opaque",
     "Or",

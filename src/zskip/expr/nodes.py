@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "LEAVES",
     "AlwaysFalse",
     "AlwaysTrue",
     "And",
@@ -14,6 +15,7 @@ __all__ = [
     "Expr",
     "In",
     "IsNull",
+    "Leaf",
     "Not",
     "Opaque",
     "Or",
@@ -106,7 +108,9 @@ class Opaque:
     text: str
 
 
-Expr = Compare | Between | In | IsNull | StartsWith | And | Or | Not | Opaque | AlwaysTrue | AlwaysFalse
+Leaf = Compare | Between | In | IsNull | StartsWith  # a condition on one column
+LEAVES = (Compare, Between, In, IsNull, StartsWith)
+Expr = Leaf | And | Or | Not | Opaque | AlwaysTrue | AlwaysFalse
 
 
 def columns_of(expr: Expr) -> set[str]:

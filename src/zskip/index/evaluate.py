@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
 
-from zskip.expr import AlwaysFalse, AlwaysTrue, And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
+from zskip.expr import AlwaysFalse, And, Between, Compare, Expr, In, IsNull, Leaf, Not, Or, StartsWith
 from zskip.index.bitmap import BitmapIndex
 from zskip.index.bloom import BloomIndex
 from zskip.index.hashing import plain_hashes
@@ -148,36 +148,53 @@ def _everywhere(indexes: FileIndexes) -> _Maybe:
     return _Maybe(np.ones(indexes.row_group_count, dtype=bool))
 
 
-def _eval(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:
-    if isinstance(expr, And):
-        parts = [_eval(c, indexes) for c in expr.children]
-        exact = [p for p in parts if isinstance(p, _Exact)]
-        maybe = [p for p in parts if isinstance(p, _Maybe)]
-        if not maybe:
-            true, false = exact[0].true.copy(), exact[0].false.copy()
-            for p in exact[1:]:
-                true &= p.true
-                false |= p.false
-            return _Exact(true, false)
-        groups = np.logical_and.reduce([m.groups for m in maybe] + [_groups(e, indexes) for e in exact])
-        return _Maybe(groups)
-    if isinstance(expr, Or):
-        parts = [_eval(c, indexes) for c in expr.children]
-        if all(isinstance(p, _Exact) for p in parts):
-            exact = [p for p in parts if isinstance(p, _Exact)]
-            true, false = exact[0].true.copy(), exact[0].false.copy()
-            for p in exact[1:]:
-                true |= p.true
-                false &= p.false
-            return _Exact(true, false)
+Answer = _Exact | _Maybe
+
+
+@functools.singledispatch
+def _eval(expr: Expr, indexes: FileIndexes) -> Answer:
+    return _everywhere(indexes)  # a node the indexes do not know: every row group might match
+
+
+@_eval.register
+def _(expr: And, indexes: FileIndexes) -> Answer:
+    parts = [_eval(c, indexes) for c in expr.children]
+    exact = [p for p in parts if isinstance(p, _Exact)]
+    if len(exact) < len(parts):
+        return _Maybe(np.logical_and.reduce([_groups(p, indexes) for p in parts]))
+    true, false = exact[0].true.copy(), exact[0].false.copy()
+    for p in exact[1:]:
+        true &= p.true
+        false |= p.false
+    return _Exact(true, false)
+
+
+@_eval.register
+def _(expr: Or, indexes: FileIndexes) -> Answer:
+    parts = [_eval(c, indexes) for c in expr.children]
+    exact = [p for p in parts if isinstance(p, _Exact)]
+    if len(exact) < len(parts):
         return _Maybe(np.logical_or.reduce([_groups(p, indexes) for p in parts]))
-    if isinstance(expr, Not):
-        inner = _eval(expr.child, indexes)
-        return _Exact(inner.false, inner.true) if isinstance(inner, _Exact) else _everywhere(indexes)
-    if isinstance(expr, (Opaque, AlwaysTrue)):
-        return _everywhere(indexes)
-    if isinstance(expr, AlwaysFalse):
-        return _Maybe(np.zeros(indexes.row_group_count, dtype=bool))
+    true, false = exact[0].true.copy(), exact[0].false.copy()
+    for p in exact[1:]:
+        true |= p.true
+        false &= p.false
+    return _Exact(true, false)
+
+
+@_eval.register
+def _(expr: Not, indexes: FileIndexes) -> Answer:
+    inner = _eval(expr.child, indexes)
+    return _Exact(inner.false, inner.true) if isinstance(inner, _Exact) else _everywhere(indexes)
+
+
+@_eval.register
+def _(expr: AlwaysFalse, indexes: FileIndexes) -> Answer:
+    return _Maybe(np.zeros(indexes.row_group_count, dtype=bool))
+
+
+@_eval.register
+def _(expr: Leaf, indexes: FileIndexes) -> Answer:
     bitmap = indexes.bitmaps.get(expr.column)
     if bitmap is not None:
         try:
@@ -185,17 +202,26 @@ def _eval(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
             log.debug("bitmap on %s cannot answer %s: %s", expr.column, expr, exc)
     bloom = indexes.blooms.get(expr.column)
-    if bloom is not None and isinstance(expr, (Compare, In)) and (isinstance(expr, In) or expr.op == "="):
-        values = expr.values if isinstance(expr, In) else (expr.value,)
-        try:
-            in_file, groups = bloom.might_contain_hashes(probe_hashes(bloom.value_type, tuple(values)))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
-            log.debug("bloom on %s cannot answer %s: %s", expr.column, expr, exc)
-            return _everywhere(indexes)
-        if len(groups) != indexes.row_group_count:  # an index of another version of the file
-            return _everywhere(indexes)
-        return _Maybe(groups & in_file)
-    return _everywhere(indexes)
+    values = _probed_values(expr)
+    if bloom is None or values is None:
+        return _everywhere(indexes)
+    try:
+        in_file, groups = bloom.might_contain_hashes(probe_hashes(bloom.value_type, values))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
+        log.debug("bloom on %s cannot answer %s: %s", expr.column, expr, exc)
+        return _everywhere(indexes)
+    if len(groups) != indexes.row_group_count:  # an index of another version of the file
+        return _everywhere(indexes)
+    return _Maybe(groups & in_file)
+
+
+def _probed_values(leaf: Leaf) -> tuple[Any, ...] | None:
+    """The values a bloom filter is probed with for ``leaf`` (``None``: a bloom filter cannot answer it)."""
+    if isinstance(leaf, In):
+        return tuple(leaf.values)
+    if isinstance(leaf, Compare) and leaf.op == "=":
+        return (leaf.value,)
+    return None
 
 
 @functools.lru_cache(maxsize=256)
@@ -205,34 +231,46 @@ def probe_hashes(value_type: pa.DataType, values: tuple[Any, ...]) -> np.ndarray
     return plain_hashes(probes)
 
 
-def _bitmap_leaf(expr: Expr, index: BitmapIndex) -> _Exact:
-    not_null = index.not_null
-    if isinstance(expr, IsNull):
-        return _Exact(index.nulls(), not_null.copy())
-    if isinstance(expr, Compare):
-        below, through = index.bounds(expr.value)
-        top = index.cardinality
-        ranges = {
-            "=": (below, through),
-            "<": (0, below),
-            "<=": (0, through),
-            ">": (through, top),
-            ">=": (below, top),
-        }
-        if expr.op == "!=":
-            equal = index.codes_between(below, through)
-            return _Exact(not_null - equal, equal)
-        true = index.codes_between(*ranges[expr.op])
-    elif isinstance(expr, Between):
-        low, _ = index.bounds(expr.low)
-        _, high = index.bounds(expr.high)
-        true = index.codes_between(low, high)
-    elif isinstance(expr, In):
-        true = BitMap()
-        for value in expr.values:
-            true |= index.codes_between(*index.bounds(value))
-    elif isinstance(expr, StartsWith):
-        true = index.codes_between(*index.prefix_codes(expr.prefix))
-    else:
-        raise TypeError(f"no bitmap answer for {type(expr).__name__}")
-    return _Exact(true, not_null - true)
+def _bitmap_leaf(leaf: Leaf, index: BitmapIndex) -> _Exact:
+    """The rows where ``leaf`` is TRUE and where it is FALSE (NULL rows are in neither)."""
+    if isinstance(leaf, IsNull):
+        return _Exact(index.nulls(), index.not_null.copy())
+    if isinstance(leaf, Compare) and leaf.op == "!=":
+        equal = index.codes_between(*index.bounds(leaf.value))
+        return _Exact(index.not_null - equal, equal)
+    true = _bitmap_true(leaf, index)
+    return _Exact(true, index.not_null - true)
+
+
+@functools.singledispatch
+def _bitmap_true(leaf: Leaf, index: BitmapIndex) -> BitMap:
+    """The rows where ``leaf`` is TRUE, from the index's codes (sorted like the values)."""
+    raise TypeError(f"no bitmap answer for {type(leaf).__name__}")
+
+
+@_bitmap_true.register
+def _(leaf: Compare, index: BitmapIndex) -> BitMap:
+    below, through = index.bounds(leaf.value)  # codes below the value, and through it
+    top = index.cardinality
+    ranges = {"=": (below, through), "<": (0, below), "<=": (0, through), ">": (through, top), ">=": (below, top)}
+    return index.codes_between(*ranges[leaf.op])
+
+
+@_bitmap_true.register
+def _(leaf: Between, index: BitmapIndex) -> BitMap:
+    low, _ = index.bounds(leaf.low)
+    _, high = index.bounds(leaf.high)
+    return index.codes_between(low, high)
+
+
+@_bitmap_true.register
+def _(leaf: In, index: BitmapIndex) -> BitMap:
+    true = BitMap()
+    for value in leaf.values:
+        true |= index.codes_between(*index.bounds(value))
+    return true
+
+
+@_bitmap_true.register
+def _(leaf: StartsWith, index: BitmapIndex) -> BitMap:
+    return index.codes_between(*index.prefix_codes(leaf.prefix))

@@ -10,11 +10,27 @@ binaries either (their statistics may be truncated bounds).
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any
 
-from zskip.expr import AlwaysFalse, AlwaysTrue, And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
+from zskip.expr import (
+    LEAVES,
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    Between,
+    Compare,
+    Expr,
+    In,
+    IsNull,
+    Leaf,
+    Not,
+    Opaque,
+    Or,
+    StartsWith,
+)
 from zskip.planning.footers import ColumnStats
 
 __all__ = ["might_match", "might_match_pushed", "push_not"]
@@ -22,23 +38,46 @@ __all__ = ["might_match", "might_match_pushed", "push_not"]
 NEGATE = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
 
-def push_not(expr: Expr, negate: bool = False) -> Expr:
-    """``expr`` with every NOT on a leaf (NOT over AND/OR moved down by De Morgan)."""
-    if isinstance(expr, Not):
-        return push_not(expr.child, not negate)
-    if isinstance(expr, (And, Or)):
-        children = tuple(push_not(c, negate) for c in expr.children)
-        flip = isinstance(expr, And) == negate
-        return Or(children) if flip else And(children)
+# ---- NOT pushed to the leaves -------------------------------------------------------------------
+
+
+@functools.singledispatch
+def _pushed(expr: Expr, negate: bool) -> Expr:
+    """A leaf with no negated form of its own keeps its NOT (``NOT a IN (...)``, ``NOT a IS NULL``)."""
+    return Not(expr) if negate else expr
+
+
+@_pushed.register
+def _(expr: Not, negate: bool) -> Expr:
+    return _pushed(expr.child, not negate)
+
+
+@_pushed.register
+def _(expr: And | Or, negate: bool) -> Expr:
+    children = tuple(_pushed(c, negate) for c in expr.children)
+    return Or(children) if isinstance(expr, And) == negate else And(children)  # De Morgan when negated
+
+
+@_pushed.register
+def _(expr: Compare, negate: bool) -> Expr:
+    return Compare(expr.column, NEGATE[expr.op], expr.value) if negate else expr
+
+
+@_pushed.register
+def _(expr: Opaque, negate: bool) -> Expr:
+    return expr  # unknown either way
+
+
+@_pushed.register
+def _(expr: AlwaysTrue | AlwaysFalse, negate: bool) -> Expr:
     if not negate:
         return expr
-    if isinstance(expr, Compare):
-        return Compare(expr.column, NEGATE[expr.op], expr.value)
-    if isinstance(expr, Opaque):
-        return expr
-    if isinstance(expr, (AlwaysTrue, AlwaysFalse)):
-        return AlwaysFalse() if isinstance(expr, AlwaysTrue) else AlwaysTrue()
-    return Not(expr)
+    return AlwaysFalse() if isinstance(expr, AlwaysTrue) else AlwaysTrue()
+
+
+def push_not(expr: Expr, negate: bool = False) -> Expr:
+    """``expr`` with every NOT on a leaf (NOT over AND/OR moved down by De Morgan)."""
+    return _pushed(expr, negate)
 
 
 def might_match(expr: Expr, stats: Mapping[str, ColumnStats | None], floats: frozenset[str]) -> bool:
@@ -51,78 +90,133 @@ def might_match_pushed(pushed: Expr, stats: Mapping[str, ColumnStats | None], fl
     return _might(pushed, stats, floats)
 
 
-def _might(expr: Expr, stats: Mapping[str, ColumnStats | None], floats: frozenset[str]) -> bool:
-    if isinstance(expr, And):
-        return all(_might(c, stats, floats) for c in expr.children)
-    if isinstance(expr, Or):
-        return any(_might(c, stats, floats) for c in expr.children)
-    if isinstance(expr, (Opaque, AlwaysTrue)):
-        return True
-    if isinstance(expr, AlwaysFalse):
-        return False
-    negated = isinstance(expr, Not)
-    leaf = expr.child if isinstance(expr, Not) else expr
-    if isinstance(leaf, (Opaque, And, Or, Not, AlwaysTrue, AlwaysFalse)):
-        return True
+# ---- might a row match? (predicates through push_not) --------------------------------------------
+
+Stats = Mapping[str, ColumnStats | None]
+
+
+@functools.singledispatch
+def _might(expr: Expr, stats: Stats, floats: frozenset[str]) -> bool:
+    return True  # a node this check does not know proves nothing
+
+
+@_might.register
+def _(expr: Leaf, stats: Stats, floats: frozenset[str]) -> bool:
+    return _might_leaf(expr, False, stats, floats)
+
+
+@_might.register
+def _(expr: And, stats: Stats, floats: frozenset[str]) -> bool:
+    return all(_might(c, stats, floats) for c in expr.children)
+
+
+@_might.register
+def _(expr: Or, stats: Stats, floats: frozenset[str]) -> bool:
+    return any(_might(c, stats, floats) for c in expr.children)
+
+
+@_might.register
+def _(expr: Opaque | AlwaysTrue, stats: Stats, floats: frozenset[str]) -> bool:
+    return True
+
+
+@_might.register
+def _(expr: AlwaysFalse, stats: Stats, floats: frozenset[str]) -> bool:
+    return False
+
+
+@_might.register
+def _(expr: Not, stats: Stats, floats: frozenset[str]) -> bool:
+    if not isinstance(expr.child, LEAVES):
+        return True  # not through push_not: nothing is proven
+    return _might_leaf(expr.child, True, stats, floats)
+
+
+def _might_leaf(leaf: Leaf, negated: bool, stats: Stats, floats: frozenset[str]) -> bool:
     column = leaf.column.lower()
     s = stats.get(column)
     if s is None:
         return True
-    try:
-        return _leaf(leaf, negated, s, column in floats)
-    except (TypeError, ValueError, OverflowError):
-        return True  # values the statistics cannot be compared with
-
-
-def _leaf(leaf: Expr, negated: bool, s: ColumnStats, is_float: bool) -> bool:
     if isinstance(leaf, IsNull):
         if negated:
             return s.values is None or s.values > 0
         return s.null_count is None or s.null_count > 0
     if s.values == 0:
         return False  # only NULLs: no comparison is TRUE
-    if not s.has_min_max:
-        return True
-    low, high = s.min, s.max
-    if _is_nan(low) or _is_nan(high):
+    if not s.has_min_max or _is_nan(s.min) or _is_nan(s.max):
         return True  # some writers let NaN into a float column's bounds: they then bound nothing
-    if negated:
-        if isinstance(leaf, In) and not is_float and low == high:
-            return not any(_equal(low, v) for v in leaf.values)
-        if isinstance(leaf, StartsWith) and isinstance(low, str) and isinstance(high, str):
-            return not (low.startswith(leaf.prefix) and high.startswith(leaf.prefix))
-        return True
-    if isinstance(leaf, Compare):
-        v = leaf.value
-        if is_float and isinstance(v, float) and math.isnan(v):
-            return True
-        op = leaf.op
-        if op == "=":
-            return _le(low, v) and _le(v, high)
-        if op == "!=":
-            return is_float or isinstance(low, (str, bytes)) or not (_equal(low, v) and _equal(high, v))
-        if op == "<":
-            return _lt(low, v)
-        if op == "<=":
-            return _le(low, v)
-        if is_float:
-            return True  # NaN rows are above everything and missing from the statistics
-        if op == ">":
-            return _lt(v, high)
-        return _le(v, high)  # >=
-    if isinstance(leaf, Between):
-        if is_float and any(isinstance(v, float) and math.isnan(v) for v in (leaf.low, leaf.high)):
-            return True
-        return _le(leaf.low, leaf.high) and _le(low, leaf.high) and _le(leaf.low, high)
-    if isinstance(leaf, In):
-        return any(
-            (is_float and isinstance(v, float) and math.isnan(v)) or (_le(low, v) and _le(v, high)) for v in leaf.values
-        )
-    if isinstance(leaf, StartsWith):
-        if not isinstance(low, str) or not isinstance(high, str):
-            return True
-        return not (high < leaf.prefix or (low > leaf.prefix and not low.startswith(leaf.prefix)))
+    try:
+        if negated:
+            return _might_not(leaf, s.min, s.max, column in floats)
+        return _within(leaf, s.min, s.max, column in floats)
+    except (TypeError, ValueError, OverflowError):
+        return True  # values the statistics cannot be compared with
+
+
+@functools.singledispatch
+def _within(leaf: Expr, low: Any, high: Any, is_float: bool) -> bool:
+    """Might ``leaf`` be TRUE for a value in ``[low, high]`` (or a NaN, for a float column)?"""
     return True
+
+
+@_within.register
+def _(leaf: Compare, low: Any, high: Any, is_float: bool) -> bool:
+    v = leaf.value
+    if is_float and isinstance(v, float) and math.isnan(v):
+        return True
+    op = leaf.op
+    if op == "=":
+        return _le(low, v) and _le(v, high)
+    if op == "!=":
+        return is_float or isinstance(low, (str, bytes)) or not (_equal(low, v) and _equal(high, v))
+    if op == "<":
+        return _lt(low, v)
+    if op == "<=":
+        return _le(low, v)
+    if is_float:
+        return True  # NaN rows are above everything and missing from the statistics
+    if op == ">":
+        return _lt(v, high)
+    return _le(v, high)  # >=
+
+
+@_within.register
+def _(leaf: Between, low: Any, high: Any, is_float: bool) -> bool:
+    if is_float and any(isinstance(v, float) and math.isnan(v) for v in (leaf.low, leaf.high)):
+        return True
+    return _le(leaf.low, leaf.high) and _le(low, leaf.high) and _le(leaf.low, high)
+
+
+@_within.register
+def _(leaf: In, low: Any, high: Any, is_float: bool) -> bool:
+    return any(
+        (is_float and isinstance(v, float) and math.isnan(v)) or (_le(low, v) and _le(v, high)) for v in leaf.values
+    )
+
+
+@_within.register
+def _(leaf: StartsWith, low: Any, high: Any, is_float: bool) -> bool:
+    if not isinstance(low, str) or not isinstance(high, str):
+        return True
+    return not (high < leaf.prefix or (low > leaf.prefix and not low.startswith(leaf.prefix)))
+
+
+@functools.singledispatch
+def _might_not(leaf: Expr, low: Any, high: Any, is_float: bool) -> bool:
+    """Might ``NOT leaf`` be TRUE for a value in ``[low, high]``?  (Comparisons were negated by push_not.)"""
+    return True
+
+
+@_might_not.register
+def _(leaf: In, low: Any, high: Any, is_float: bool) -> bool:
+    return is_float or low != high or not any(_equal(low, v) for v in leaf.values)
+
+
+@_might_not.register
+def _(leaf: StartsWith, low: Any, high: Any, is_float: bool) -> bool:
+    if not isinstance(low, str) or not isinstance(high, str):
+        return True
+    return not (low.startswith(leaf.prefix) and high.startswith(leaf.prefix))
 
 
 def _is_nan(value: Any) -> bool:

@@ -9,6 +9,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zskip.index import bitmap
 from zskip.index.bitmap import BitmapIndex
 from zskip.index.bloom import BloomIndex
 from zskip.index.evaluate import FileIndexes, Match, key_sets_verdict
@@ -55,3 +56,19 @@ def test_no_index_on_the_columns_gives_no_verdict_and_big_keys_never_break_a_nar
     assert verdict is not None and verdict.file is Match.MIGHT_MATCH
     verdict = key_sets_verdict(only_bloom, [("a", np.array([2**40], np.int64))])
     assert verdict is not None and verdict.file is Match.CANNOT_MATCH
+
+
+@given(values_strategy, keys_strategy)
+def test_rows_with_keys_are_exact_by_ranges_and_by_decoding_row_codes(
+    values: list[int | None], keys: list[int]
+) -> None:
+    index = BitmapIndex.build(pa.array(values, pa.int64()))
+    expected = [r for r, v in enumerate(values) if v is not None and v in keys]
+    sorted_keys = np.array(sorted(keys), np.int64)
+    saved = bitmap.RANGES_BEFORE_DECODING
+    try:
+        for threshold in (0, 10**9):  # every key set decoded, then every key set by ranges
+            bitmap.RANGES_BEFORE_DECODING = threshold
+            assert list(index.rows_with(sorted_keys)) == expected, threshold
+    finally:
+        bitmap.RANGES_BEFORE_DECODING = saved

@@ -28,7 +28,11 @@ from pyroaring import BitMap
 
 from zskip.index.literals import exact_scalar
 
-__all__ = ["BitmapIndex", "bitmap_of"]
+__all__ = ["RANGES_BEFORE_DECODING", "BitmapIndex", "bitmap_of"]
+
+# A key set matching more separate runs of codes than this is answered by decoding every row's code
+# (one pass over the bit slices) rather than by one range query per run.
+RANGES_BEFORE_DECODING = 16
 
 
 def bitmap_of(positions: np.ndarray) -> BitMap:
@@ -104,7 +108,9 @@ class BitmapIndex:
 
     def rows_with(self, keys: np.ndarray) -> BitMap:
         """Rows whose value is one of ``keys`` (sorted, distinct numbers): the dictionary is looked up in
-        the keys at once, and each run of consecutive matching codes is one range of codes."""
+        the keys at once.  A few runs of consecutive matching codes are taken as ranges of codes (each
+        O(log2 cardinality) bitmap operations); many runs (the customers of a region are scattered
+        over the key range) decode every row's code from the bit slices once instead."""
         values = self.dictionary.to_numpy(zero_copy_only=False)
         if len(values) == 0 or len(keys) == 0:
             return BitMap()
@@ -116,12 +122,23 @@ class BitmapIndex:
         if len(codes) == 0:
             return BitMap()
         breaks = np.flatnonzero(np.diff(codes) != 1)
+        if len(breaks) >= RANGES_BEFORE_DECODING:
+            present, row_codes = self.row_codes()
+            return bitmap_of(present[hit[row_codes]])
         starts = np.concatenate([[codes[0]], codes[breaks + 1]])
         ends = np.concatenate([codes[breaks], [codes[-1]]])
         rows = BitMap()
         for low, high in zip(starts.tolist(), ends.tolist(), strict=True):
             rows |= self.codes_between(low, high + 1)
         return rows
+
+    def row_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The non-null rows (ascending) and each one's code, rebuilt from the bit slices."""
+        present = np.frombuffer(self.not_null.to_array(), dtype=np.uint32)
+        codes = np.zeros(self.rows, dtype=np.int64)
+        for bit, clear in enumerate(self.clear_bits):
+            codes[np.frombuffer((self.not_null - clear).to_array(), dtype=np.uint32)] |= 1 << bit
+        return present, codes[present]
 
     def bounds(self, value: Any) -> tuple[int, int]:
         """``(codes below value, codes at or below value)`` in Spark's order."""

@@ -513,7 +513,9 @@ def star_lines(results: dict[str, dict]) -> list[str]:
         "",
         "lineorder clustered (hilbert) by `lo_orderdate` through dates (d_year, d_yearmonthnum), `lo_custkey` "
         "through customer (c_region, c_nation, c_city), `lo_suppkey` through supplier (s_region, s_nation, s_city) "
-        "and `lo_partkey` through part (p_mfgr, p_category, p_brand1); no column copied. `zskip.sql` runs each "
+        "and `lo_partkey` through part (p_mfgr, p_category, p_brand1); no column copied. On each foreign key's axis "
+        "every group of every level (a region, a nation, a city) owns an aligned block of positions, so it is one "
+        "cell of the curve, not a run straddling two. `zskip.sql` runs each "
         "query's dimension filters as small Spark jobs and reads only the lineorder row groups whose recorded "
         "coordinates and foreign-key min/max can hold a matching key. *Hold a match*: row groups holding a "
         "lineorder row the query keeps, measured from the data (Iceberg's `_file` and `_pos` of every matching "
@@ -533,6 +535,25 @@ def star_lines(results: dict[str, dict]) -> list[str]:
             ],
             rows,
         ),
+        "",
+        *_where_star_does_not_help(a, c, g),
+    ]
+
+
+def _where_star_does_not_help(a: dict, c: dict, g: dict) -> list[str]:
+    """The queries (g) reads at least half the row groups of as loaded for, in figures."""
+    weak = [n for n in g if a[n]["row_groups"] < 2 * g[n]["row_groups"]]
+    if not weak:
+        return []
+    read = [g[n]["row_groups"] for n in weak]
+    totals = [a[n]["row_groups"] for n in weak]
+    versus_c = [c[n]["seconds"] / g[n]["seconds"] for n in weak]
+    return [
+        f"**Where (g) does not help:** {', '.join(weak)} filter lineorder's own columns and no dimension it is "
+        f"clustered through: (g) reads {min(read):,}-{max(read):,} of their {min(totals):,}-{max(totals):,} row "
+        f"groups and runs at {min(versus_c):.2f}x-{max(versus_c):.2f}x of (c)'s speed, (c) being clustered on those "
+        "columns. For such filters, cluster on the filtered columns (the zskip layouts (d)-(f)); a fact table "
+        "clustered through its dimensions serves the queries that filter the dimensions.",
         "",
     ]
 

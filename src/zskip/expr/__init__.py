@@ -22,6 +22,7 @@ from zskip.expr.nodes import (
     Or,
     StartsWith,
     columns_of,
+    equality_values,
 )
 
 __all__ = [
@@ -40,4 +41,5 @@ __all__ = [
     "Or",
     "StartsWith",
     "columns_of",
+    "equality_values",
 ]

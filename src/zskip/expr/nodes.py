@@ -21,6 +21,7 @@ __all__ = [
     "Or",
     "StartsWith",
     "columns_of",
+    "equality_values",
 ]
 
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
@@ -111,6 +112,16 @@ class Opaque:
 Leaf = Compare | Between | In | IsNull | StartsWith  # a condition on one column
 LEAVES = (Compare, Between, In, IsNull, StartsWith)
 Expr = Leaf | And | Or | Not | Opaque | AlwaysTrue | AlwaysFalse
+
+
+def equality_values(expr: Expr) -> tuple[Any, ...] | None:
+    """The values ``expr`` holds its column equal to (``a = 5``: ``(5,)``; ``a IN (1, 2)``: ``(1, 2)``),
+    or ``None`` for any other condition."""
+    if isinstance(expr, In):
+        return expr.values
+    if isinstance(expr, Compare) and expr.op == "=":
+        return (expr.value,)
+    return None
 
 
 def columns_of(expr: Expr) -> set[str]:

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
 
-from zskip.expr import AlwaysFalse, And, Between, Compare, Expr, In, IsNull, Leaf, Not, Or, StartsWith
+from zskip.expr import AlwaysFalse, And, Between, Compare, Expr, In, IsNull, Leaf, Not, Or, StartsWith, equality_values
 from zskip.index.bitmap import BitmapIndex
 from zskip.index.bloom import BloomIndex
 from zskip.index.hashing import plain_hashes
@@ -202,7 +202,7 @@ def _(expr: Leaf, indexes: FileIndexes) -> Answer:
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
             log.debug("bitmap on %s cannot answer %s: %s", expr.column, expr, exc)
     bloom = indexes.blooms.get(expr.column)
-    values = _probed_values(expr)
+    values = equality_values(expr)  # what a bloom filter can be probed with
     if bloom is None or values is None:
         return _everywhere(indexes)
     try:
@@ -213,15 +213,6 @@ def _(expr: Leaf, indexes: FileIndexes) -> Answer:
     if len(groups) != indexes.row_group_count:  # an index of another version of the file
         return _everywhere(indexes)
     return _Maybe(groups & in_file)
-
-
-def _probed_values(leaf: Leaf) -> tuple[Any, ...] | None:
-    """The values a bloom filter is probed with for ``leaf`` (``None``: a bloom filter cannot answer it)."""
-    if isinstance(leaf, In):
-        return tuple(leaf.values)
-    if isinstance(leaf, Compare) and leaf.op == "=":
-        return (leaf.value,)
-    return None
 
 
 @functools.lru_cache(maxsize=256)

@@ -8,6 +8,7 @@ the box; a literal with no exact value of the column's type bounds nothing.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -15,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
-from zskip.expr import And, Between, Compare, Expr, In
+from zskip.expr import And, Between, Compare, Expr, In, equality_values
 from zskip.index.literals import InexactLiteral, exact_scalar
 
 __all__ = ["finest_ranges", "key_bounds", "query_intervals", "ranges_meet", "rank_bounds"]
@@ -30,6 +31,33 @@ def _conjuncts(expr: Expr) -> list[Expr]:
 def _key(value: object, kind: pa.DataType) -> int:
     scalar = exact_scalar(value, kind)
     return int(order_key_u64(pa.array([scalar.as_py()], type=kind))[0])
+
+
+@functools.singledispatch
+def _key_bounds(leaf: Expr, kind: pa.DataType) -> tuple[int | None, int | None] | None:
+    """Inclusive order-key bounds one conjunct puts on its column (``None``: it bounds nothing)."""
+    return None
+
+
+@_key_bounds.register
+def _(leaf: Compare, kind: pa.DataType) -> tuple[int | None, int | None] | None:
+    if leaf.op == "!=":
+        return None
+    key = _key(leaf.value, kind)
+    return {"=": (key, key), "<": (None, key), "<=": (None, key), ">": (key, None), ">=": (key, None)}[leaf.op]
+
+
+@_key_bounds.register
+def _(leaf: Between, kind: pa.DataType) -> tuple[int | None, int | None] | None:
+    return _key(leaf.low, kind), _key(leaf.high, kind)
+
+
+@_key_bounds.register
+def _(leaf: In, kind: pa.DataType) -> tuple[int | None, int | None] | None:
+    if not leaf.values:
+        return None
+    keys = [_key(v, kind) for v in leaf.values]
+    return min(keys), max(keys)
 
 
 def key_bounds(
@@ -49,28 +77,16 @@ def key_bounds(
         bounds[column] = (old_low, old_high)
 
     for leaf in _conjuncts(expr):
-        if not isinstance(leaf, (Compare, Between, In)):
-            continue
-        name = names.get(leaf.column.lower())
+        column = leaf_column(leaf)
+        name = names.get(column) if column is not None else None
         if name is None or name not in arrow_types or name in through_dimension:
             continue
-        kind = arrow_types[name]
         try:
-            if isinstance(leaf, Compare):
-                key = _key(leaf.value, kind)
-                if leaf.op == "=":
-                    tighten(name, key, key)
-                elif leaf.op in ("<", "<="):
-                    tighten(name, None, key)
-                elif leaf.op in (">", ">="):
-                    tighten(name, key, None)
-            elif isinstance(leaf, Between):
-                tighten(name, _key(leaf.low, kind), _key(leaf.high, kind))
-            elif leaf.values:
-                keys = [_key(v, kind) for v in leaf.values]
-                tighten(name, min(keys), max(keys))
+            found = _key_bounds(leaf, arrow_types[name])
         except (InexactLiteral, TypeError, ValueError, OverflowError):
-            continue
+            continue  # a literal with no exact value of the column's type bounds nothing
+        if found is not None:
+            tighten(name, *found)
     return bounds
 
 
@@ -124,9 +140,8 @@ def rank_bounds(
         for leaf in _conjuncts(expr):
             if leaf_column(leaf) != column.name.lower():
                 continue
-            values = [leaf.value] if isinstance(leaf, Compare) and leaf.op == "=" else None
-            values = list(leaf.values) if isinstance(leaf, In) and leaf.values else values
-            if values is None:
+            values = equality_values(leaf)
+            if not values:
                 continue
             try:
                 keys = np.array([_key(v, arrow_types[column.name]) for v in values], dtype=np.uint64)

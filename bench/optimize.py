@@ -27,14 +27,34 @@ from zskip.experiments import (
     lineitem_queries,
 )
 from zskip.iceberg.files import data_files
+from zskip.layout.optimize import STEPS
 from zskip.units import parse_size
 from zskip.viz.figures import save_png
 
 ZSKIP = [(curve, mapping) for curve in ("hilbert", "zorder", "linear") for mapping in ("rank", "raw")]
 
 
-def layouts(spark, base: str, by: list[str], target: int, row_group: int, prefix: str) -> dict[str, tuple[str, float]]:
-    """Each layout's table and the wall time of laying it out."""
+def step_lines(steps: dict[str, dict[str, float]], seconds: dict[str, float]) -> list[str]:
+    """Where each zskip layout's time went, by optimize's steps (``OptimizeResult.step_seconds``)."""
+    if not steps:
+        return []
+    rows = [
+        [label, f"{seconds[label]:.1f}", *[f"{measured.get(step, 0.0):.1f}" for step in STEPS]]
+        for label, measured in steps.items()
+    ]
+    return [
+        "",
+        "zskip's wall time by step (seconds; *rewrite* is sampling each group's keys, computing curve keys, the "
+        "shuffle, the sort and the write, all one Spark job per group; *fit spec* samples the table once):",
+        "",
+        markdown_table(["layout", "total s", *STEPS], rows),
+    ]
+
+
+def layouts(
+    spark, base: str, by: list[str], target: int, row_group: int, prefix: str, steps: dict | None = None
+) -> dict[str, tuple[str, float]]:
+    """Each layout's table and the wall time of laying it out (zskip's step times into ``steps``)."""
     out: dict[str, tuple[str, float]] = {"as loaded": (base, 0.0)}
     zorder = f"zorder({','.join(by)})"
     iceberg = {"Iceberg zorder": zorder, "Iceberg sort": ",".join(by)}
@@ -51,12 +71,14 @@ def layouts(spark, base: str, by: list[str], target: int, row_group: int, prefix
         label = f"zskip {curve} {mapping}"
         table = f"{prefix}_{curve}_{mapping}"
         copy_table(spark, base, table)
-        seconds, _ = timed(
+        seconds, result = timed(
             lambda t=table, c=curve, m=mapping: optimize(
                 spark, t, by=by, curve=c, mapping=m, mode="full", target_file_size=target, row_group_size=row_group
             )
         )
         out[label] = (table, seconds)
+        if steps is not None:
+            steps[label] = dict(result.step_seconds)
         print(f"{label}: {seconds:.1f}s", flush=True)
     return out
 
@@ -67,7 +89,8 @@ def lineitem_section(spark, scale_factor: float, target: int, row_group: int, fi
         spark, base, scale_factor=scale_factor, data_dir=Path(tempfile.gettempdir()) / "zskip-tpch", files=files
     )
     by = list(LINEITEM_CLUSTER_COLUMNS)
-    built = layouts(spark, base, by, target, row_group, "lake.bench.li")
+    steps: dict[str, dict[str, float]] = {}
+    built = layouts(spark, base, by, target, row_group, "lake.bench.li", steps)
     queries = lineitem_queries(spark, base)
     counts = {label: count_files_read(spark, table, queries) for label, (table, _) in built.items()}
     header = ["layout", "files", "layout s", "time vs Iceberg zorder"] + [f"Q{i + 1}" for i in range(len(queries))]
@@ -97,6 +120,7 @@ def lineitem_section(spark, scale_factor: float, target: int, row_group: int, fi
         "pruning), out of the layout's file count:",
         "",
         markdown_table(header, rows_out),
+        *step_lines(steps, {label: seconds for label, (_t, seconds) in built.items()}),
         "",
         "Filters (matching rows):",
         "",
@@ -129,6 +153,8 @@ def skewed_section(spark, target_files: int) -> tuple[str, dict]:
         (f"zskip {c} {m}", c, m) for c in ("hilbert", "zorder") for m in ("rank", "raw")
     ]
     rows_out = []
+    steps: dict[str, dict[str, float]] = {}
+    layout_seconds: dict[str, float] = {}
     for label, curve, mapping in configs:
         table = f"{base}_{label.replace(' ', '_').lower()}"
         copy_table(spark, base, table)
@@ -138,7 +164,7 @@ def skewed_section(spark, target_files: int) -> tuple[str, dict]:
                 lambda t=table: iceberg_rewrite(spark, t, sort_order="zorder(c1,c2)", target_file_size_bytes=target)
             )
         else:
-            seconds, _ = timed(
+            seconds, result = timed(
                 lambda t=table, c=curve, m=mapping: optimize(
                     spark,
                     t,
@@ -150,6 +176,8 @@ def skewed_section(spark, target_files: int) -> tuple[str, dict]:
                     row_group_size=target // 4,
                 )
             )
+            steps[label] = dict(result.step_seconds)
+        layout_seconds[label] = seconds
         counts = count_files_read(spark, table, wheres)
         out[label] = counts
         skipped = [1 - c.files_read / c.files_total for c in counts]
@@ -165,6 +193,7 @@ def skewed_section(spark, target_files: int) -> tuple[str, dict]:
         "(the Hudi benchmark's measure):",
         "",
         markdown_table(["layout", "files", "layout s", "skipped, c1 = v", "skipped, c2 = v"], rows_out),
+        *step_lines(steps, layout_seconds),
     ]
     return "\n".join(text), out
 

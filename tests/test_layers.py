@@ -25,7 +25,7 @@ LAYERS: dict[str, set[str]] = {
     "viz": {"curves", "expr", "index", "iceberg", "layout", "indexing", "planning"},
     "cli": {"curves", "expr", "index", "iceberg", "layout", "indexing", "planning", "viz", "datasets", "demo"},
 }
-SHARED = {"errors", "units"}
+SHARED = {"display", "errors", "units"}
 
 
 def modules() -> list[Path]:

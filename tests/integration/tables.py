@@ -53,3 +53,10 @@ def make_table(
         writer = writer.partitionedBy(partitioned_by)
     writer.create()
     return name
+
+
+def table_bytes(spark: SparkSession, table: str) -> int:
+    """Bytes of the table's current data files."""
+    from zskip.iceberg.files import data_files
+
+    return sum(data_files(spark, table)["file_size_in_bytes"].to_pylist())

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import zskip
+from tests.integration.tables import table_bytes
 from zskip.errors import (
     ConcurrentChangeError,
     InvalidOptionError,
@@ -19,6 +22,7 @@ from zskip.iceberg.files import data_files
 from zskip.layout import clustering_store, optimize
 from zskip.layout.inspect import inspect
 from zskip.layout.key_ranges import file_key_ranges
+from zskip.layout.optimize import STEPS
 
 from .tables import fingerprint, make_table
 
@@ -27,10 +31,6 @@ pytestmark = pytest.mark.integration
 
 def snapshot_id(spark, table: str) -> int:
     return int(spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at DESC LIMIT 1").first()[0])
-
-
-def table_bytes(spark, table: str) -> int:
-    return sum(data_files(spark, table)["file_size_in_bytes"].to_pylist())
 
 
 def test_optimize_keeps_every_row_and_clusters_the_files(spark) -> None:
@@ -45,6 +45,8 @@ def test_optimize_keeps_every_row_and_clusters_the_files(spark) -> None:
 
     assert fingerprint(spark, table) == before
     assert result.commits == 1 and result.files_rewritten == 12 and result.rows_rewritten == before.rows
+    assert tuple(result.step_seconds) == STEPS  # every step timed, in order
+    assert 0 < sum(result.step_seconds.values()) <= result.duration_seconds
     operation, summary = spark.sql(
         f"SELECT operation, summary FROM {table}.snapshots ORDER BY committed_at DESC LIMIT 1"
     ).first()
@@ -110,7 +112,14 @@ def test_a_new_spec_reclusters_everything(spark) -> None:
     assert '"mapping":"raw"' in result.clustering
 
 
-def test_a_failure_inside_the_write_leaves_the_table_unchanged(spark) -> None:
+def transform_rows(monkeypatch, transform) -> None:  # type: ignore[no-untyped-def]
+    """Apply ``transform`` to the rows optimize is about to write: a task failure, a concurrent writer."""
+    optimize_module = importlib.import_module("zskip.layout.optimize")  # the module, not the function
+    original = optimize_module.ordered_rows
+    monkeypatch.setattr(optimize_module, "ordered_rows", lambda *args: transform(original(*args)))
+
+
+def test_a_failure_inside_the_write_leaves_the_table_unchanged(spark, monkeypatch) -> None:
     table = make_table(spark, "lake.opt.failure", rows=20_000, files=6)
     before, snapshot = fingerprint(spark, table), snapshot_id(spark, table)
     files = set(data_files(spark, table)["file_path"].to_pylist())
@@ -125,7 +134,8 @@ def test_a_failure_inside_the_write_leaves_the_table_unchanged(spark) -> None:
         return frame.withColumn("a", explode("a"))
 
     with pytest.raises(Exception, match="injected task failure"):
-        optimize(spark, table, by=["a", "b"], _transform=fail)
+        transform_rows(monkeypatch, fail)
+        optimize(spark, table, by=["a", "b"])
     assert snapshot_id(spark, table) == snapshot
     assert fingerprint(spark, table) == before
     assert set(data_files(spark, table)["file_path"].to_pylist()) == files
@@ -135,7 +145,7 @@ def test_a_failure_inside_the_write_leaves_the_table_unchanged(spark) -> None:
     assert staged.fetchSetIds(load_table(spark, table).java).isEmpty()
 
 
-def test_an_append_during_optimize_survives(spark) -> None:
+def test_an_append_during_optimize_survives(spark, monkeypatch) -> None:
     table = make_table(spark, "lake.opt.concurrent_append", rows=20_000, files=6)
     spark.table(table).limit(100).createOrReplaceTempView("extra_rows")
     extra = spark.table("extra_rows").toPandas()
@@ -145,11 +155,12 @@ def test_an_append_during_optimize_survives(spark) -> None:
         return frame
 
     before = fingerprint(spark, table).rows
-    optimize(spark, table, by=["a"], _transform=append_meanwhile)
+    transform_rows(monkeypatch, append_meanwhile)
+    optimize(spark, table, by=["a"])
     assert fingerprint(spark, table).rows == before + 100
 
 
-def test_a_concurrent_delete_of_the_same_files_fails_cleanly(spark) -> None:
+def test_a_concurrent_delete_of_the_same_files_fails_cleanly(spark, monkeypatch) -> None:
     table = make_table(spark, "lake.opt.concurrent_delete", rows=20_000, files=6)
 
     def delete_meanwhile(frame: DataFrame) -> DataFrame:
@@ -157,7 +168,8 @@ def test_a_concurrent_delete_of_the_same_files_fails_cleanly(spark) -> None:
         return frame
 
     with pytest.raises(ConcurrentChangeError, match="run optimize again"):
-        optimize(spark, table, by=["a"], _transform=delete_meanwhile)
+        transform_rows(monkeypatch, delete_meanwhile)
+        optimize(spark, table, by=["a"])
     assert spark.table(table).where("a < 500").count() == 0  # the other writer's commit stands
 
 

@@ -10,6 +10,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import zskip
+from tests.integration.tables import table_bytes
 from zskip.errors import InvalidPredicateError, UnknownColumnError, UnknownTableError
 from zskip.experiments import iceberg_rewrite
 from zskip.iceberg.files import data_files
@@ -101,10 +102,6 @@ def test_a_clustered_table_reads_few_files_and_explain_says_which_stage_skipped_
     # a filter on one clustered column, and a projection without the other
     narrow = "a BETWEEN 10 AND 12"
     assert same_rows(zskip.read(spark, table, narrow).select("x"), spark.table(table).where(narrow).select("x"))
-
-
-def table_bytes(spark, table: str) -> int:
-    return sum(data_files(spark, table)["file_size_in_bytes"].to_pylist())
 
 
 def test_derived_frames_keep_working_and_old_reads_are_released(spark, bitmapped, monkeypatch) -> None:

@@ -7,7 +7,7 @@ import decimal
 
 import pytest
 
-from zskip.expr import AlwaysTrue, And, Compare, In, IsNull, Not, Or, StartsWith
+from zskip.expr import AlwaysTrue, And, Compare, In, IsNull, Not, Or, StartsWith, to_sql
 from zskip.iceberg.predicates import filter_of as _filter_of
 
 
@@ -68,3 +68,33 @@ def test_functions_zskip_does_not_know_stay_opaque(spark, typed) -> None:
     _, scan = filter_of(spark, typed, "isnan(f)")
     # Spark pushes nothing for isnan(): the scan's predicate is TRUE (was Opaque("true") before the IR had TRUE)
     assert scan is not None and scan.expr == AlwaysTrue()
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "I BETWEEN 1 AND 10",
+        "m = 1.25",
+        "s LIKE 'ab%' AND s != 'it''s \\\\ x'",
+        "b = X'0102'",
+        "dt = DATE'1969-12-31'",
+        "ts > TIMESTAMP'2020-01-01 00:00:00'",
+        "tn < TIMESTAMP_NTZ'2020-01-01 10:00:00'",
+        "i NOT IN (1, 2)",
+        "s IN ('a', 'b') OR i IS NULL",
+        "NOT (l > 3 AND s = 'x')",
+    ],
+)
+def test_the_predicate_as_sql_reads_back_as_the_same_predicate(spark, typed, where) -> None:
+    _, scan = filter_of(spark, typed, where)
+    assert scan is not None
+    text = to_sql(scan.expr)
+    _, again = filter_of(spark, typed, text)
+    assert again is not None and conjuncts(again.expr) == conjuncts(scan.expr), text
+
+
+def conjuncts(expr) -> set:  # type: ignore[no-untyped-def]
+    """The AND-ed parts, nested ANDs flattened (Spark adds its IS NOT NULL guards again on the way back)."""
+    if isinstance(expr, And):
+        return set().union(*(conjuncts(c) for c in expr.children))
+    return {expr}

@@ -24,6 +24,7 @@ from zskip.expr.nodes import (
     columns_of,
     equality_values,
 )
+from zskip.expr.sql import literal_sql, to_sql
 
 __all__ = [
     "LEAVES",
@@ -42,4 +43,6 @@ __all__ = [
     "StartsWith",
     "columns_of",
     "equality_values",
+    "literal_sql",
+    "to_sql",
 ]

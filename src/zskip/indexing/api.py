@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from pyspark.sql import SparkSession
 
+from zskip.display import Displayed
 from zskip.errors import InvalidOptionError, UnknownIndexError
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import IcebergTable, load_table
@@ -27,6 +28,7 @@ from zskip.index.puffin import CorruptIndexError
 from zskip.indexing.jobs import build_indexes, merge_puffins
 from zskip.indexing.store import index_dir, missing_files, new_puffin_path, publish, read_manifest
 from zskip.layout.store import STORE_PROPERTY
+from zskip.units import format_bytes
 
 __all__ = [
     "IndexInfo",
@@ -51,7 +53,7 @@ MERGED_INDEX_FILE = 64 << 20
 
 
 @dataclass(frozen=True)
-class IndexResult:
+class IndexResult(Displayed):
     """What a build did: data files indexed now, files already indexed, entries dropped, bytes written."""
 
     table: str
@@ -67,6 +69,23 @@ class IndexResult:
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
+
+    def display_title(self) -> str:
+        return f"indexes of {self.table}"
+
+    def display_rows(self) -> list[tuple[str, str]]:
+        return [
+            ("indexes", ", ".join(self.indexes)),
+            (
+                "data files",
+                f"{self.files_indexed:,} indexed now, {self.files_already_indexed:,} already, "
+                f"{self.files_total:,} in all",
+            ),
+            ("entries dropped", f"{self.entries_dropped:,}"),
+            ("written", f"{format_bytes(self.index_bytes_written)} ({self.index_files_merged:,} index files merged)"),
+            ("manifest", self.manifest or "-"),
+            ("time", f"{self.duration_seconds:.1f} s"),
+        ]
 
 
 @dataclass(frozen=True)

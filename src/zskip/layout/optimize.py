@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,8 +19,6 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, ByteType, DataType, DateType, IntegerType, ShortType
 
 from zskip.curves import (
-    CURVES,
-    MAPPINGS,
     ClusteringSpec,
     ColumnMapping,
     DimensionMapping,
@@ -27,6 +27,7 @@ from zskip.curves import (
     bits_per_column,
     order_key_u64,
 )
+from zskip.display import Displayed
 from zskip.errors import InvalidOptionError
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
@@ -37,18 +38,21 @@ from zskip.layout.curve_keys import SIGN, curve_key_column
 from zskip.layout.cuts import FileCuts
 from zskip.layout.dimensions import Dimension, ResolvedDimension, fit_dimension, resolve_dimension
 from zskip.layout.groups import (
+    DataFileInfo,
     FileGroup,
+    Selection,
     batches,
     files_from_arrow,
     plan_groups,
     select_files,
 )
 from zskip.layout.key_ranges import compute_key_ranges
+from zskip.layout.options import OptimizeOptions
 from zskip.layout.routing import partition_tokens, route_column
 from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY, ClusteringStore, read_store, write_store
-from zskip.units import parse_size
+from zskip.units import format_bytes
 
-__all__ = ["DEFAULT_ROW_GROUP_SIZE", "OptimizeResult", "clustering_store", "optimize"]
+__all__ = ["DEFAULT_ROW_GROUP_SIZE", "STEPS", "OptimizeResult", "clustering_store", "optimize"]
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +75,7 @@ Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
-class OptimizeResult:
+class OptimizeResult(Displayed):
     """What an optimize run did, measured from the table's metadata before and after."""
 
     table: str
@@ -90,13 +94,52 @@ class OptimizeResult:
     duration_seconds: float
     clustering: str = ""
     snapshot_ids: tuple[int, ...] = field(default_factory=tuple)
+    # wall seconds of each step (see ``STEPS``), summed over groups and batches
+    step_seconds: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def noop(self) -> bool:
         return self.commits == 0
 
     def to_json(self) -> str:
-        return json.dumps(self.__dict__ | {"snapshot_ids": list(self.snapshot_ids)}, indent=2)
+        return json.dumps(
+            self.__dict__ | {"snapshot_ids": list(self.snapshot_ids), "step_seconds": dict(self.step_seconds)},
+            indent=2,
+        )
+
+    def display_title(self) -> str:
+        return f"optimize {self.table} ({self.mode})"
+
+    def display_rows(self) -> list[tuple[str, str]]:
+        steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.step_seconds.items())
+        return [
+            ("result", self.reason),
+            ("data files", f"{self.files_before:,} -> {self.files_after:,}"),
+            ("bytes", f"{format_bytes(self.bytes_before)} -> {format_bytes(self.bytes_after)}"),
+            ("rewritten", f"{self.files_rewritten:,} files, {self.rows_rewritten:,} rows"),
+            ("written", f"{self.files_written:,} files in {self.groups:,} groups, {self.commits:,} commits"),
+            ("snapshot", str(self.snapshot_id)),
+            ("time", f"{self.duration_seconds:.1f} s" + (f" ({steps})" if steps else "")),
+        ]
+
+
+# optimize's steps, in order, as ``OptimizeResult.step_seconds`` names them
+STEPS = ("resolve", "select files", "fit spec", "rewrite", "key ranges", "commit")
+
+
+class _StepClock:
+    """Wall seconds per step, summed (a step that runs once per group or batch adds up)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
 
 
 def optimize(
@@ -114,7 +157,6 @@ def optimize(
     partial_progress: bool = True,
     max_commits: int = 10,
     progress: Progress | None = None,
-    _transform: Callable[[DataFrame], DataFrame] | None = None,
 ) -> OptimizeResult:
     """Cluster ``table``'s data files along a curve over the columns ``by``.
 
@@ -125,81 +167,39 @@ def optimize(
     commit.  ``mode="incremental"`` rewrites only files no optimize under this spec wrote, and
     everything once those pass half the bytes or eight overlapping runs; ``"full"`` rewrites all.
 
+    The steps, each a function below: check the options, resolve the table and its columns, select
+    the files to rewrite, fit the spec (or keep the recorded one), then per batch of groups rewrite
+    each group and commit the batch with its key ranges.
+
     >>> zskip.optimize(spark, "lake.db.events", by=["user_id", "ts"])   # doctest: +SKIP
     OptimizeResult(table='lake.db.events', files_before=412, files_after=57, ...)
     """
     started = time.monotonic()
+    clock = _StepClock()
     report = progress or (lambda stage, done, total: None)
-    for name, value in (("curve", curve), ("mapping", mapping), ("mode", mode)):
-        if not isinstance(value, str):
-            raise InvalidOptionError(f"{name} must be text, not {type(value).__name__} ({value!r})")
-    if not isinstance(max_commits, int) or isinstance(max_commits, bool):
-        raise InvalidOptionError(f"max_commits must be a whole number, not {max_commits!r}")
-    if not isinstance(partial_progress, bool):
-        raise InvalidOptionError(f"partial_progress must be True or False, not {partial_progress!r}")
-    if where is not None and (not isinstance(where, str) or not where.strip()):
-        raise InvalidOptionError(f"where must be a SQL filter such as 'a > 5', not {where!r}")
-    if curve not in CURVES:
-        raise InvalidOptionError(f"curve must be one of {', '.join(CURVES)}, not {curve!r}")
-    if mapping not in MAPPINGS:
-        raise InvalidOptionError(f"mapping must be one of {', '.join(MAPPINGS)}, not {mapping!r}")
-    if mode not in ("incremental", "full"):
-        raise InvalidOptionError(f"mode must be 'incremental' or 'full', not {mode!r}")
-    if max_commits < 1:
-        raise InvalidOptionError(f"max_commits must be at least 1, got {max_commits}")
-    target = parse_size(target_file_size, name="target_file_size")
-    row_group = parse_size(row_group_size, name="row_group_size")
-    max_group = parse_size(max_group_size, name="max_group_size")
-    if isinstance(by, str):
-        by = [c.strip() for c in by.split(",") if c.strip()]
-    if not isinstance(by, Sequence) or not all(
-        (isinstance(c, str) and c.strip()) or isinstance(c, Dimension) for c in by
-    ):
-        raise InvalidOptionError(
-            f"by must be a list of column names and zskip.Dimension(...), such as ['a', 'b'], not {by!r}"
-        )
-    if not by:
-        raise InvalidOptionError("by needs at least one column to cluster on")
-    dimensions = {c.foreign_key.lower(): c for c in by if isinstance(c, Dimension)}
-    names = [c.foreign_key if isinstance(c, Dimension) else c for c in by]
-    seen: dict[str, str] = {}
-    for column in names:
-        if column.lower() in seen:
-            raise InvalidOptionError(
-                f"by names the column {seen[column.lower()]!r} twice ({column!r}; names are case-insensitive): "
-                "list each column once"
-            )
-        seen[column.lower()] = column
-
-    iceberg = load_table(spark, table)
-    types = iceberg.column_types(names)
-    columns = list(types)
-    resolved = {
-        column.lower(): resolve_dimension(spark, dimensions[column.lower()], types[column])
-        for column in columns
-        if column.lower() in dimensions
-    }
-    partition_columns = {c.lower() for c in iceberg.partition_source_columns()}
-    clash = [c for c in columns if c.lower() in partition_columns]
-    if clash:
-        raise InvalidOptionError(
-            f"{', '.join(clash)} partition{'s' if len(clash) == 1 else ''} {table}; files are clustered "
-            "within each partition already, so cluster by other columns"
-        )
-    try:
-        bits = bits_per_column(len(columns))
-    except ValueError as exc:
-        raise InvalidOptionError(str(exc)) from None
-
-    start_snapshot = iceberg.current_snapshot_id()
-    files_meta = data_files(spark, table, snapshot_id=start_snapshot) if start_snapshot else None
-    files = files_from_arrow(files_meta) if files_meta is not None else []
+    options = OptimizeOptions.check(
+        by=by,
+        curve=curve,
+        mapping=mapping,
+        target_file_size=target_file_size,
+        row_group_size=row_group_size,
+        where=where,
+        mode=mode,
+        max_group_size=max_group_size,
+        partial_progress=partial_progress,
+        max_commits=max_commits,
+    )
+    with clock.step("resolve"):
+        target = resolve_target(spark, table, options)
+        start_snapshot = target.iceberg.current_snapshot_id()
+        files_meta = data_files(spark, table, snapshot_id=start_snapshot) if start_snapshot else None
+        files = files_from_arrow(files_meta) if files_meta is not None else []
     bytes_before = sum(f.size_bytes for f in files)
 
     def result(reason: str, **kw: Any) -> OptimizeResult:
         base = dict(
             table=table,
-            mode=mode,
+            mode=options.mode,
             reason=reason,
             files_before=len(files),
             files_after=len(files),
@@ -212,94 +212,68 @@ def optimize(
             commits=0,
             snapshot_id=start_snapshot,
             duration_seconds=time.monotonic() - started,
+            step_seconds=dict(clock.seconds),
         )
         base.update(kw)
         return OptimizeResult(**base)  # type: ignore[arg-type]
 
     if start_snapshot is None or not files:
         return result("the table is empty: nothing to do")
-
-    store = read_store(iceberg)
-    same_spec = store is not None and _same_layout(store.spec, columns, curve, mapping, resolved)
-    selection = select_files(files, store.file_generations() if store and same_spec else None, mode=mode)
-    selected = list(selection.files)
-    if where:
-        matching = _files_matching(spark, table, where)
-        selected = [f for f in selected if f.path in matching]
-    if not selected:
-        return result(selection.reason if not where else f"no file holds rows matching {where!r}")
-
-    if store is not None and same_spec and not selection.full:
-        spec = store.spec
-        table_sample = None
-        generation = store.next_generation()
-        kept_ranges = store.for_files({f.path for f in files} - {f.path for f in selected})
-    else:
-        report("sampling", 0, 1)
-        spec, table_sample = _fit_spec(
-            spark,
-            table,
-            types,
-            curve=curve,
-            mapping=mapping,
-            bits=bits,
-            rows=sum(f.record_count for f in files),
-            dimensions=resolved,
+    with clock.step("select files"):
+        store = read_store(target.iceberg)
+        same_spec = store is not None and _same_layout(
+            store.spec, target.columns, options.curve, options.mapping, target.dimensions
         )
-        report("sampling", 1, 1)
-        generation = 0
-        kept_ranges = None  # a new spec (new boundaries) invalidates every recorded range
-    groups = plan_groups(selected, target_file_size_bytes=target, max_group_size_bytes=max_group)
-    plan = batches(groups, max_commits=max_commits if partial_progress else 1)
+        selection = select_rewrite(spark, table, files, store if same_spec else None, options)
+    if not selection.files:
+        return result(selection.reason)
+    selected = list(selection.files)
+    with clock.step("fit spec"):
+        fitted = fit_or_keep_spec(spark, target, options, files, selection, store if same_spec else None, report)
+    groups = plan_groups(
+        selected, target_file_size_bytes=options.target_file_size, max_group_size_bytes=options.max_group_size
+    )
+    plan = batches(groups, max_commits=options.max_commits if options.partial_progress else 1)
     log.info("optimize %s: %s; %d groups in %d commits", table, selection.reason, len(groups), len(plan))
-
-    if iceberg.property(ROW_GROUP_PROPERTY) != str(row_group):
+    if target.iceberg.property(ROW_GROUP_PROPERTY) != str(options.row_group_size):
         # Iceberg's writer takes the row-group size only from this table property.
-        properties_update(iceberg, {ROW_GROUP_PROPERTY: str(row_group)})
-        iceberg.refresh()
+        properties_update(target.iceberg, {ROW_GROUP_PROPERTY: str(options.row_group_size)})
+        target.iceberg.refresh()
 
-    tasks = plan_file_tasks(iceberg, start_snapshot)
-    summary_text = _summary(spec, columns, mapping)
+    tasks = plan_file_tasks(target.iceberg, start_snapshot)
+    summary_text = _summary(fitted.spec, target.columns, options.mapping)
     snapshots: list[int] = []
     written = 0
-    ranges_so_far = kept_ranges
+    ranges = fitted.kept_ranges
     done_groups = 0
     for batch in plan:
         staged: list[StagedGroup] = []
-        store_path: str | None = None
         try:
             for group in batch:
-                staged.append(stage_group(iceberg, tasks, group.files))  # released below, whatever happens
-                _rewrite_group(staged[-1], group, spec, types, table_sample, _transform)
+                staged.append(stage_group(target.iceberg, tasks, group.files))  # released below, whatever happens
+                with clock.step("rewrite"):
+                    rewrite_group(staged[-1], group, fitted, target.types)
                 done_groups += 1
                 report("rewriting", done_groups, len(groups))
             new_paths = [p for g in staged for p in g.new_file_paths()]
-            written += len(new_paths)
             report("recording key ranges", 0, 1)
-            new_ranges = compute_key_ranges(spark, spec, new_paths, generation=generation, sorted_by_key=True)
-            all_ranges = new_ranges if ranges_so_far is None else pa.concat_tables([ranges_so_far, new_ranges])
-            store_path = write_store(iceberg, spec, all_ranges, snapshot_id=start_snapshot)
-            snapshot = commit_rewrites(
-                iceberg,
-                staged,
-                start_snapshot_id=start_snapshot,
-                summary={SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path},
-                properties={SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path},
-            )
+            with clock.step("key ranges"):
+                batch_ranges = key_ranges_with(spark, fitted, new_paths, ranges)
+            with clock.step("commit"):
+                snapshot = commit_batch(target.iceberg, staged, fitted.spec, batch_ranges, start_snapshot, summary_text)
             snapshots.append(snapshot)
-            ranges_so_far = all_ranges
+            ranges = batch_ranges
+            written += len(new_paths)
             report("recording key ranges", 1, 1)
         except BaseException:
             for staged_group in staged:
                 staged_group.delete_new_files()
-            if store_path is not None:
-                _delete_quietly(iceberg, store_path)
             raise
         finally:
             for staged_group in staged:
                 staged_group.release()
-
-    after = files_from_arrow(data_files(spark, table))
+    with clock.step("commit"):
+        after = files_from_arrow(data_files(spark, table))
     return result(
         selection.reason,
         files_after=len(after),
@@ -315,33 +289,156 @@ def optimize(
     )
 
 
-def _rewrite_group(
-    staged: StagedGroup,
-    group: FileGroup,
-    spec: ClusteringSpec,
-    types: dict[str, DataType],
-    table_sample: pa.Table | None,
-    transform: Callable[[DataFrame], DataFrame] | None,
-) -> None:
+@dataclass(frozen=True)
+class Target:
+    """The table to optimize, with the columns of ``by`` resolved against its schema."""
+
+    name: str  # as the caller gave it
+    iceberg: IcebergTable
+    types: dict[str, DataType]  # the columns to cluster on, spelled as the table spells them, in order
+    dimensions: Mapping[str, ResolvedDimension]  # by lower-cased foreign key
+    bits: int  # per column of the curve
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.types)
+
+
+def resolve_target(spark: SparkSession, table: str, options: OptimizeOptions) -> Target:
+    """Load the table and resolve the columns and dimensions; refuse partition columns (files are
+    clustered within each partition already) and more columns than the curve can hold."""
+    iceberg = load_table(spark, table)
+    types = iceberg.column_types(list(options.columns))
+    dimensions = {
+        column.lower(): resolve_dimension(spark, options.dimensions[column.lower()], types[column])
+        for column in types
+        if column.lower() in options.dimensions
+    }
+    partition_columns = {c.lower() for c in iceberg.partition_source_columns()}
+    clash = [c for c in types if c.lower() in partition_columns]
+    if clash:
+        raise InvalidOptionError(
+            f"{', '.join(clash)} partition{'s' if len(clash) == 1 else ''} {table}; files are clustered "
+            "within each partition already, so cluster by other columns"
+        )
+    try:
+        bits = bits_per_column(len(types))
+    except ValueError as exc:
+        raise InvalidOptionError(str(exc)) from None
+    return Target(name=table, iceberg=iceberg, types=types, dimensions=dimensions, bits=bits)
+
+
+def select_rewrite(
+    spark: SparkSession,
+    table: str,
+    files: list[DataFileInfo],
+    store: ClusteringStore | None,
+    options: OptimizeOptions,
+) -> Selection:
+    """Which files to rewrite, and why: incrementally, those no optimize under the same spec
+    (``store``) wrote, or all of them past ``select_files``'s thresholds; with ``where``, only the
+    files holding a matching row."""
+    selection = select_files(files, store.file_generations() if store else None, mode=options.mode)
+    if not options.where:
+        return selection
+    matching = _files_matching(spark, table, options.where)
+    kept = tuple(f for f in selection.files if f.path in matching)
+    reason = selection.reason if kept else f"no file holds rows matching {options.where!r}"
+    return dataclasses.replace(selection, files=kept, reason=reason)
+
+
+@dataclass(frozen=True)
+class FittedSpec:
+    """The spec the rewrite follows, with what each batch needs beside it."""
+
+    spec: ClusteringSpec
+    table_sample: pa.Table | None  # the sample a new spec was fitted on (None: the recorded spec is kept)
+    generation: int  # recorded with the new files' key ranges
+    kept_ranges: pa.Table | None  # key ranges of the files that stay clustered (None: none stay)
+
+
+def fit_or_keep_spec(
+    spark: SparkSession,
+    target: Target,
+    options: OptimizeOptions,
+    files: list[DataFileInfo],
+    selection: Selection,
+    store: ClusteringStore | None,
+    report: Progress,
+) -> FittedSpec:
+    """Keep the recorded spec (``store``, under the same layout) when optimize goes on incrementally;
+    otherwise fit a new one on a sample of the table: new boundaries, so every recorded range goes."""
+    if store is not None and not selection.full:
+        kept = store.for_files({f.path for f in files} - {f.path for f in selection.files})
+        return FittedSpec(store.spec, None, store.next_generation(), kept)
+    report("sampling", 0, 1)
+    spec, sample = _fit_spec(
+        spark,
+        target.name,
+        target.types,
+        curve=options.curve,
+        mapping=options.mapping,
+        bits=target.bits,
+        rows=sum(f.record_count for f in files),
+        dimensions=target.dimensions,
+    )
+    report("sampling", 1, 1)
+    return FittedSpec(spec, sample, 0, None)
+
+
+def ordered_rows(staged: StagedGroup, group: FileGroup, fitted: FittedSpec, types: dict[str, DataType]) -> DataFrame:
+    """The group's rows routed to its output files (cut between curve cells), each sorted by curve key."""
     frame = staged.read()
-    cuts = FileCuts.choose(_sample_keys(frame, group, spec, types, table_sample), group.output_files)
+    cuts = FileCuts.choose(_sample_keys(frame, group, fitted.spec, types, fitted.table_sample), group.output_files)
     tokens = partition_tokens(staged.table.spark, cuts.files)
     # A deterministic hash of the whole row splits the rows of a key too heavy for one file (a
     # low-cardinality column) in proportion, and the same way if a task is retried.
     tie = F.xxhash64(*[F.col(f"`{name}`") for name in frame.columns])
-    keyed = frame.withColumn(KEY_COLUMN, curve_key_column(spec, types))
-    ordered = (
+    keyed = frame.withColumn(KEY_COLUMN, curve_key_column(fitted.spec, types))
+    return (
         keyed.withColumn(ROUTE_COLUMN, route_column(cuts, tokens, F.col(KEY_COLUMN), tie))
         .repartition(cuts.files, ROUTE_COLUMN)
         .sortWithinPartitions(KEY_COLUMN)
         .drop(KEY_COLUMN, ROUTE_COLUMN)
     )
-    if transform is not None:
-        ordered = transform(ordered)
+
+
+def rewrite_group(staged: StagedGroup, group: FileGroup, fitted: FittedSpec, types: dict[str, DataType]) -> None:
+    """Write the group's rows in curve order as new data files (not committed yet)."""
     # One task writes one file: the cuts already split the group into files of about the target
     # size, and Iceberg's own rolling (which estimates unflushed row groups uncompressed) would
     # split them into several small files.
-    staged.write(ordered, target_file_size_bytes=NO_ROLLING)
+    staged.write(ordered_rows(staged, group, fitted, types), target_file_size_bytes=NO_ROLLING)
+
+
+def key_ranges_with(spark: SparkSession, fitted: FittedSpec, new_paths: list[str], ranges: pa.Table | None) -> pa.Table:
+    """``ranges`` and the curve-key range of each new file and row group (read from their footers)."""
+    new_ranges = compute_key_ranges(spark, fitted.spec, new_paths, generation=fitted.generation, sorted_by_key=True)
+    return new_ranges if ranges is None else pa.concat_tables([ranges, new_ranges])
+
+
+def commit_batch(
+    iceberg: IcebergTable,
+    staged: list[StagedGroup],
+    spec: ClusteringSpec,
+    ranges: pa.Table,
+    start_snapshot: int,
+    summary_text: str,
+) -> int:
+    """Write the clustering store, then swap the batch's files in one Iceberg commit that also points
+    the table at the new store (the new snapshot's id); if the commit fails, the store file goes."""
+    store_path = write_store(iceberg, spec, ranges, snapshot_id=start_snapshot)
+    try:
+        return commit_rewrites(
+            iceberg,
+            staged,
+            start_snapshot_id=start_snapshot,
+            summary={SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path},
+            properties={SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path},
+        )
+    except BaseException:
+        _delete_quietly(iceberg, store_path)
+        raise
 
 
 def _sample_keys(

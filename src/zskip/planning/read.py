@@ -10,13 +10,16 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from zskip.display import Displayed
 from zskip.errors import InvalidOptionError
+from zskip.expr import to_sql
 from zskip.iceberg.predicates import filter_of, filtered_frame
 from zskip.iceberg.scans import QueryScans
 from zskip.iceberg.table import reads_other_state
 from zskip.planning.planner import PLANNING_PROPERTIES, ScanPlan, plan_scan
 from zskip.planning.row_groups import byte_runs
 from zskip.planning.staging import keep_staged
+from zskip.units import format_bytes
 
 __all__ = ["Explain", "explain", "explain_plan", "plan_table", "read", "staged_choice"]
 
@@ -32,12 +35,12 @@ class StageCount:
 
 
 @dataclass(frozen=True)
-class Explain:
+class Explain(Displayed):
     """What a filtered read of ``table`` reads, and how each planning stage narrowed it."""
 
     table: str
     where: str
-    predicate: str
+    predicate: str  # the filter zskip reasons about (what Spark pushed to the scan), as Spark SQL
     files_total: int
     files_read: int
     row_groups_total: int
@@ -53,12 +56,33 @@ class Explain:
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=str)
 
+    def display_title(self) -> str:
+        return f"explain {self.table}"
+
+    def display_rows(self) -> list[tuple[str, str]]:
+        rows = [
+            ("where", self.where),
+            ("predicate", self.predicate),
+            ("data files read", f"{self.files_read:,} of {self.files_total:,}"),
+            ("row groups read", f"{self.row_groups_read:,} of {self.row_groups_total:,}"),
+            ("rows, bytes read", f"{self.rows_read:,} rows, {format_bytes(self.bytes_read)}"),
+            (
+                "planning",
+                f"{self.planning_seconds * 1000:.1f} ms (Spark's analysis {self.analysis_seconds * 1000:.1f} ms)",
+            ),
+        ]
+        for stage in self.stages:
+            groups = "" if stage.row_groups_kept is None else f", {stage.row_groups_kept:,} row groups"
+            rows.append((f"stage: {stage.name}", f"{stage.files_kept:,} files{groups} ({stage.seconds * 1000:.1f} ms)"))
+        rows.extend(("note", note) for note in self.notes)
+        return rows
+
 
 def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
     return Explain(
         table=plan.table,
         where=str(where),
-        predicate=str(plan.expr) if plan.scan is not None else "FALSE (Spark proved no row matches)",
+        predicate=to_sql(plan.expr) if plan.scan is not None else "FALSE (Spark proved no row matches)",
         files_total=plan.files_total,
         files_read=len(plan.kept),
         row_groups_total=plan.row_groups_total,

@@ -89,7 +89,11 @@ def test_the_cli_takes_dimensions(spark, star, capsys) -> None:
         "--json",
     )
     assert code == 0, err
-    assert '"files_written"' in out and "dim_a" in out
+    assert '"files_written"' in out and "dim_a" in out and '"rewrite":' in out  # step_seconds too
+    code, out, err = run(
+        capsys, "optimize", star, "--dimension", f"a_key={NS}.dim_a.a_id:region,nation", "--target-file-size", "40KB"
+    )
+    assert code == 0 and "time by step: resolve" in out, err  # the same spec again: nothing to do, timed
     code, _, err = run(capsys, "optimize", star, "--dimension", "a_key:region")
     assert code == 2 and "FOREIGN_KEY=TABLE.KEY:COLUMN" in err
     code, _, err = run(capsys, "optimize", star)

@@ -99,6 +99,8 @@ def optimize(
         f"in {result.groups} groups and {result.commits} commits in {result.duration_seconds:.1f}s"
         + (f"; snapshot {result.snapshot_id}" if result.commits else "")
     )
+    if result.step_seconds:
+        click.echo("time by step: " + ", ".join(f"{name} {sec:.1f}s" for name, sec in result.step_seconds.items()))
 
 
 @click.command()

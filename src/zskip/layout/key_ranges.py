@@ -1,6 +1,6 @@
 """Curve-key ranges of data files and of their row groups, computed on executors.
 
-One Spark task per data file: pyarrow reads only the clustered columns, one row group at a time,
+Spark tasks of a few data files each: pyarrow reads only the clustered columns, one row group at a time,
 and the task returns each row group's minimum and maximum key plus the file's.  Only those small
 rows come back to the driver.
 """
@@ -56,7 +56,7 @@ def file_key_ranges(
 def compute_key_ranges(
     spark: SparkSession, spec: ClusteringSpec, paths: Sequence[str], *, generation: int, sorted_by_key: bool = False
 ) -> pa.Table:
-    """Key ranges (``RANGES_SCHEMA``) of ``paths``, one Spark task per file."""
+    """Key ranges (``RANGES_SCHEMA``) of ``paths``, computed by Spark tasks of a few files each."""
     if not paths:
         return RANGES_SCHEMA.empty_table()
 
@@ -64,7 +64,10 @@ def compute_key_ranges(
         for path in part:
             yield from file_key_ranges(path, spec, sorted_by_key=sorted_by_key)
 
-    rdd = spark.sparkContext.parallelize(list(paths), len(paths))
+    # a few files per task: each task starts a Python worker, which costs more than keying a file's
+    # row-group ends (200 one-file tasks took 12 s of a 19 s optimize of a 1M-row table)
+    slices = min(len(paths), max(1, spark.sparkContext.defaultParallelism * 2))
+    rdd = spark.sparkContext.parallelize(list(paths), slices)
     rows = rdd.mapPartitions(task).collect()  # pickled Python ints: keys above 2**63 survive
     return pa.table(
         {

@@ -100,12 +100,8 @@ public class Bridge {
     pending.add(plan);
     while (!pending.isEmpty() && statement == null) {
       LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
-      String name = node.getClass().getSimpleName();
-      if (name.endsWith("$")) {
-        name = name.substring(0, name.length() - 1);
-      }
-      if (node instanceof Command || node instanceof ParsedStatement || name.equals("InsertIntoDir")
-          || name.equals("InsertIntoStatement") || name.equals("CallStatement")) {
+      String name = nodeName(node);
+      if (isStatement(node)) {
         statement = name;
         break;
       }
@@ -137,6 +133,18 @@ public class Bridge {
     return answer(buffer.toString());
   }
 
+  static String nodeName(LogicalPlan node) {
+    String name = node.getClass().getSimpleName();
+    return name.endsWith("$") ? name.substring(0, name.length() - 1) : name;
+  }
+
+  /** Whether a parsed plan node is a statement (DDL, DML, CALL, SET, ...) rather than part of a query. */
+  static boolean isStatement(LogicalPlan node) {
+    String name = nodeName(node);
+    return node instanceof Command || node instanceof ParsedStatement || name.equals("InsertIntoDir")
+        || name.equals("InsertIntoStatement") || name.equals("CallStatement");
+  }
+
   /**
    * {@code text} parsed and analysed when it is a single query reading current table states (Spark's
    * {@code sql} without parsing the text twice), or {@code null}: a statement, time travel, or a text
@@ -153,10 +161,7 @@ public class Bridge {
     pending.add(plan);
     while (!pending.isEmpty()) {
       LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
-      String name = node.getClass().getSimpleName();
-      if (node instanceof Command || node instanceof ParsedStatement || name.startsWith("InsertIntoDir")
-          || name.startsWith("InsertIntoStatement") || name.startsWith("CallStatement")
-          || name.startsWith("RelationTimeTravel")) {
+      if (isStatement(node) || nodeName(node).equals("RelationTimeTravel")) {
         return null;
       }
       if (node instanceof UnresolvedRelation

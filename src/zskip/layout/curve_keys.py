@@ -33,7 +33,15 @@ from pyspark.sql.types import (
 
 from zskip.curves import ClusteringSpec, order_key_u64
 
-__all__ = ["Carrier", "carrier", "column_key_frame_columns", "curve_key_column", "signed_key"]
+__all__ = [
+    "Carrier",
+    "CurveKeys",
+    "carrier",
+    "column_key_frame_columns",
+    "curve_key_column",
+    "curve_key_inputs",
+    "signed_key",
+]
 
 SIGN = np.uint64(1 << 63)
 
@@ -96,22 +104,46 @@ def signed_key(keys: np.ndarray) -> np.ndarray:
     return (keys ^ SIGN).view(np.int64)
 
 
+@dataclass(frozen=True)
+class CurveKeys:
+    """Turns the pandas Series a curve-key UDF receives (two per clustered column: carrier, null
+    flag) back into ``uint64`` curve keys.  Picklable: it travels to the Python workers."""
+
+    spec: ClusteringSpec
+    kinds: tuple[Carrier, ...]
+
+    @property
+    def width(self) -> int:
+        """How many of a UDF's inputs the keys take."""
+        return 2 * len(self.kinds)
+
+    def keys(self, series: Sequence[pd.Series]) -> np.ndarray:
+        ranks = []
+        for i, column in enumerate(self.spec.columns):
+            keys = _keys_from_carrier(series[2 * i], series[2 * i + 1], self.kinds[i])
+            ranks.append(column.mapping.ranks(keys))
+        return self.spec.index(ranks)
+
+
+def curve_key_inputs(spec: ClusteringSpec, types: Mapping[str, DataType]) -> tuple[list[Column], CurveKeys]:
+    """The Spark columns a curve-key UDF takes, and how it turns them into keys."""
+    arguments: list[Column] = []
+    kinds = []
+    for column in spec.columns:
+        expr, kind = carrier(column.name, types[column.name])
+        arguments += [expr, F.col(f"`{column.name}`").isNull()]
+        kinds.append(kind)
+    return arguments, CurveKeys(spec, tuple(kinds))
+
+
 def curve_key_column(spec: ClusteringSpec, types: Mapping[str, DataType]) -> Column:
     """A ``bigint`` column holding each row's curve key (signed, same order as the unsigned key)."""
-    carriers = [carrier(c.name, types[c.name]) for c in spec.columns]
-    kinds = [c for _, c in carriers]
+    arguments, codec = curve_key_inputs(spec, types)
 
     @F.pandas_udf("long")  # type: ignore[call-overload]
     def curve_key(*series: pd.Series) -> pd.Series:
-        ranks = []
-        for i, column in enumerate(spec.columns):
-            keys = _keys_from_carrier(series[2 * i], series[2 * i + 1], kinds[i])
-            ranks.append(column.mapping.ranks(keys))
-        return pd.Series(signed_key(spec.index(ranks)))
+        return pd.Series(signed_key(codec.keys(series)))
 
-    arguments: list[Column] = []
-    for (expr, _), column in zip(carriers, spec.columns, strict=True):
-        arguments += [expr, F.col(f"`{column.name}`").isNull()]
     return curve_key(*arguments)
 
 

@@ -48,7 +48,7 @@ from zskip.layout.groups import (
 )
 from zskip.layout.key_ranges import compute_key_ranges
 from zskip.layout.options import OptimizeOptions
-from zskip.layout.routing import partition_tokens, route_column
+from zskip.layout.routing import keyed_route_column, partition_tokens
 from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY, ClusteringStore, read_store, write_store
 from zskip.units import format_bytes
 
@@ -394,9 +394,11 @@ def ordered_rows(staged: StagedGroup, group: FileGroup, fitted: FittedSpec, type
     # A deterministic hash of the whole row splits the rows of a key too heavy for one file (a
     # low-cardinality column) in proportion, and the same way if a task is retried.
     tie = F.xxhash64(*[F.col(f"`{name}`") for name in frame.columns])
-    keyed = frame.withColumn(KEY_COLUMN, curve_key_column(fitted.spec, types))
+    both = keyed_route_column(fitted.spec, types, cuts, tokens, tie)
     return (
-        keyed.withColumn(ROUTE_COLUMN, route_column(cuts, tokens, F.col(KEY_COLUMN), tie))
+        frame.withColumn(ROUTE_COLUMN, both)
+        .withColumn(KEY_COLUMN, F.col(f"{ROUTE_COLUMN}.key"))
+        .withColumn(ROUTE_COLUMN, F.col(f"{ROUTE_COLUMN}.token"))
         .repartition(cuts.files, ROUTE_COLUMN)
         .sortWithinPartitions(KEY_COLUMN)
         .drop(KEY_COLUMN, ROUTE_COLUMN)

@@ -16,16 +16,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pyspark.sql import functions as F
+
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
+from bench.layouts import Laid, Recipe, iceberg_sort, lay_out, zskip_layout
 from zskip import optimize
 from zskip.datasets import load_lineitem
-from zskip.experiments import (
-    LINEITEM_CLUSTER_COLUMNS,
-    copy_table,
-    count_files_read,
-    iceberg_rewrite,
-    lineitem_queries,
-)
+from zskip.experiments import LINEITEM_CLUSTER_COLUMNS, count_files_read, lineitem_queries
 from zskip.iceberg.files import data_files
 from zskip.layout.optimize import STEPS
 from zskip.units import parse_size
@@ -51,49 +48,67 @@ def step_lines(steps: dict[str, dict[str, float]], seconds: dict[str, float]) ->
     ]
 
 
-def layouts(
-    spark, base: str, by: list[str], target: int, row_group: int, prefix: str, steps: dict | None = None
-) -> dict[str, tuple[str, float]]:
-    """Each layout's table and the wall time of laying it out (zskip's step times into ``steps``)."""
-    out: dict[str, tuple[str, float]] = {"as loaded": (base, 0.0)}
-    zorder = f"zorder({','.join(by)})"
-    iceberg = {"Iceberg zorder": zorder, "Iceberg sort": ",".join(by)}
-    for label, order in iceberg.items():
-        table = f"{prefix}_{label.split()[1]}_iceberg"
-        copy_table(spark, base, table)
-        spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('write.parquet.row-group-size-bytes'='{row_group}')")
-        seconds, _ = timed(
-            lambda t=table, o=order: iceberg_rewrite(spark, t, sort_order=o, target_file_size_bytes=target)
-        )
-        out[label] = (table, seconds)
-        print(f"{label}: {seconds:.1f}s", flush=True)
+def recipes(spark, by: list[str], target: int, row_group: int) -> dict[str, Recipe]:
+    """Iceberg's zorder and sort rewrites and every zskip curve and mapping, on the same options."""
+    out: dict[str, Recipe] = {
+        "Iceberg zorder": iceberg_sort(spark, f"zorder({','.join(by)})", target, row_group),
+        "Iceberg sort": iceberg_sort(spark, ",".join(by), target, row_group),
+    }
     for curve, mapping in ZSKIP:
-        label = f"zskip {curve} {mapping}"
-        table = f"{prefix}_{curve}_{mapping}"
-        copy_table(spark, base, table)
-        seconds, result = timed(
-            lambda t=table, c=curve, m=mapping: optimize(
-                spark, t, by=by, curve=c, mapping=m, mode="full", target_file_size=target, row_group_size=row_group
-            )
-        )
-        out[label] = (table, seconds)
-        if steps is not None:
-            steps[label] = dict(result.step_seconds)
-        print(f"{label}: {seconds:.1f}s", flush=True)
+        out[f"zskip {curve} {mapping}"] = zskip_layout(spark, by, curve, mapping, target, row_group)
     return out
 
 
-def lineitem_section(spark, scale_factor: float, target: int, row_group: int, files: int) -> tuple[str, dict]:
+def incremental_lines(
+    spark, laid: Laid, base: str, by: list[str], curve: str, mapping: str, fraction: float
+) -> list[str]:
+    """Time of an incremental optimize after appending a handful of rows (its fixed cost) and after
+    appending ``fraction`` of the table's rows, against the full optimize of the same layout."""
+    table = laid.table
+    rows = spark.table(base).count()
+    source = spark.table(base)
+    row_hash = F.pmod(F.xxhash64(*[F.col(f"`{name}`") for name in source.columns]), F.lit(1_000_000))
+
+    def append_and_optimize(where, limit: int | None = None) -> tuple[int, float, object]:
+        appended = source.where(where) if limit is None else source.where(where).limit(limit)
+        count = appended.count()
+        appended.writeTo(table).append()
+        seconds, result = timed(lambda: optimize(spark, table, by=by, curve=curve, mapping=mapping))
+        return count, seconds, result
+
+    few, fixed, fixed_result = append_and_optimize(row_hash < 1000, limit=20)
+    many, seconds, result = append_and_optimize((row_hash >= 1000) & (row_hash < 1000 + round(fraction * 1_000_000)))
+    full = laid.seconds
+    budget = 0.05 * full + fixed
+    verdict = "within" if seconds <= budget else "over"
+    print(f"incremental: {few} rows {fixed:.1f}s, {many} rows {seconds:.1f}s, full {full:.1f}s", flush=True)
+    return [
+        "",
+        f"**Incremental optimize** (zskip {curve} {mapping}, after the full one): appending {few} rows and "
+        f"optimizing took {fixed:.1f} s ({fixed_result.files_rewritten} files rewritten): the fixed cost of a run "
+        f"that rewrites anything (metadata, sampling, one Spark job, key ranges, the commit). Appending "
+        f"{many:,} rows ({many / max(rows, 1):.1%} of the table) and optimizing took {seconds:.1f} s "
+        f"({result.files_rewritten} files rewritten): {seconds / full:.1%} of the full optimize's {full:.1f} s "
+        f"(median), {verdict} the budget of 5% of a full optimize plus the fixed cost ({budget:.1f} s).",
+    ]
+
+
+def lineitem_section(
+    spark, scale_factor: float, target: int, row_group: int, files: int, repeats: int
+) -> tuple[str, dict]:
     base = "lake.bench.lineitem"
     rows = load_lineitem(
         spark, base, scale_factor=scale_factor, data_dir=Path(tempfile.gettempdir()) / "zskip-tpch", files=files
     )
     by = list(LINEITEM_CLUSTER_COLUMNS)
-    steps: dict[str, dict[str, float]] = {}
-    built = layouts(spark, base, by, target, row_group, "lake.bench.li", steps)
+    laid = lay_out(spark, base, recipes(spark, by, target, row_group), "lake.bench.li", repeats=repeats)
+    built = {"as loaded": (base, 0.0), **{label: (item.table, item.seconds) for label, item in laid.items()}}
+    steps = {label: item.median_steps() for label, item in laid.items() if item.steps}
     queries = lineitem_queries(spark, base)
     counts = {label: count_files_read(spark, table, queries) for label, (table, _) in built.items()}
-    header = ["layout", "files", "layout s", "time vs Iceberg zorder"] + [f"Q{i + 1}" for i in range(len(queries))]
+    sort_seconds = laid["Iceberg sort"].seconds
+    header = ["layout", "files", "layout s (median)", "vs Iceberg sort", "vs Iceberg zorder"]
+    header += [f"Q{i + 1}" for i in range(len(queries))]
     header += ["total files read", "vs Iceberg zorder", "total ideal"]
     iceberg_total = sum(c.files_read for c in counts["Iceberg zorder"])
     iceberg_seconds = built["Iceberg zorder"][1]
@@ -105,6 +120,7 @@ def lineitem_section(spark, scale_factor: float, target: int, row_group: int, fi
                 label,
                 counts[label][0].files_total,
                 f"{seconds:.1f}" if seconds else "",
+                f"{seconds / sort_seconds:.2f}x" if seconds else "",
                 f"{seconds / iceberg_seconds:.2f}x" if seconds else "",
                 *[c.files_read for c in counts[label]],
                 total,
@@ -116,11 +132,13 @@ def lineitem_section(spark, scale_factor: float, target: int, row_group: int, fi
         f"### TPC-H lineitem, scale factor {scale_factor:g} ({rows:,} rows), clustered by {', '.join(by)}",
         "",
         f"Target file size {target / 2**20:.1f} MiB, row groups {row_group / 2**20:.2f} MiB; the source table "
-        f"is written as {files} files with rows spread at random. Files read per filter (Iceberg's own min/max "
-        "pruning), out of the layout's file count:",
+        f"is written as {files} files with rows spread at random. Each layout ran {repeats} times on a fresh copy, "
+        "rounds in rotated order (a session's first job warms the JVM and Python workers); times are medians. "
+        "Files read per filter (Iceberg's own min/max pruning), out of the layout's file count:",
         "",
         markdown_table(header, rows_out),
         *step_lines(steps, {label: seconds for label, (_t, seconds) in built.items()}),
+        *incremental_lines(spark, laid["zskip hilbert rank"], base, by, "hilbert", "rank", 0.01),
         "",
         "Filters (matching rows):",
         "",
@@ -130,7 +148,7 @@ def lineitem_section(spark, scale_factor: float, target: int, row_group: int, fi
     return "\n".join(text), counts
 
 
-def skewed_section(spark, target_files: int) -> tuple[str, dict]:
+def skewed_section(spark, target_files: int, repeats: int) -> tuple[str, dict]:
     """Two int columns, c1 squeezed into [0, 10000) with a heavy head, c2 uniform over the int range."""
     base = "lake.bench.skewed"
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.bench")
@@ -149,41 +167,32 @@ def skewed_section(spark, target_files: int) -> tuple[str, dict]:
         f"percentile_approx(c2, array(0.1, 0.5, 0.9)) AS b FROM {base}"
     ).first()
     wheres = [f"c1 = {v}" for v in probes["a"]] + [f"c2 = {v}" for v in probes["b"]]
-    configs = [("Iceberg zorder", None, None)] + [
-        (f"zskip {c} {m}", c, m) for c in ("hilbert", "zorder") for m in ("rank", "raw")
-    ]
+    by = ["c1", "c2"]
+    chosen = {"Iceberg zorder": iceberg_sort(spark, "zorder(c1,c2)", target, target // 4)}
+    for curve in ("hilbert", "zorder"):
+        for mapping in ("rank", "raw"):
+            chosen[f"zskip {curve} {mapping}"] = zskip_layout(spark, by, curve, mapping, target, target // 4)
+    laid = lay_out(spark, base, chosen, f"{base}_laid", repeats=repeats)
     rows_out = []
-    steps: dict[str, dict[str, float]] = {}
-    layout_seconds: dict[str, float] = {}
-    for label, curve, mapping in configs:
-        table = f"{base}_{label.replace(' ', '_').lower()}"
-        copy_table(spark, base, table)
-        if curve is None:
-            spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('write.parquet.row-group-size-bytes'='{target // 4}')")
-            seconds, _ = timed(
-                lambda t=table: iceberg_rewrite(spark, t, sort_order="zorder(c1,c2)", target_file_size_bytes=target)
-            )
-        else:
-            seconds, result = timed(
-                lambda t=table, c=curve, m=mapping: optimize(
-                    spark,
-                    t,
-                    by=["c1", "c2"],
-                    curve=c,
-                    mapping=m,
-                    mode="full",
-                    target_file_size=target,
-                    row_group_size=target // 4,
-                )
-            )
-            steps[label] = dict(result.step_seconds)
-        layout_seconds[label] = seconds
-        counts = count_files_read(spark, table, wheres)
+    steps = {label: item.median_steps() for label, item in laid.items() if item.steps}
+    layout_seconds = {label: item.seconds for label, item in laid.items()}
+    zorder_seconds = laid["Iceberg zorder"].seconds
+    for label, item in laid.items():
+        counts = count_files_read(spark, item.table, wheres)
         out[label] = counts
         skipped = [1 - c.files_read / c.files_total for c in counts]
         c1 = sum(skipped[:3]) / 3
         c2 = sum(skipped[3:]) / 3
-        rows_out.append([label, counts[0].files_total, f"{seconds:.1f}", f"{c1:.3f}", f"{c2:.3f}"])
+        rows_out.append(
+            [
+                label,
+                counts[0].files_total,
+                f"{item.seconds:.1f}",
+                f"{item.seconds / zorder_seconds:.2f}x",
+                f"{c1:.3f}",
+                f"{c2:.3f}",
+            ]
+        )
         print(f"skewed {label}: c1 {c1:.3f} c2 {c2:.3f}", flush=True)
     text = [
         "### Skewed two-column table (1,000,000 rows)",
@@ -192,7 +201,10 @@ def skewed_section(spark, target_files: int) -> tuple[str, dict]:
         "Share of files skipped by point filters at the 10th, 50th and 90th percentile of each column "
         "(the Hudi benchmark's measure):",
         "",
-        markdown_table(["layout", "files", "layout s", "skipped, c1 = v", "skipped, c2 = v"], rows_out),
+        markdown_table(
+            ["layout", "files", "layout s (median)", "vs Iceberg zorder", "skipped, c1 = v", "skipped, c2 = v"],
+            rows_out,
+        ),
         *step_lines(steps, layout_seconds),
     ]
     return "\n".join(text), out
@@ -220,19 +232,20 @@ def main() -> None:
     parser.add_argument("--target-file-size", default="4MB")
     parser.add_argument("--row-group-size", default="512KB")
     parser.add_argument("--files", type=int, default=64, help="files the source table is written as")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each layout (median reported)")
     parser.add_argument("--warehouse", default=str(Path(tempfile.gettempdir()) / "zskip-bench-warehouse"))
     args = parser.parse_args()
     spark = bench_session(args.warehouse)
     target, row_group = parse_size(args.target_file_size), parse_size(args.row_group_size)
-    lineitem_text, counts = lineitem_section(spark, args.scale_factor, target, row_group, args.files)
-    skewed_text, _ = skewed_section(spark, 200)
+    lineitem_text, counts = lineitem_section(spark, args.scale_factor, target, row_group, args.files, args.repeats)
+    skewed_text, _ = skewed_section(spark, 200, args.repeats)
     chart(counts, DOCS / "optimize-files.png")
     report = [
         "# Optimize benchmark",
         "",
-        f"One run of `python bench/optimize.py --scale-factor {args.scale_factor:g}` on {machine()}. "
-        "Every layout starts from a copy of the same table; times are wall-clock seconds of the layout step "
-        "alone, in the same run.",
+        f"One run of `python bench/optimize.py --scale-factor {args.scale_factor:g} --repeats {args.repeats}` on "
+        f"{machine()}. Every layout starts from a copy of the same table; times are medians of the wall-clock "
+        "seconds of the layout step alone, in the same run.",
         "",
         lineitem_text,
         "",

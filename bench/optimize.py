@@ -21,13 +21,14 @@ from pyspark.sql import functions as F
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
 from bench.layouts import Laid, Recipe, iceberg_sort, lay_out, zskip_layout
 from zskip import optimize
-from zskip.datasets import load_lineitem
-from zskip.experiments import LINEITEM_CLUSTER_COLUMNS, count_files_read, lineitem_queries
+from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem
 from zskip.iceberg.files import data_files
+from zskip.layout.compare import count_files_read
 from zskip.layout.optimize import STEPS
 from zskip.units import parse_size
 from zskip.viz.figures import save_png
 
+REQUIRED = ("Iceberg sort", "Iceberg zorder", "zskip hilbert rank")  # the ratios and the incremental run need them
 ZSKIP = [(curve, mapping) for curve in ("hilbert", "zorder", "linear") for mapping in ("rank", "raw")]
 
 
@@ -94,14 +95,15 @@ def incremental_lines(
 
 
 def lineitem_section(
-    spark, scale_factor: float, target: int, row_group: int, files: int, repeats: int
+    spark, scale_factor: float, target: int, row_group: int, files: int, repeats: int, wanted: set[str] | None
 ) -> tuple[str, dict]:
     base = "lake.bench.lineitem"
     rows = load_lineitem(
         spark, base, scale_factor=scale_factor, data_dir=Path(tempfile.gettempdir()) / "zskip-tpch", files=files
     )
     by = list(LINEITEM_CLUSTER_COLUMNS)
-    laid = lay_out(spark, base, recipes(spark, by, target, row_group), "lake.bench.li", repeats=repeats)
+    chosen = {k: v for k, v in recipes(spark, by, target, row_group).items() if wanted is None or k in wanted}
+    laid = lay_out(spark, base, chosen, "lake.bench.li", repeats=repeats)
     built = {"as loaded": (base, 0.0), **{label: (item.table, item.seconds) for label, item in laid.items()}}
     steps = {label: item.median_steps() for label, item in laid.items() if item.steps}
     queries = lineitem_queries(spark, base)
@@ -233,28 +235,39 @@ def main() -> None:
     parser.add_argument("--row-group-size", default="512KB")
     parser.add_argument("--files", type=int, default=64, help="files the source table is written as")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each layout (median reported)")
+    parser.add_argument(
+        "--layouts",
+        help="comma-separated layouts to run (default: all); Iceberg sort, Iceberg zorder and zskip hilbert rank "
+        "always run, e.g. for scale factor 10: 'zskip zorder rank'",
+    )
+    parser.add_argument("--no-skewed", action="store_true", help="leave out the 1M-row skewed table")
+    parser.add_argument("--report", default="optimize", help="report name under docs/benchmarks (default optimize)")
     parser.add_argument("--warehouse", default=str(Path(tempfile.gettempdir()) / "zskip-bench-warehouse"))
     args = parser.parse_args()
+    wanted = None if not args.layouts else {x.strip() for x in args.layouts.split(",")} | set(REQUIRED)
     spark = bench_session(args.warehouse)
     target, row_group = parse_size(args.target_file_size), parse_size(args.row_group_size)
-    lineitem_text, counts = lineitem_section(spark, args.scale_factor, target, row_group, args.files, args.repeats)
-    skewed_text, _ = skewed_section(spark, 200, args.repeats)
-    chart(counts, DOCS / "optimize-files.png")
+    lineitem_text, counts = lineitem_section(
+        spark, args.scale_factor, target, row_group, args.files, args.repeats, wanted
+    )
+    skewed_text = "" if args.no_skewed else skewed_section(spark, 200, args.repeats)[0]
+    chart_name = f"{args.report}-files.png"
+    chart(counts, DOCS / chart_name)
     report = [
         "# Optimize benchmark",
         "",
-        f"One run of `python bench/optimize.py --scale-factor {args.scale_factor:g} --repeats {args.repeats}` on "
+        f"One run of `python bench/optimize.py {' '.join(sys.argv[1:])}` on "
         f"{machine()}. Every layout starts from a copy of the same table; times are medians of the wall-clock "
         "seconds of the layout step alone, in the same run.",
         "",
         lineitem_text,
         "",
-        "![files read per layout](optimize-files.png)",
+        f"![files read per layout]({chart_name})",
         "",
         skewed_text,
         "",
     ]
-    write_report("optimize", report)
+    write_report(args.report, report)
 
 
 if __name__ == "__main__":

@@ -112,8 +112,8 @@ def main() -> None:
     args = parser.parse_args()
 
     import zskip
-    from zskip.datasets import load_lineitem
-    from zskip.experiments import LINEITEM_CLUSTER_COLUMNS, copy_table, lineitem_queries
+    from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem
+    from zskip.layout.compare import copy_table
 
     spark = bench_session(args.warehouse)
     loaded, clustered = "lake.engines.lineitem", "lake.engines.lineitem_zskip"

@@ -14,7 +14,7 @@ from typing import Any
 
 from bench.common import timed
 from zskip import optimize
-from zskip.experiments import copy_table, iceberg_rewrite
+from zskip.layout.compare import copy_table, iceberg_rewrite
 
 Recipe = Callable[[str], Any]  # lays the table named out in place; may return an OptimizeResult
 

@@ -20,8 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
 from zskip import create_index, explain, optimize, read
-from zskip.datasets import load_lineitem
-from zskip.experiments import LINEITEM_CLUSTER_COLUMNS
+from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, load_lineitem
 from zskip.iceberg.scan_stats import planned_scans, scanned_rows
 from zskip.planning.cache import CACHE
 from zskip.units import format_bytes, parse_size

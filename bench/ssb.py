@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
 from zskip import Dimension, create_index, drop_index, list_indexes, optimize
 from zskip.datasets import SSB_QUERIES, load_ssb
-from zskip.experiments import copy_table, iceberg_rewrite
 from zskip.iceberg.files import data_files
 from zskip.iceberg.scan_stats import scanned_rows
+from zskip.layout.compare import copy_table, iceberg_rewrite
 from zskip.planning import explain_sql
 from zskip.planning import sql as zskip_sql
 from zskip.planning.planner import ICEBERG_STAGE

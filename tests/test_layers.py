@@ -22,8 +22,21 @@ LAYERS: dict[str, set[str]] = {
     "layout": {"curves", "expr", "index", "iceberg"},
     "indexing": {"curves", "expr", "index", "iceberg", "layout"},
     "planning": {"curves", "expr", "index", "iceberg", "layout", "indexing"},
+    "maintenance": {"curves", "expr", "index", "iceberg", "layout", "indexing", "planning"},
     "viz": {"curves", "expr", "index", "iceberg", "layout", "indexing", "planning"},
-    "cli": {"curves", "expr", "index", "iceberg", "layout", "indexing", "planning", "viz", "datasets", "demo"},
+    "cli": {
+        "curves",
+        "expr",
+        "index",
+        "iceberg",
+        "layout",
+        "indexing",
+        "planning",
+        "maintenance",
+        "viz",
+        "datasets",
+        "demo",
+    },
 }
 SHARED = {"display", "errors", "units"}
 

@@ -37,6 +37,7 @@ from zskip.indexing import (
 )
 from zskip.layout import Dimension, OptimizeResult, optimize
 from zskip.layout.inspect import InspectResult, inspect
+from zskip.maintenance import TableStatus, status
 from zskip.planning import Explain, explain, explain_sql, read, sql
 
 __version__ = "0.3.0"
@@ -54,6 +55,7 @@ __all__ = [
     "InvalidQueryError",
     "JavaNotFoundError",
     "OptimizeResult",
+    "TableStatus",
     "UnknownColumnError",
     "UnknownIndexError",
     "UnknownTableError",
@@ -76,5 +78,6 @@ __all__ = [
     "refresh_indexes",
     "session",
     "sql",
+    "status",
     "vacuum",
 ]

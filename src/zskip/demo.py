@@ -11,16 +11,10 @@ from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.table import Table
 
-from zskip.datasets import load_lineitem
-from zskip.experiments import (
-    LINEITEM_CLUSTER_COLUMNS,
-    copy_table,
-    count_files_read,
-    iceberg_rewrite,
-    lineitem_queries,
-)
+from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem
 from zskip.iceberg.files import data_files
 from zskip.layout import optimize
+from zskip.layout.compare import copy_table, count_files_read, iceberg_rewrite
 from zskip.layout.inspect import file_bounds
 from zskip.viz import plot_curves, plot_file_boxes
 

@@ -21,6 +21,7 @@ VERBS = [
     ["index", "list"],
     ["index", "drop"],
     ["vacuum"],
+    ["status"],
     ["explain"],
     ["query"],
     ["bench"],

@@ -10,7 +10,7 @@ from bench.engines import duckdb_connection, duckdb_count, metadata_location, py
 
 import zskip
 from tests.integration.tables import make_table, table_bytes
-from zskip.experiments import copy_table
+from zskip.layout.compare import copy_table
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ from pyspark.sql import functions as F
 import zskip
 from tests.integration.tables import table_bytes
 from zskip.errors import InvalidPredicateError, UnknownColumnError, UnknownTableError
-from zskip.experiments import iceberg_rewrite
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import load_table
+from zskip.layout.compare import iceberg_rewrite
 
 from .tables import make_table
 

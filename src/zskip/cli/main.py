@@ -65,11 +65,12 @@ def cli(ctx: click.Context, warehouse: str, catalog: str, master: str, verbose: 
 
 
 def _register() -> None:
-    from zskip.cli import bench, demo, indexes, layout, query
+    from zskip.cli import bench, demo, indexes, layout, maintenance, query
 
     cli.add_command(demo.demo)
     cli.add_command(layout.optimize)
     cli.add_command(layout.inspect)
+    cli.add_command(maintenance.status)
     cli.add_command(indexes.index)
     cli.add_command(indexes.vacuum)
     cli.add_command(query.explain)

@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 
 from zskip.errors import InvalidOptionError
 
-__all__ = ["generate_tpch", "load_lineitem"]
+__all__ = ["LINEITEM_CLUSTER_COLUMNS", "generate_tpch", "lineitem_queries", "load_lineitem"]
 
 log = logging.getLogger(__name__)
 
@@ -73,3 +73,29 @@ def load_lineitem(
         writer = writer.tableProperty(key, value)
     writer.create()
     return int(spark.table(table).count())
+
+
+# The demo's and benchmarks' clustering of lineitem: a date, a bigint and a low-cardinality string.
+LINEITEM_CLUSTER_COLUMNS = ("l_shipdate", "l_partkey", "l_shipmode")
+
+
+def lineitem_queries(spark: SparkSession, table: str) -> list[str]:
+    """Single- and multi-column filters on l_shipdate (date), l_partkey (bigint) and l_shipmode (string),
+    with literals placed inside the data's range so each one matches rows at any scale factor."""
+    bounds = spark.sql(f"SELECT min(l_partkey) AS lo, max(l_partkey) AS hi FROM {table}").first()
+    assert bounds is not None
+    lo, hi = int(bounds["lo"]), int(bounds["hi"])
+    span = hi - lo
+
+    def part(fraction: float) -> int:
+        return lo + int(span * fraction)
+
+    return [
+        "l_shipdate BETWEEN DATE'1995-03-01' AND DATE'1995-03-31'",
+        f"l_partkey BETWEEN {part(0.30)} AND {part(0.31)}",
+        "l_shipmode = 'AIR'",
+        f"l_shipdate BETWEEN DATE'1994-01-01' AND DATE'1994-06-30' AND l_partkey BETWEEN {part(0.5)} AND {part(0.55)}",
+        f"l_partkey = {part(0.7)} AND l_shipmode = 'MAIL'",
+        "l_shipdate = DATE'1996-07-04' AND l_shipmode = 'SHIP'",
+        f"l_shipdate >= DATE'1997-06-01' AND l_partkey < {part(0.1)} AND l_shipmode IN ('RAIL', 'TRUCK')",
+    ]

@@ -99,6 +99,7 @@ class IndexInfo:
     files_total: int
     index_bytes: int
     files_missing: int = 0  # live data files whose entry points at an index file that no longer exists
+    bytes_unindexed: int = 0  # bytes of the live data files without a readable entry
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,8 @@ def list_indexes(spark: SparkSession, table: str) -> list[IndexInfo]:
     """
     iceberg = load_table(spark, table)
     manifest, _ = read_manifest(iceberg, strict=True)
-    live = _live_files(spark, iceberg)
+    sizes = _live_file_sizes(spark, iceberg)
+    live = set(sizes)
     current = manifest.only_files(live)
     missing = missing_files(current.puffin_paths())
     out = []
@@ -172,15 +174,17 @@ def list_indexes(spark: SparkSession, table: str) -> list[IndexInfo]:
         entries = current.entries.filter(mask)
         gone = pc.is_in(entries["puffin_path"], value_set=pa.array(sorted(missing), pa.string()))
         present = entries.filter(pc.invert(gone))
+        covered = set(present["data_file"].to_pylist())
         out.append(
             IndexInfo(
                 d.column,
                 d.kind,
                 dict(d.options),
-                len(set(present["data_file"].to_pylist())),
+                len(covered),
                 len(live),
                 int(pc.sum(present["length"]).as_py() or 0),
                 len(set(entries.filter(gone)["data_file"].to_pylist())),
+                sum(size for path, size in sizes.items() if path not in covered),
             )
         )
     return out
@@ -319,10 +323,16 @@ def _puffin_bytes(entries: pa.Table) -> int:
 
 
 def _live_files(spark: SparkSession, iceberg: IcebergTable) -> set[str]:
+    return set(_live_file_sizes(spark, iceberg))
+
+
+def _live_file_sizes(spark: SparkSession, iceberg: IcebergTable) -> dict[str, int]:
+    """Each live data file of the current snapshot and its size in bytes."""
     snapshot = iceberg.current_snapshot_id()
     if snapshot is None:
-        return set()
-    return set(data_files(spark, iceberg.name, snapshot_id=snapshot)["file_path"].to_pylist())
+        return {}
+    files = data_files(spark, iceberg.name, snapshot_id=snapshot)
+    return dict(zip(files["file_path"].to_pylist(), files["file_size_in_bytes"].to_pylist(), strict=True))
 
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

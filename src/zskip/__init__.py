@@ -39,6 +39,7 @@ from zskip.layout import Dimension, OptimizeResult, optimize
 from zskip.layout.inspect import InspectResult, inspect
 from zskip.maintenance import TableStatus, status
 from zskip.planning import Explain, explain, explain_sql, read, sql
+from zskip.planning.workload import flush_workload, workload
 
 __version__ = "0.3.0"
 
@@ -71,6 +72,7 @@ __all__ = [
     "drop_index",
     "explain",
     "explain_sql",
+    "flush_workload",
     "inspect",
     "list_indexes",
     "optimize",
@@ -80,4 +82,5 @@ __all__ = [
     "sql",
     "status",
     "vacuum",
+    "workload",
 ]

@@ -19,6 +19,7 @@ from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.table import load_table
 from zskip.indexing.api import IndexInfo, list_indexes
 from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY, read_store
+from zskip.planning.workload import read_workload
 from zskip.units import format_bytes
 
 __all__ = ["IndexCoverage", "TableStatus", "status"]
@@ -53,6 +54,7 @@ class TableStatus(Displayed):
     bytes_clustered: int
     last_optimize: str | None  # when the last optimize committed (UTC, ISO 8601)
     indexes: tuple[IndexCoverage, ...] = field(default_factory=tuple)
+    scans_recorded: int = 0  # records in the table's workload log (zskip.workload)
 
     @property
     def clustered_share(self) -> float:
@@ -113,6 +115,7 @@ class TableStatus(Displayed):
             if index.files_missing:
                 text += f"; {index.files_missing} index files missing"
             rows.append((f"index {index.kind} on {index.column}", text))
+        rows.append(("workload log", f"{self.scans_recorded:,} scans recorded"))
         rows.append(("up to date", "yes" if self.up_to_date else self._to_do()))
         return rows
 
@@ -146,6 +149,7 @@ def status(spark: SparkSession, table: str) -> TableStatus:
         bytes_clustered=int(sum(sizes[i] for i in mine)),
         last_optimize=_last_optimize(spark, iceberg.name) if store is not None else None,
         indexes=tuple(_coverage(i) for i in list_indexes(spark, table)),
+        scans_recorded=read_workload(iceberg.location()).num_rows,
     )
 
 

@@ -40,6 +40,7 @@ from zskip.planning.curve import finest_ranges, query_intervals, ranges_meet
 from zskip.planning.joins import JoinFilter, join_rank_bounds, ranges_holding_keys
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
 from zskip.planning.minmax import might_match_pushed, push_not
+from zskip.planning.workload import RECORDER
 
 __all__ = [
     "ICEBERG_STAGE",
@@ -479,7 +480,7 @@ def plan_scan(
     candidates, run = run_stages(stages, inputs)
     notes = scan.notes + tuple(_join_note(join_filter(j)) for j in joins if join_filter is not None)
     results = (StageResult(METADATA_STAGE, files_total, row_groups_total, listed), *run.results)
-    return ScanPlan(
+    plan = ScanPlan(
         table=table,
         frame=frame,
         scan=scan,
@@ -495,3 +496,5 @@ def plan_scan(
         notes=notes,
         beyond_spark=run.beyond_spark,
     )
+    RECORDER.record(spark, plan)  # the workload log (never raises)
+    return plan

@@ -1,0 +1,224 @@
+"""The workload log: every scan zskip plans, kept with the table for the advisor to learn from.
+
+Each planned scan becomes one record (table, snapshot, the predicate as SQL, its columns, files and
+row groups total and kept, planning time).  Records wait in memory and are written, as one small
+Parquet file under ``<table location>/zskip/workload/``, once ``FLUSH_AFTER`` of a table have
+gathered, on ``flush_workload()``, and when the process exits.  Past ``COMPACT_AFTER`` files a flush
+merges them into one holding at most the newest ``MAX_RECORDS`` records: the log stays bounded.
+
+Capturing never fails or slows a query: a record costs a few microseconds, writing happens once
+per ``FLUSH_AFTER`` scans through pyarrow's file systems (no Spark job, no py4j call), and any error
+is logged as a warning and counted (``RECORDER.errors``).  Turn it off per session with
+``spark.conf.set("spark.zskip.workload.capture", "false")``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+
+from zskip.expr import And, Expr, IsNull, Not, columns_of, to_sql
+from zskip.iceberg.table import load_table
+from zskip.index.parquet_io import resolve
+
+if TYPE_CHECKING:
+    from zskip.planning.planner import ScanPlan
+
+__all__ = [
+    "CAPTURE_CONF",
+    "RECORDER",
+    "WORKLOAD_SCHEMA",
+    "WorkloadRecorder",
+    "flush_workload",
+    "read_workload",
+    "workload",
+    "workload_dir",
+]
+
+log = logging.getLogger(__name__)
+
+CAPTURE_CONF = "spark.zskip.workload.capture"
+FLUSH_AFTER = 64
+COMPACT_AFTER = 16
+MAX_RECORDS = 20_000
+
+WORKLOAD_SCHEMA = pa.schema(
+    [
+        ("recorded_at", pa.timestamp("us", tz="UTC")),
+        ("table", pa.string()),
+        ("snapshot_id", pa.int64()),
+        ("predicate", pa.string()),
+        ("columns", pa.list_(pa.string())),
+        ("files_total", pa.int64()),
+        ("files_read", pa.int64()),
+        ("row_groups_total", pa.int64()),
+        ("row_groups_read", pa.int64()),
+        ("planning_seconds", pa.float64()),
+    ]
+)
+
+
+def workload_dir(location: str) -> str:
+    """Where the workload log of the table at ``location`` lives."""
+    return f"{location.rstrip('/')}/zskip/workload"
+
+
+@dataclass
+class _Pending:
+    table: str
+    rows: list[dict[str, object]]
+
+
+class WorkloadRecorder:
+    """Collects scan records per table location and writes them in batches (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[str, _Pending] = {}
+        self.errors = 0  # records or writes that failed (each also logged as a warning)
+
+    def record(self, spark: SparkSession, plan: ScanPlan) -> None:
+        """Note one planned scan; never raises."""
+        try:
+            if plan.metadata is None or plan.scan is None or not _capturing(spark):
+                return
+            row: dict[str, object] = {
+                "recorded_at": time.time_ns() // 1000,
+                "table": plan.table,
+                "snapshot_id": plan.snapshot_id,
+                "predicate": to_sql(normalised(plan.expr)),
+                "columns": sorted(columns_of(plan.expr)),
+                "files_total": plan.files_total,
+                "files_read": len(plan.kept),
+                "row_groups_total": plan.row_groups_total,
+                "row_groups_read": plan.row_groups_kept(),
+                "planning_seconds": plan.planning_seconds,
+            }
+            location = plan.metadata.location
+            with self._lock:
+                pending = self._pending.setdefault(location, _Pending(plan.table, []))
+                pending.rows.append(row)
+                full = len(pending.rows) >= FLUSH_AFTER
+            if full:
+                self.flush([location])
+        except Exception as exc:
+            self._failed("recording a scan", exc)
+
+    def flush(self, locations: Iterable[str] | None = None) -> int:
+        """Write the records waiting for ``locations`` (default: all); how many were written."""
+        with self._lock:
+            chosen = list(self._pending) if locations is None else [x for x in locations if x in self._pending]
+            batches = [(x, self._pending.pop(x)) for x in chosen]
+        written = 0
+        for location, pending in batches:
+            try:
+                _append(location, pending.rows)
+                written += len(pending.rows)
+            except Exception as exc:
+                self._failed(f"writing the workload log of {pending.table}", exc)
+        return written
+
+    def pending(self, location: str) -> list[dict[str, object]]:
+        with self._lock:
+            found = self._pending.get(location)
+            return list(found.rows) if found else []
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        self.errors += 1
+        log.warning("zskip workload log: %s failed (%s); queries are not affected", what, exc)
+
+
+RECORDER = WorkloadRecorder()
+atexit.register(RECORDER.flush)
+
+
+def flush_workload() -> int:
+    """Write every record still in memory to its table's workload log; how many were written."""
+    return RECORDER.flush()
+
+
+def normalised(expr: Expr) -> Expr:
+    """``expr`` without the ``IS NOT NULL`` conjuncts Spark adds for columns another conjunct
+    compares (those already reject NULLs), so equal filters read alike in the log."""
+    if not isinstance(expr, And):
+        return expr
+    others = [c for c in expr.children if not _is_not_null(c)]
+    compared: set[str] = set()
+    for child in others:
+        compared |= columns_of(child)
+    kept = [c for c in expr.children if not (_is_not_null(c) and _not_null_column(c) in compared)]
+    return kept[0] if len(kept) == 1 else And(tuple(kept))
+
+
+def _is_not_null(expr: Expr) -> bool:
+    return isinstance(expr, Not) and isinstance(expr.child, IsNull)
+
+
+def _not_null_column(expr: Expr) -> str:
+    assert isinstance(expr, Not) and isinstance(expr.child, IsNull)
+    return expr.child.column
+
+
+def workload(spark: SparkSession, table: str) -> pa.Table:
+    """The workload log of ``table``: one row per scan zskip planned (``WORKLOAD_SCHEMA``), oldest first.
+
+    >>> zskip.workload(spark, "lake.db.t").column("predicate").to_pylist()[:1]  # doctest: +SKIP
+    ['a = 5 AND status = 4']
+    """
+    return read_workload(load_table(spark, table).location())
+
+
+def read_workload(location: str) -> pa.Table:
+    """Every record of the workload log of the table at ``location`` (written and still in memory),
+    oldest first."""
+    filesystem, folder = resolve(workload_dir(location))
+    parts = [pq.read_table(path, filesystem=filesystem, schema=WORKLOAD_SCHEMA) for path in _files(filesystem, folder)]
+    waiting = RECORDER.pending(location)
+    if waiting:
+        parts.append(pa.Table.from_pylist(waiting, schema=WORKLOAD_SCHEMA))
+    if not parts:
+        return WORKLOAD_SCHEMA.empty_table()
+    table = pa.concat_tables(parts)
+    return table.take(pc.sort_indices(table["recorded_at"]))
+
+
+def _capturing(spark: SparkSession) -> bool:
+    return str(spark.conf.get(CAPTURE_CONF, "true")).strip().lower() not in ("false", "0", "off", "no")
+
+
+def _files(filesystem: pafs.FileSystem, folder: str) -> list[str]:
+    infos = filesystem.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+    return sorted(i.path for i in infos if i.type == pafs.FileType.File and i.path.endswith(".parquet"))
+
+
+def _append(location: str, rows: list[dict[str, object]]) -> None:
+    """Write ``rows`` as a new file of the log; past ``COMPACT_AFTER`` files, merge them into one."""
+    filesystem, folder = resolve(workload_dir(location))
+    filesystem.create_dir(folder, recursive=True)
+    batch = pa.Table.from_pylist(rows, schema=WORKLOAD_SCHEMA)
+    existing = _files(filesystem, folder)
+    if len(existing) + 1 <= COMPACT_AFTER:
+        pq.write_table(batch, f"{folder}/workload-{uuid.uuid4()}.parquet", filesystem=filesystem)
+        return
+    merged = pa.concat_tables(
+        [*(pq.read_table(p, filesystem=filesystem, schema=WORKLOAD_SCHEMA) for p in existing), batch]
+    )
+    merged = merged.take(pc.sort_indices(merged["recorded_at"]))
+    if merged.num_rows > MAX_RECORDS:
+        merged = merged.slice(merged.num_rows - MAX_RECORDS)
+    # the merged file first, then the parts it replaces: a crash in between leaves duplicates, not a gap
+    pq.write_table(merged, f"{folder}/workload-{uuid.uuid4()}.parquet", filesystem=filesystem)
+    for path in existing:
+        filesystem.delete_file(path)

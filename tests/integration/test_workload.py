@@ -1,0 +1,69 @@
+"""Every scan zskip plans lands in the table's workload log; capture can be turned off, and a
+failing log write never changes a query's result."""
+
+from __future__ import annotations
+
+import pytest
+
+import zskip
+from zskip.planning import workload
+
+from .tables import make_table
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def table(spark) -> str:
+    name = make_table(spark, "lake.workload.t", rows=20_000, files=8)
+    zskip.optimize(spark, name, by=["a", "b"], target_file_size="64KB", row_group_size="16KB")
+    return name
+
+
+def _log(spark, table: str):
+    zskip.flush_workload()
+    return zskip.workload(spark, table)
+
+
+def test_read_sql_and_explain_each_record_their_scan(spark, table: str) -> None:
+    before = _log(spark, table).num_rows
+    explained = zskip.explain(spark, table, "a = 5 AND b < 100")
+    zskip.read(spark, table, "a = 6").count()
+    zskip.sql(spark, f"SELECT count(*) FROM {table} WHERE a BETWEEN 1 AND 3 AND s = 'k7'").collect()
+    log = _log(spark, table)
+    assert log.num_rows == before + 3
+    newest = log.slice(before).to_pylist()
+    assert [r["predicate"] for r in newest] == ["a = 5 AND b < 100", "a = 6", "a >= 1 AND a <= 3 AND s = 'k7'"]
+    first = newest[0]
+    assert first["columns"] == ["a", "b"] and first["table"] == table
+    assert (first["files_total"], first["files_read"]) == (explained.files_total, explained.files_read)
+    assert (first["row_groups_total"], first["row_groups_read"]) == (
+        explained.row_groups_total,
+        explained.row_groups_read,
+    )
+    assert first["snapshot_id"] == spark.sql(f"SELECT snapshot_id FROM {table}.snapshots").collect()[-1][0]
+
+
+def test_capture_off_records_nothing(spark, table: str) -> None:
+    before = _log(spark, table).num_rows
+    spark.conf.set(workload.CAPTURE_CONF, "false")
+    try:
+        zskip.read(spark, table, "a = 7").count()
+    finally:
+        spark.conf.unset(workload.CAPTURE_CONF)
+    assert _log(spark, table).num_rows == before
+    zskip.read(spark, table, "a = 8").count()
+    assert _log(spark, table).num_rows == before + 1
+
+
+def test_a_failing_log_write_never_changes_a_result(spark, table: str, monkeypatch) -> None:
+    def broken(location: str, rows: list) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(workload, "_append", broken)
+    monkeypatch.setattr(workload, "FLUSH_AFTER", 1)  # every query writes (and fails)
+    errors = workload.RECORDER.errors
+    where = "a BETWEEN 10 AND 20 AND b > 50"
+    got = sorted(zskip.read(spark, table, where).collect())
+    assert got == sorted(spark.table(table).where(where).collect())
+    assert workload.RECORDER.errors == errors + 1

@@ -1,0 +1,68 @@
+"""The workload log's files on disk: batches appended, compacted past a count, bounded in records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zskip.expr import And, Compare, IsNull, Not
+from zskip.planning import workload
+from zskip.planning.workload import WORKLOAD_SCHEMA, read_workload, workload_dir
+
+
+def _row(n: int) -> dict[str, object]:
+    return {
+        "recorded_at": 1_700_000_000_000_000 + n,
+        "table": "lake.db.t",
+        "snapshot_id": 7,
+        "predicate": f"a = {n}",
+        "columns": ["a"],
+        "files_total": 10,
+        "files_read": 1,
+        "row_groups_total": 40,
+        "row_groups_read": 2,
+        "planning_seconds": 0.01,
+    }
+
+
+def test_batches_are_appended_then_compacted_to_the_newest_records(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(workload, "COMPACT_AFTER", 3)
+    monkeypatch.setattr(workload, "MAX_RECORDS", 5)
+    location = str(tmp_path / "t")
+    most_files = most_rows = 0
+    for batch in range(12):
+        workload._append(location, [_row(2 * batch), _row(2 * batch + 1)])
+        files = list(Path(workload_dir(location)).glob("*.parquet"))
+        log = read_workload(location)
+        most_files, most_rows = max(most_files, len(files)), max(most_rows, log.num_rows)
+        assert log.schema == WORKLOAD_SCHEMA
+    assert most_files == 3  # never more than COMPACT_AFTER files
+    assert most_rows <= 5 + 2 * 2  # the compacted newest 5, plus two batches since
+    predicates = read_workload(location)["predicate"].to_pylist()
+    assert predicates == sorted(predicates, key=lambda p: int(p.split()[-1]))  # oldest first
+    assert predicates[-1] == "a = 23"  # the newest kept
+
+
+def test_an_empty_log_reads_as_no_records(tmp_path: Path) -> None:
+    assert read_workload(str(tmp_path / "nothing")).num_rows == 0
+
+
+def test_a_failing_write_is_counted_and_warned_never_raised(tmp_path: Path, monkeypatch, caplog) -> None:
+    recorder = workload.WorkloadRecorder()
+
+    def broken(location: str, rows: list) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(workload, "_append", broken)
+    recorder._pending[str(tmp_path)] = workload._Pending("lake.db.t", [_row(1)])
+    with caplog.at_level("WARNING", logger="zskip.planning.workload"):
+        assert recorder.flush() == 0
+    assert recorder.errors == 1
+    assert "disk full" in caplog.text and "queries are not affected" in caplog.text
+
+
+def test_the_log_drops_only_the_null_checks_spark_adds_for_compared_columns() -> None:
+    a5 = Compare("a", "=", 5)
+    pushed = And((Not(IsNull("a")), Not(IsNull("b")), a5))
+    assert workload.normalised(pushed) == And((Not(IsNull("b")), a5))  # b is not compared: kept
+    assert workload.normalised(And((Not(IsNull("a")), a5))) == a5
+    assert workload.normalised(Not(IsNull("a"))) == Not(IsNull("a"))  # alone it is the filter

@@ -22,6 +22,7 @@ VERBS = [
     ["index", "drop"],
     ["vacuum"],
     ["status"],
+    ["workload"],
     ["explain"],
     ["query"],
     ["bench"],

@@ -3,11 +3,14 @@ failing log write never changes a query's result."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import zskip
 from zskip.planning import workload
 
+from .cli_runner import run
 from .tables import make_table
 
 pytestmark = pytest.mark.integration
@@ -67,3 +70,17 @@ def test_a_failing_log_write_never_changes_a_result(spark, table: str, monkeypat
     got = sorted(zskip.read(spark, table, where).collect())
     assert got == sorted(spark.table(table).where(where).collect())
     assert workload.RECORDER.errors == errors + 1
+
+
+def test_the_workload_verb_lists_the_newest_scans(spark, table: str, capsys) -> None:
+    zskip.read(spark, table, "a = 11").count()
+    zskip.read(spark, table, "b >= 90000").count()
+    code, out, _ = run(capsys, "workload", table, "--limit", "2")
+    assert code == 0
+    assert "scans recorded; columns filtered: " in out and "a = 11" in out and "b >= 90000" in out
+    code, out, _ = run(capsys, "workload", table, "--limit", "1", "--json")
+    assert code == 0
+    (line,) = out.strip().splitlines()
+    assert json.loads(line)["predicate"] == "b >= 90000"
+    code, _, err = run(capsys, "workload", "lake.workload.nope")
+    assert code == 2 and "lake.workload.nope" in err

@@ -71,6 +71,7 @@ def _register() -> None:
     cli.add_command(layout.optimize)
     cli.add_command(layout.inspect)
     cli.add_command(maintenance.status)
+    cli.add_command(maintenance.workload)
     cli.add_command(indexes.index)
     cli.add_command(indexes.vacuum)
     cli.add_command(query.explain)

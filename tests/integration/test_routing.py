@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType
 
-from zskip.curves import ClusteringSpec, ColumnMapping, RankMapping, order_key_u64
+from zskip.curves import ClusteringSpec, ColumnMapping, RankMapping, RawMapping, order_key_u64
 from zskip.iceberg.frames import collect_arrow
 from zskip.layout.curve_keys import signed_key
 from zskip.layout.cuts import FileCuts
-from zskip.layout.routing import U_BITS, keyed_route_column, partition_tokens, route_column
+from zskip.layout.routing import U_BITS, keyed_route_column, partition_tokens
 
 pytestmark = pytest.mark.integration
 
@@ -26,11 +27,15 @@ def test_each_token_hashes_to_its_partition(spark, partitions: int) -> None:
 def test_rows_land_in_the_partition_of_their_cut(spark) -> None:
     rng = np.random.default_rng(2)
     keys = rng.integers(-(1 << 62), 1 << 62, 5000)
-    cuts = FileCuts.choose(keys.view(np.uint64) ^ np.uint64(1 << 63), 5)
-    tokens = partition_tokens(spark, 5)
     frame = spark.createDataFrame([(int(k),) for k in keys], "key long")
-    routed = frame.withColumn("token", route_column(cuts, tokens, F.col("key"), F.xxhash64("key")))
-    placed = routed.repartition(5, "token").select("key", F.spark_partition_id().alias("p")).toPandas()
+    table = collect_arrow(frame)
+    spec = ClusteringSpec(curve="linear", bits=32, columns=(ColumnMapping("key", RawMapping(32)),))
+    cuts = FileCuts.choose(spec.keys(table), 5)
+    tokens = partition_tokens(spark, 5)
+    routed = frame.select(keyed_route_column(spec, {"key": LongType()}, cuts, tokens, F.xxhash64("key")).alias("r"))
+    placed = (
+        routed.select("r.key", "r.token").repartition(5, "token").select("key", F.spark_partition_id().alias("p"))
+    ).toPandas()
     by_partition = placed.groupby("p")["key"].agg(["min", "max", "count"]).sort_index()
     assert list(by_partition.index) == [0, 1, 2, 3, 4]
     assert (by_partition["max"].to_numpy()[:-1] < by_partition["min"].to_numpy()[1:]).all()  # ordered, disjoint

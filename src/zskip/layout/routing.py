@@ -18,13 +18,13 @@ from pyspark.sql.types import DataType
 
 from zskip.curves import ClusteringSpec
 from zskip.iceberg.frames import collect_arrow
-from zskip.layout.curve_keys import SIGN, curve_key_inputs, signed_key
+from zskip.layout.curve_keys import curve_key_inputs, signed_key
 from zskip.layout.cuts import FileCuts
 
-__all__ = ["U_BITS", "keyed_route_column", "partition_tokens", "route_column"]
+__all__ = ["U_BITS", "keyed_route_column", "partition_tokens"]
 
 # A row hash becomes ``u`` in [0, 1) (which splits a key too heavy for one file) from its top
-# ``U_BITS`` bits: exact in a double, so the Spark route (``zskip.layout.native_keys``) agrees.
+# ``U_BITS`` bits: exact in a double, so the same hash always routes the same way.
 U_BITS = 53
 
 
@@ -48,19 +48,6 @@ def partition_tokens(spark: SparkSession, partitions: int) -> np.ndarray:
     return tokens
 
 
-def route_column(cuts: FileCuts, tokens: np.ndarray, key: Column, tie: Column) -> Column:
-    """The partition token of each row, from its signed curve ``key`` and a ``bigint`` row hash ``tie``."""
-    if len(tokens) != cuts.files:
-        raise ValueError(f"{len(tokens)} partition tokens for {cuts.files} files")
-
-    @F.pandas_udf("long")  # type: ignore[call-overload]
-    def route(keys: pd.Series, ties: pd.Series) -> pd.Series:
-        unsigned = keys.to_numpy(dtype=np.int64).view(np.uint64) ^ SIGN
-        return pd.Series(_tokens_of(cuts, tokens, unsigned, ties))
-
-    return route(key, tie)
-
-
 def keyed_route_column(
     spec: ClusteringSpec, types: Mapping[str, DataType], cuts: FileCuts, tokens: np.ndarray, tie: Column
 ) -> Column:
@@ -81,5 +68,6 @@ def keyed_route_column(
 
 
 def _tokens_of(cuts: FileCuts, tokens: np.ndarray, keys: np.ndarray, ties: pd.Series) -> np.ndarray:
+    """The partition token of each row's file, from its unsigned curve key and signed row hash."""
     top = ties.to_numpy(dtype=np.int64).view(np.uint64) >> np.uint64(64 - U_BITS)
     return tokens[cuts.route(keys, top.astype(np.float64) / float(1 << U_BITS))]

@@ -7,7 +7,7 @@ import logging
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any
@@ -36,6 +36,7 @@ __all__ = [
     "VacuumResult",
     "create_index",
     "drop_index",
+    "index_coverage",
     "list_indexes",
     "refresh_indexes",
     "vacuum",
@@ -163,8 +164,12 @@ def list_indexes(spark: SparkSession, table: str) -> list[IndexInfo]:
     [('status', 'bitmap', 12)]
     """
     iceberg = load_table(spark, table)
+    return index_coverage(iceberg, _live_file_sizes(spark, iceberg))
+
+
+def index_coverage(iceberg: IcebergTable, sizes: Mapping[str, int]) -> list[IndexInfo]:
+    """``list_indexes`` for a loaded table whose live data files (path to bytes) are already known."""
     manifest, _ = read_manifest(iceberg, strict=True)
-    sizes = _live_file_sizes(spark, iceberg)
     live = set(sizes)
     current = manifest.only_files(live)
     missing = missing_files(current.puffin_paths())

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from zskip.maintenance.status import IndexCoverage, TableStatus, status
+from zskip.maintenance.status import TableStatus, status
 
-__all__ = ["IndexCoverage", "TableStatus", "status"]
+__all__ = ["TableStatus", "status"]

@@ -17,26 +17,12 @@ from zskip.display import Displayed
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.table import load_table
-from zskip.indexing.api import IndexInfo, list_indexes
+from zskip.indexing.api import IndexInfo, index_coverage
 from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY, read_store
 from zskip.planning.workload import read_workload
 from zskip.units import format_bytes
 
-__all__ = ["IndexCoverage", "TableStatus", "status"]
-
-
-@dataclass(frozen=True)
-class IndexCoverage:
-    column: str
-    kind: str
-    files_indexed: int
-    files_total: int
-    bytes_unindexed: int
-    files_missing: int  # entries whose index file is gone: refresh rebuilds them
-
-    @property
-    def share(self) -> float:
-        return self.files_indexed / self.files_total if self.files_total else 1.0
+__all__ = ["TableStatus", "status"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +39,7 @@ class TableStatus(Displayed):
     rows_clustered: int
     bytes_clustered: int
     last_optimize: str | None  # when the last optimize committed (UTC, ISO 8601)
-    indexes: tuple[IndexCoverage, ...] = field(default_factory=tuple)
+    indexes: tuple[IndexInfo, ...] = field(default_factory=tuple)
     scans_recorded: int = 0  # records in the table's workload log (zskip.workload)
 
     @property
@@ -108,8 +94,9 @@ class TableStatus(Displayed):
         if not self.indexes:
             rows.append(("indexes", "none"))
         for index in self.indexes:
+            share = index.files_indexed / index.files_total if index.files_total else 1.0
             text = (
-                f"{index.share:.1%} of files ({index.files_indexed:,} of {index.files_total:,}); "
+                f"{share:.1%} of files ({index.files_indexed:,} of {index.files_total:,}); "
                 f"unindexed {format_bytes(index.bytes_unindexed)}"
             )
             if index.files_missing:
@@ -148,7 +135,7 @@ def status(spark: SparkSession, table: str) -> TableStatus:
         rows_clustered=int(sum(counts[i] for i in mine)),
         bytes_clustered=int(sum(sizes[i] for i in mine)),
         last_optimize=_last_optimize(spark, iceberg.name) if store is not None else None,
-        indexes=tuple(_coverage(i) for i in list_indexes(spark, table)),
+        indexes=tuple(index_coverage(iceberg, dict(zip(paths, sizes, strict=True)))),
         scans_recorded=read_workload(iceberg.location()).num_rows,
     )
 
@@ -179,14 +166,3 @@ def _last_optimize(spark: SparkSession, table: str) -> str | None:
     if isinstance(value, datetime):
         return value.astimezone(timezone.utc).isoformat(timespec="seconds")
     return str(value)
-
-
-def _coverage(info: IndexInfo) -> IndexCoverage:
-    return IndexCoverage(
-        column=info.column,
-        kind=info.kind,
-        files_indexed=info.files_indexed,
-        files_total=info.files_total,
-        bytes_unindexed=info.bytes_unindexed,
-        files_missing=info.files_missing,
-    )

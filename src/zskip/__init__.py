@@ -37,7 +37,7 @@ from zskip.indexing import (
 )
 from zskip.layout import Dimension, OptimizeResult, optimize
 from zskip.layout.inspect import InspectResult, inspect
-from zskip.maintenance import TableStatus, status
+from zskip.maintenance import MaintainResult, TableStatus, maintain, maintain_cycles, status
 from zskip.planning import Explain, explain, explain_sql, read, sql
 from zskip.planning.workload import flush_workload, workload
 
@@ -55,6 +55,7 @@ __all__ = [
     "InvalidPredicateError",
     "InvalidQueryError",
     "JavaNotFoundError",
+    "MaintainResult",
     "OptimizeResult",
     "TableStatus",
     "UnknownColumnError",
@@ -75,6 +76,8 @@ __all__ = [
     "flush_workload",
     "inspect",
     "list_indexes",
+    "maintain",
+    "maintain_cycles",
     "optimize",
     "read",
     "refresh_indexes",

@@ -1,12 +1,14 @@
-"""Human sizes: ``"128MB"`` and friends to bytes, and back for messages."""
+"""Human sizes and durations: ``"128MB"`` to bytes and back for messages, ``"5m"`` to seconds."""
 
 from __future__ import annotations
 
+import math
 import re
+from datetime import timedelta
 
 from zskip.errors import InvalidOptionError
 
-__all__ = ["format_bytes", "parse_size"]
+__all__ = ["format_bytes", "parse_duration", "parse_size"]
 
 _UNITS = {
     "": 1,
@@ -42,7 +44,9 @@ def parse_size(value: int | str, *, name: str = "size") -> int:
 
 
 def format_bytes(size: float) -> str:
-    """>>> format_bytes(1536)
+    """``size`` bytes in binary units.
+
+    >>> format_bytes(1536)
     '1.5 KiB'
     """
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
@@ -50,3 +54,37 @@ def format_bytes(size: float) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} TiB"
+
+
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(value: timedelta | float | str, *, name: str = "duration") -> float:
+    """Seconds in ``value``: a ``timedelta``, a number of seconds, or text such as ``"30s"``,
+    ``"5m"``, ``"12h"``, ``"3d"``.
+
+    >>> parse_duration("5m"), parse_duration(90)
+    (300.0, 90.0)
+    """
+    example = "a duration like 30s, 5m, 12h or 3d"
+    if isinstance(value, bool):
+        raise InvalidOptionError(f"{name} must be {example}, not {value!r}")
+    if isinstance(value, timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str):
+        text = value.strip().lower()
+        try:
+            unit = _DURATION_UNITS.get(text[-1:], 0)
+            seconds = float(text[:-1]) * unit if unit else float(text)
+        except ValueError:
+            raise InvalidOptionError(f"{name} must be {example}, not {value!r}") from None
+    else:
+        raise InvalidOptionError(f"{name} must be {example}, not {value!r}")
+    if not math.isfinite(seconds):
+        # NaN compares false with everything: as vacuum's age it would delete files of any age
+        raise InvalidOptionError(f"{name} must be a finite duration like 30m, 12h or 3d, not {value!r}")
+    if seconds < 0:
+        raise InvalidOptionError(f"{name} must not be negative, got {value!r}")
+    return seconds

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 
 @dataclass(frozen=True)
@@ -60,3 +60,30 @@ def table_bytes(spark: SparkSession, table: str) -> int:
     from zskip.iceberg.files import data_files
 
     return sum(data_files(spark, table)["file_size_in_bytes"].to_pylist())
+
+
+# appender_job.py appends batches of generated_rows with ids from here on
+APPENDED_FIRST_ID = 10_000_000
+APPENDED_BATCH_ROWS = 500
+
+
+def generated_rows(spark: SparkSession, start: int, end: int) -> DataFrame:
+    """Rows with ids ``start`` to ``end - 1`` in ``make_table``'s schema, every value a function of the
+    id, so another process can append them and a test can rebuild exactly what it appended."""
+    return spark.range(start, end).selectExpr(
+        "CAST(id % 1000 AS INT) AS a",
+        "CAST((id * 7919) % 100000 AS BIGINT) AS b",
+        "date_add(DATE'1990-01-01', CAST(id % 5000 AS INT)) AS d",
+        "concat('k', CAST(id % 50 AS STRING)) AS s",
+        "CAST(id % 100 AS DOUBLE) - 50 AS x",
+        "CAST(id % 1000 AS DECIMAL(12, 3)) AS m",
+        "id",
+        "CAST(id % 4 AS INT) AS p",
+    )
+
+
+def frame_fingerprint(frame: DataFrame) -> Fingerprint:
+    """``fingerprint`` of a DataFrame's rows (the same sum, so fingerprints of parts add up)."""
+    row = frame.selectExpr("count(*) AS n", "coalesce(sum(CAST(xxhash64(*) AS DECIMAL(38, 0))), 0) AS h").first()
+    assert row is not None
+    return Fingerprint(int(row["n"]), int(row["h"]))

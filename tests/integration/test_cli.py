@@ -59,7 +59,7 @@ def test_bad_input_exits_2_with_a_message(spark, capsys) -> None:
     code, _, err = run(capsys, "index", "drop", table, "a", "--kind", "bitmap")
     assert code == 2 and "no bitmap index" in err
     code, _, err = run(capsys, "vacuum", table, "--older-than", "soon")
-    assert code == 2 and "older_than must look like" in err
+    assert code == 2 and "older_than must be a duration like" in err
 
 
 def test_explain_and_query(spark, capsys) -> None:

@@ -1,16 +1,82 @@
-"""``zskip status`` (coverage of a table by its clustering and indexes) and ``zskip workload``
-(the scans zskip planned on it)."""
+"""``zskip maintain`` (cluster and index new data, once or every interval), ``zskip status``
+(coverage of a table by its clustering and indexes) and ``zskip workload`` (the scans zskip planned on it)."""
 
 from __future__ import annotations
 
 import json
+import signal
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from zskip.cli.main import Context
+from zskip.cli.progress import progress_bar
+
+
+@click.command()
+@click.argument("table")
+@click.option("--watch", is_flag=True, help="Keep running, one cycle per interval, until Ctrl-C or SIGTERM.")
+@click.option("--interval", default="5m", show_default=True, help="Time between the starts of cycles (30s, 5m, 1h).")
+@click.option("--cycles", type=click.IntRange(min=1), help="With --watch: stop after this many cycles.")
+@click.option("--json", "as_json", is_flag=True, help="Print each cycle as one line of JSON.")
+@click.pass_obj
+def maintain(ctx: Context, table: str, watch: bool, interval: str, cycles: int | None, as_json: bool) -> None:
+    """Cluster TABLE's new files under its recorded layout and refresh its indexes, incrementally.
+
+    With --watch, one cycle per interval until stopped: the first Ctrl-C (or SIGTERM) lets the cycle
+    under way finish and then stops; a second Ctrl-C abandons it, and the table stays as it was.
+    Commit races with other writers are retried; each cycle is logged.
+    """
+    from zskip.maintenance import maintain as run_once
+    from zskip.maintenance import maintain_cycles
+
+    def show(result: Any) -> None:
+        click.echo(result.to_json() if as_json else str(result))
+
+    from zskip.units import parse_duration
+
+    if cycles is not None and not watch:
+        raise click.UsageError("--cycles needs --watch")
+    parse_duration(interval, name="--interval")  # a bad interval fails before Spark starts
+    spark = ctx.spark()
+    if not watch:
+        with progress_bar("maintain") as report:
+            show(run_once(spark, table, progress=report))  # type: ignore[arg-type]
+        return
+    stop = threading.Event()
+    with _stop_on_signals(stop):
+        for result in maintain_cycles(spark, table, interval=interval, cycles=cycles, stop=stop):
+            show(result)
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """The first SIGINT or SIGTERM sets ``stop`` (the cycle under way finishes); a second SIGINT goes
+    to the handler before (PySpark's cancels the running jobs and raises KeyboardInterrupt)."""
+    previous: dict[int, Any] = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+
+    def handle(number: int, frame: Any) -> None:
+        if stop.is_set():
+            before = previous[number]
+            if callable(before):
+                before(number, frame)
+            raise KeyboardInterrupt
+        stop.set()
+        click.echo("stopping after the cycle under way (Ctrl-C again to abandon it)", err=True)
+
+    for number in previous:
+        signal.signal(number, handle)
+    try:
+        yield
+    finally:
+        for number, before in previous.items():
+            signal.signal(number, before)
 
 
 @click.command()

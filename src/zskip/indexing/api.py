@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
@@ -28,7 +27,7 @@ from zskip.index.puffin import CorruptIndexError
 from zskip.indexing.jobs import build_indexes, merge_puffins
 from zskip.indexing.store import index_dir, missing_files, new_puffin_path, publish, read_manifest
 from zskip.layout.store import STORE_PROPERTY
-from zskip.units import format_bytes
+from zskip.units import format_bytes, parse_duration
 
 __all__ = [
     "IndexInfo",
@@ -201,7 +200,7 @@ def vacuum(spark: SparkSession, table: str, *, older_than: timedelta | float | s
     Only files older than ``older_than`` go (a reader may still hold the manifest before the last
     one); ``older_than`` is a ``timedelta``, seconds, or text like ``"12h"``, ``"3d"``, ``"0s"``.
     """
-    age = _seconds(older_than)
+    age = parse_duration(older_than, name="older_than")
     iceberg = load_table(spark, table)
     warnings: list[str] = []
     try:
@@ -338,29 +337,3 @@ def _live_file_sizes(spark: SparkSession, iceberg: IcebergTable) -> dict[str, in
         return {}
     files = data_files(spark, iceberg.name, snapshot_id=snapshot)
     return dict(zip(files["file_path"].to_pylist(), files["file_size_in_bytes"].to_pylist(), strict=True))
-
-
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def _seconds(value: timedelta | float | str) -> float:
-    if isinstance(value, bool):
-        raise InvalidOptionError(f"older_than must be a duration like 30m, 12h or 3d, not {value!r}")
-    if isinstance(value, timedelta):
-        seconds = value.total_seconds()
-    elif isinstance(value, (int, float)):
-        seconds = float(value)
-    elif isinstance(value, str):
-        text = value.strip().lower()
-        try:
-            seconds = float(text[:-1]) * UNITS[text[-1]] if text and text[-1] in UNITS else float(text)
-        except ValueError:
-            raise InvalidOptionError(f"older_than must look like 30m, 12h or 3d, not {value!r}") from None
-    else:
-        raise InvalidOptionError(f"older_than must be a duration like 30m, 12h or 3d, not {value!r}")
-    if not math.isfinite(seconds):
-        # NaN compares false with everything, so it would let vacuum delete files of any age
-        raise InvalidOptionError(f"older_than must be a finite duration like 30m, 12h or 3d, not {value!r}")
-    if seconds < 0:
-        raise InvalidOptionError(f"older_than must not be negative, got {value!r}")
-    return seconds

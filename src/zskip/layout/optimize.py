@@ -241,7 +241,7 @@ def optimize(
         target.iceberg.refresh()
 
     tasks = plan_file_tasks(target.iceberg, start_snapshot)
-    summary_text = _summary(fitted.spec, target.columns, options.mapping)
+    summary_text = _summary(fitted.spec, target.columns, options.mapping, options.target_file_size)
     snapshots: list[int] = []
     written = 0
     ranges = fitted.kept_ranges
@@ -541,7 +541,9 @@ def _same_layout(
     return True
 
 
-def _summary(spec: ClusteringSpec, columns: list[str], mapping: str) -> str:
+def _summary(spec: ClusteringSpec, columns: list[str], mapping: str, target_file_size: int) -> str:
+    """The layout as the table property ``zskip.clustering`` records it: what status shows and what
+    ``zskip maintain`` repeats."""
     dimensions = {
         c.name: {"table": c.mapping.table, "key": c.mapping.key, "by": list(c.mapping.by)}
         for c in spec.columns
@@ -554,6 +556,7 @@ def _summary(spec: ClusteringSpec, columns: list[str], mapping: str) -> str:
             "mapping": mapping,
             "columns": columns,
             "bits": spec.bits,
+            "target_file_size": target_file_size,
         }
         | ({"dimensions": dimensions} if dimensions else {}),
         separators=(",", ":"),

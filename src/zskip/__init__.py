@@ -37,13 +37,14 @@ from zskip.indexing import (
 )
 from zskip.layout import Dimension, OptimizeResult, optimize
 from zskip.layout.inspect import InspectResult, inspect
-from zskip.maintenance import MaintainResult, TableStatus, maintain, maintain_cycles, status
+from zskip.maintenance import Advice, MaintainResult, TableStatus, advise, maintain, maintain_cycles, status
 from zskip.planning import Explain, explain, explain_sql, read, sql
 from zskip.planning.workload import flush_workload, workload
 
 __version__ = "0.3.0"
 
 __all__ = [
+    "Advice",
     "ConcurrentChangeError",
     "CorruptIndexError",
     "Dimension",
@@ -68,6 +69,7 @@ __all__ = [
     "WarehouseNotWritableError",
     "ZskipError",
     "__version__",
+    "advise",
     "create_index",
     "curves",
     "drop_index",

@@ -16,16 +16,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, ByteType, DataType, DateType, IntegerType, ShortType
+from pyspark.sql.types import DataType
 
 from zskip.curves import (
     ClusteringSpec,
-    ColumnMapping,
     DimensionMapping,
     RankMapping,
     RawMapping,
     bits_per_column,
-    order_key_u64,
 )
 from zskip.display import Displayed
 from zskip.errors import InvalidOptionError
@@ -49,6 +47,7 @@ from zskip.layout.groups import (
 from zskip.layout.key_ranges import compute_key_ranges
 from zskip.layout.options import OptimizeOptions
 from zskip.layout.routing import keyed_route_column, partition_tokens
+from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
 from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY, ClusteringStore, read_store, write_store
 from zskip.units import format_bytes
 
@@ -60,8 +59,6 @@ ROW_GROUP_PROPERTY = "write.parquet.row-group-size-bytes"
 # Eight row groups per 128 MB file: fine enough for row-group skipping, large enough that Parquet's
 # per-row-group overhead stays negligible.
 DEFAULT_ROW_GROUP_SIZE = "16MB"
-SAMPLE_ROWS = 200_000
-MAX_BOUNDARIES = 4096
 KEY_COLUMN = "__zskip_curve_key"
 ROUTE_COLUMN = "__zskip_route"
 FILE_COLUMN = "_file"  # Iceberg's metadata column: the data file a row is in
@@ -488,35 +485,8 @@ def _fit_spec(
     if fraction < 1.0:
         frame = frame.sample(fraction=fraction, seed=7)
     sample = collect_arrow(frame.limit(SAMPLE_ROWS))
-    mappings = []
-    for column in columns:
-        if column.lower() in dimensions:
-            fitted: RankMapping | RawMapping | DimensionMapping = fit_dimension(spark, dimensions[column.lower()], bits)
-        elif mapping == "raw":
-            fitted = RawMapping.fit(
-                order_key_u64(sample[column]) if sample.num_rows else np.zeros(0, np.uint64),
-                sample[column].is_valid().to_numpy(zero_copy_only=False) if sample.num_rows else None,
-                bits,
-                raw_width(types[column]),
-            )
-        else:
-            keys = order_key_u64(sample[column]) if sample.num_rows else np.zeros(0, np.uint64)
-            fitted = RankMapping.fit(keys, bits, max_boundaries=MAX_BOUNDARIES)
-        mappings.append(ColumnMapping(column, fitted))
-    return ClusteringSpec(curve=curve, bits=bits, columns=tuple(mappings)), sample
-
-
-def raw_width(dtype: DataType) -> int:
-    """Bits a value of ``dtype`` really spans in its 64-bit key (see ``RawMapping``)."""
-    if isinstance(dtype, BooleanType):
-        return 1
-    if isinstance(dtype, ByteType):
-        return 8
-    if isinstance(dtype, ShortType):
-        return 16
-    if isinstance(dtype, (IntegerType, DateType)):
-        return 32
-    return 64
+    fixed = {c: fit_dimension(spark, dimensions[c.lower()], bits) for c in columns if c.lower() in dimensions}
+    return spec_from_sample(sample, types, curve=curve, mapping=mapping, bits=bits, fixed=fixed), sample
 
 
 def _same_layout(

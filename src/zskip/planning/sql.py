@@ -21,6 +21,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from zskip.errors import InvalidQueryError
+from zskip.expr import Expr
 from zskip.iceberg.scans import IcebergScan, QueryScans, query_scans
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_query
 from zskip.iceberg.statements import analysed_query, parse_query
@@ -29,7 +30,7 @@ from zskip.planning.planner import PLANNING_PROPERTIES, ScanPlan, plan_scan
 from zskip.planning.read import explain_plan, staged_choice
 from zskip.planning.staging import keep_staged
 
-__all__ = ["explain_sql", "sql"]
+__all__ = ["explain_sql", "scan_filters", "sql"]
 
 log = logging.getLogger(__name__)
 
@@ -125,3 +126,15 @@ def explain_sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> l
             plan = replace(plan, analysis_seconds=analysed, planning_seconds=plan.planning_seconds + analysed)
             out.append(explain_plan(plan, str(plan.expr)))
     return out
+
+
+def scan_filters(spark: SparkSession, query: str) -> list[tuple[str, Expr]]:
+    """The filter Spark pushes to each Iceberg scan of ``query``, with the scan's table; nothing is
+    planned, read or recorded (what the advisor learns from a file of queries)."""
+    time_travel, frame = _analyse(spark, query)
+    if time_travel:
+        raise InvalidQueryError(
+            "the query reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans "
+            "current snapshots only"
+        )
+    return [(scan.table, scan.expr) for scan in query_scans(frame, PLANNING_PROPERTIES).scans]

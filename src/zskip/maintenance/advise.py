@@ -1,0 +1,534 @@
+"""``zskip advise``: choose the columns, curve, mapping and indexes of a table from how it is queried.
+
+The workload is the table's workload log (every scan zskip planned on it, ``zskip.workload``) or a
+file of SQL queries.  Candidates are sets of one to ``max_columns`` of the columns the workload
+filters most, along each curve (one column: a plain sort) with rank mapping, and raw mapping for the
+best few.  Each is scored by simulating it on one Spark sample of the table, nothing rewritten
+(``zskip.maintenance.simulate``): the sample's curve keys, cut into as many files and row groups as
+optimize would write, give each simulated row group its min/max, and every query of the workload is
+checked against them, weighted by how often it ran.  The best candidates, every one-column layout
+and the current layout (measured by zskip's own planner, query by query) are then tried with the
+indexes that pay off, and all are ranked together: fewest row groups read per scan first, and on a
+tie the cheaper candidate (no rewrite, fewer indexes, fewer columns).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import math
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import SparkSession
+from pyspark.sql.types import DataType
+
+from zskip.curves import CURVES, bits_per_column, order_key_u64
+from zskip.errors import InvalidOptionError, UnknownColumnError, ZskipError
+from zskip.expr import AlwaysTrue, Expr, columns_of, equality_values
+from zskip.expr.arrow import matching_rows
+from zskip.expr.nodes import LEAVES, And, Not, Or
+from zskip.expr.sql import to_sql
+from zskip.iceberg.files import data_files
+from zskip.iceberg.frames import collect_arrow
+from zskip.iceberg.predicates import filter_of
+from zskip.iceberg.table import IcebergTable, load_table
+from zskip.index.parquet_io import open_parquet
+from zskip.indexing.api import create_index
+from zskip.layout.optimize import DEFAULT_ROW_GROUP_SIZE, ROW_GROUP_PROPERTY, optimize
+from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
+from zskip.maintenance.advice import CURRENT, Advice, IndexForecast, LayoutForecast, QueryForecast, WorkloadQuery
+from zskip.maintenance.maintain import recorded_layout
+from zskip.maintenance.simulate import Cells, cut_sample, index_conjunct, kept_by_minmax, read_chances
+from zskip.planning.planner import PLANNING_PROPERTIES
+from zskip.planning.read import plan_table
+from zskip.planning.sql import scan_filters
+from zskip.planning.workload import CAPTURE_CONF, flush_workload, normalised, read_workload
+from zskip.units import parse_size
+
+__all__ = ["advise", "read_queries", "split_statements"]
+
+log = logging.getLogger(__name__)
+
+POOL_COLUMNS = 5  # the most filtered columns candidates are drawn from
+RAW_TRIES = 3  # multi-column candidates also tried with raw mapping
+INDEXED_CANDIDATES = 8  # best layouts by min/max that are also tried with indexes
+INDEX_GAIN = 0.9  # an index is added when it leaves at most this share of the row groups read
+BLOOM_BYTES_PER_VALUE = 1.2  # a bloom filter at 1% false positives
+Progress = Callable[[str, int, int], None]
+
+
+def advise(
+    spark: SparkSession,
+    table: str,
+    *,
+    queries: str | Path | Sequence[str] | None = None,
+    max_columns: int = 4,
+    target_file_size: int | str | None = None,
+    sample_rows: int = SAMPLE_ROWS,
+    top: int = 10,
+    apply: bool = False,
+    progress: Progress | None = None,
+) -> Advice:
+    """Rank layouts of ``table`` with their indexes by what its workload would read under each,
+    simulated on a sample; the current layout is a candidate too.
+
+    ``queries``: SQL queries (a list, or a file of statements separated by ``;``) to use as the
+    workload instead of the table's workload log.  ``target_file_size``: as optimize would write
+    (default: the recorded layout's, else 128MB).  ``apply=True`` optimizes to the best layout (unless
+    it is the current one) and builds its indexes.
+
+    >>> zskip.advise(spark, "lake.db.events").best.label   # doctest: +SKIP
+    'hilbert over user_id, ts (rank) + bloom on session_id'
+    """
+    started = time.monotonic()
+    report = progress or (lambda stage, done, total: None)
+    if not isinstance(max_columns, int) or isinstance(max_columns, bool) or not 1 <= max_columns <= 4:
+        raise InvalidOptionError(f"max_columns must be 1, 2, 3 or 4, not {max_columns!r}")
+    for name, value in (("sample_rows", sample_rows), ("top", top)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InvalidOptionError(f"{name} must be a whole number of at least 1, not {value!r}")
+    statements = read_queries(queries) if queries is not None else None
+    iceberg = load_table(spark, table)
+    recorded = recorded_layout(iceberg)
+    target = parse_size(
+        target_file_size if target_file_size is not None else (recorded.target_file_size if recorded else "128MB"),
+        name="target_file_size",
+    )
+    row_group_size = parse_size(iceberg.property(ROW_GROUP_PROPERTY) or DEFAULT_ROW_GROUP_SIZE, name="row group size")
+    files = data_files(spark, iceberg.name)
+    if files is None or files.num_rows == 0:
+        raise InvalidOptionError(f"{iceberg.name} holds no data: load it before asking how to lay it out")
+
+    with _capture_off(spark):
+        workload = _workload(spark, iceberg, statements)
+        pool, types = _pool(iceberg, workload)
+        rows = int(pc.sum(files["record_count"]).as_py())
+        size = int(pc.sum(files["file_size_in_bytes"]).as_py())
+        sample, positions = _sample(spark, iceberg.name, list(types), rows, sample_rows)
+        types = {c: t for c, t in types.items() if _keyable(sample[c])}
+        if not types:
+            raise InvalidOptionError(
+                f"the workload filters {iceberg.name} only on columns zskip cannot cluster by ({', '.join(pool)})"
+            )
+        out_files = max(1, math.floor(size / target + 0.5))
+        rows_per_group = max(1.0, row_group_size / _bytes_per_row(files))
+        per_file = max(1, round(rows / out_files / rows_per_group))
+        simulator = _Simulator(sample, workload, out_files, per_file, rows)
+        simulator.measure_current(spark, iceberg.name, positions, report)
+        layouts = _rank(simulator, types, max_columns, report)
+    now = simulator.current_layout()
+    advice = Advice(
+        table=iceberg.name,
+        scans=simulator.weight,
+        distinct_queries=len(workload),
+        sample_rows=sample.num_rows,
+        simulated_files=out_files,
+        simulated_row_groups=out_files * per_file,
+        files_now=now.files,
+        row_groups_now=now.row_groups,
+        layouts=tuple(layouts[:top]),
+        table_bytes=size,
+        seconds=time.monotonic() - started,
+    )
+    log.info("advise %s: %s, %.1fx fewer row groups (%.1f s)", table, advice.best.label, advice.gain, advice.seconds)
+    return _apply(spark, advice, target, row_group_size, progress) if apply else advice
+
+
+def read_queries(queries: str | Path | Sequence[str]) -> list[str]:
+    """The statements of a workload: a list of SQL texts, or a file of statements separated by ``;``."""
+    if isinstance(queries, (str, Path)):
+        path = Path(queries)
+        if not path.is_file():
+            raise InvalidOptionError(f"queries file {str(path)!r} does not exist: give a file of SQL statements")
+        texts = split_statements(path.read_text(encoding="utf-8"))
+    elif isinstance(queries, Sequence) and all(isinstance(q, str) for q in queries):
+        texts = [q.strip().rstrip(";").strip() for q in queries]
+    else:
+        raise InvalidOptionError(f"queries must be a file or a list of SQL texts, not {queries!r}")
+    texts = [t for t in texts if t]
+    if not texts:
+        raise InvalidOptionError("the workload holds no query: give at least one SELECT")
+    return texts
+
+
+def split_statements(text: str) -> list[str]:
+    """SQL statements separated by ``;`` outside quotes; ``--`` comments dropped.
+
+    >>> split_statements("SELECT ';' AS a; -- two\\nSELECT 2")
+    ["SELECT ';' AS a", 'SELECT 2']
+    """
+    out: list[str] = []
+    current: list[str] = []
+    for token in re.findall(r"--[^\n]*|'(?:[^']|'')*'|\"[^\"]*\"|`[^`]*`|;|[^;'\"`-]+|-", text):
+        if token.startswith("--"):
+            continue
+        if token == ";":
+            out.append("".join(current).strip())
+            current = []
+        else:
+            current.append(token)
+    out.append("".join(current).strip())
+    return [s for s in out if s]
+
+
+@contextlib.contextmanager
+def _capture_off(spark: SparkSession) -> Iterator[None]:
+    """The advisor's own planning is not workload: capture is off while it runs."""
+    flush_workload()
+    before = spark.conf.get(CAPTURE_CONF, None)
+    spark.conf.set(CAPTURE_CONF, "false")
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(CAPTURE_CONF)
+        else:
+            spark.conf.set(CAPTURE_CONF, before)
+
+
+def _workload(spark: SparkSession, iceberg: IcebergTable, statements: list[str] | None) -> list[WorkloadQuery]:
+    """Distinct filters on the table with how often each ran: from ``statements``' scans of the table,
+    or from its workload log.  Scans with no filter read everything under any layout: left out."""
+    counts: Counter[str] = Counter()
+    exprs: dict[str, Expr] = {}
+    if statements is not None:
+        for statement in statements:
+            for scanned, expr in scan_filters(spark, statement):
+                if _same_table(scanned, iceberg.name) and not isinstance(expr, AlwaysTrue):
+                    text = to_sql(expr)
+                    counts[text] += 1
+                    exprs[text] = expr
+        if not counts:
+            raise InvalidOptionError(f"no query of the workload filters {iceberg.name}: nothing to advise on")
+    else:
+        log_rows = read_workload(iceberg.location())
+        logged = Counter(str(p) for p in log_rows.column("predicate").to_pylist()) if log_rows.num_rows else Counter()
+        for text, count in logged.items():
+            try:
+                _, _, scan = filter_of(spark, iceberg.name, text, PLANNING_PROPERTIES)
+            except ZskipError as exc:  # a column dropped since, say: that filter no longer applies
+                log.warning("workload filter %r of %s left out: %s", text, iceberg.name, exc)
+                continue
+            if scan is not None and not isinstance(scan.expr, AlwaysTrue):
+                key = to_sql(scan.expr)
+                counts[key] += count
+                exprs[key] = scan.expr
+        if not counts:
+            raise InvalidOptionError(
+                f"{iceberg.name} has no filtered scans in its workload log: query it with zskip.read or "
+                "zskip.sql first, or give the workload as queries (--queries FILE)"
+            )
+    return [WorkloadQuery(text, exprs[text], count) for text, count in counts.most_common()]
+
+
+def _same_table(scanned: str, table: str) -> bool:
+    return scanned.lower() == table.lower() or scanned.lower().endswith("." + table.lower().split(".", 1)[-1])
+
+
+def _pool(iceberg: IcebergTable, workload: list[WorkloadQuery]) -> tuple[list[str], dict[str, DataType]]:
+    """The columns candidates are drawn from: the most filtered (by scans), partition columns left out."""
+    weights: Counter[str] = Counter()
+    for query in workload:
+        for column in columns_of(query.expr):
+            weights[column.lower()] += query.weight
+    partition = {c.lower() for c in iceberg.partition_source_columns()}
+    names = [c for c, _ in weights.most_common() if c not in partition][:POOL_COLUMNS]
+    try:
+        types = iceberg.column_types(names)
+    except UnknownColumnError:
+        types = {}
+        for name in names:
+            with contextlib.suppress(UnknownColumnError):
+                types |= iceberg.column_types([name])
+    if not types:
+        raise InvalidOptionError(f"the workload filters no column of {iceberg.name} that is not a partition column")
+    return names, types
+
+
+def _sample(
+    spark: SparkSession, table: str, columns: list[str], rows: int, sample_rows: int
+) -> tuple[pa.Table, pa.Table]:
+    """A Spark sample of ``columns``, and each sampled row's file and position in it."""
+    frame = spark.table(table).select(*[f"`{c}`" for c in columns], "_file", "_pos")
+    fraction = min(1.0, 1.2 * sample_rows / max(rows, 1))
+    if fraction < 1.0:
+        frame = frame.sample(fraction=fraction, seed=11)
+    found = collect_arrow(frame.limit(sample_rows))
+    return found.select(columns), found.select(["_file", "_pos"])
+
+
+def _keyable(column: pa.ChunkedArray) -> bool:
+    try:
+        order_key_u64(column.slice(0, 1))
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _bytes_per_row(files: pa.Table) -> float:
+    """Bytes a row takes in Parquet's writer before compression (what its row-group size counts), from
+    a few files' footers."""
+    rows = size = 0
+    for path in files["file_path"].to_pylist()[:4]:
+        metadata = open_parquet(path).metadata
+        for i in range(metadata.num_row_groups):
+            rows += metadata.row_group(i).num_rows
+            size += metadata.row_group(i).total_byte_size
+    return size / rows if rows else 64.0
+
+
+class _Simulator:
+    """Candidate layouts simulated on one sample, and the current layout measured by the planner.
+
+    Each layout is cut once (``Cells``), and which row groups each query reads under it is kept, so
+    trying an index on a layout costs one pass over the sample per column and query.
+    """
+
+    def __init__(self, sample: pa.Table, workload: list[WorkloadQuery], files: int, per_file: int, rows: int) -> None:
+        self.sample = sample
+        self.workload = workload
+        self.files = files
+        self.per_file = per_file
+        self.rows = rows
+        self.floats = frozenset(
+            name.lower() for name in sample.column_names if pa.types.is_floating(sample.schema.field(name).type)
+        )
+        self.weight = sum(q.weight for q in workload)
+        self._cells: dict[tuple[str, ...], Cells] = {}
+        self._kept: dict[tuple[str, ...], list[np.ndarray]] = {}  # per query: the row groups min/max keeps
+        self._matches: dict[tuple[tuple[str, ...], str], list[np.ndarray | None]] = {}
+        self._now: list[tuple[int, int]] = []
+
+    def measure_current(self, spark: SparkSession, table: str, positions: pa.Table, report: Progress) -> None:
+        """What each query reads now, as zskip's planner plans it, and where the sample falls in the
+        table's row groups (by each sampled row's file and position in it)."""
+        kept_by_query = []
+        metadata = None
+        for done, query in enumerate(self.workload):
+            plan, _ = plan_table(spark, table, query.predicate)
+            metadata = plan.metadata or metadata
+            kept_by_query.append(plan.kept)
+            self._now.append((len(plan.kept), plan.row_groups_kept()))
+            report("measuring the current layout", done + 1, len(self.workload))
+        assert metadata is not None
+        paths = metadata.files()["file_path"].to_pylist()
+        metadata.prefetch_footers(paths)
+        rows = [metadata.footer(path).rows for path in paths]
+        first = np.cumsum([0, *(len(r) for r in rows)])
+        groups = int(first[-1])
+        number = {path: i for i, path in enumerate(paths)}
+        sampled_file = np.array([number.get(p, -1) for p in positions["_file"].to_pylist()], dtype=np.int64)
+        sampled_pos = positions["_pos"].to_numpy(zero_copy_only=False)
+        group_of_row = np.full(len(sampled_file), groups, dtype=np.int64)  # a file gone since: no group
+        for i, file_rows in enumerate(rows):
+            mine = sampled_file == i
+            group_of_row[mine] = first[i] + np.searchsorted(np.cumsum(file_rows), sampled_pos[mine], side="right")
+        self._cells[(CURRENT,)] = Cells(
+            files=len(paths),
+            file_of=np.repeat(np.arange(len(paths)), [len(r) for r in rows]),
+            sample_rows=np.bincount(group_of_row[group_of_row < groups], minlength=groups),
+            real_rows=np.array([n for r in rows for n in r], dtype=float),
+            group_of_row=group_of_row,
+        )
+        masks = []
+        for kept in kept_by_query:
+            mask = np.zeros(groups, dtype=bool)
+            for path, chosen in kept.items():
+                i = number[path]
+                if chosen is None:
+                    mask[first[i] : first[i + 1]] = True
+                else:
+                    mask[first[i] + np.asarray(chosen, dtype=np.int64)] = True
+            masks.append(mask)
+        self._kept[(CURRENT,)] = masks
+
+    def current_layout(self) -> LayoutForecast:
+        """The table as it is, no index added: what the planner reads now."""
+        return self.with_indexes((CURRENT,), (), CURRENT, "", ())
+
+    def simulate(self, types: dict[str, DataType], curve: str, mapping: str) -> LayoutForecast:
+        """``types``' columns along ``curve`` with ``mapping``, fitted and cut as optimize would."""
+        spec = spec_from_sample(self.sample, types, curve=curve, mapping=mapping, bits=bits_per_column(len(types)))
+        cells = cut_sample(self.sample, spec.keys(self.sample), self.files, self.per_file, self.rows)
+        key = (*types, curve, mapping)
+        self._cells[key] = cells
+        self._kept[key] = [kept_by_minmax(cells.stats, q.expr, self.floats) for q in self.workload]
+        return self.with_indexes(key, tuple(types), curve, mapping, ())
+
+    def with_indexes(
+        self,
+        key: tuple[str, ...],
+        columns: tuple[str, ...],
+        curve: str,
+        mapping: str,
+        indexes: tuple[IndexForecast, ...],
+    ) -> LayoutForecast:
+        """The layout ``key`` with exact indexes on ``indexes``' columns: a query's row group is read
+        with the least of the chances its indexed columns' conditions give (``read_chances``)."""
+        cells = self._cells[key]
+        forecasts = []
+        plain = 0.0
+        for number, query in enumerate(self.workload):
+            kept = self._kept[key][number]
+            chances = kept.astype(float)
+            for index in indexes:
+                matches = self._index_matches(key, index.column)[number]
+                if matches is not None:
+                    chances = np.minimum(chances, read_chances(cells, kept, matches))
+            files_now, groups_now = self._now[number]
+            forecasts.append(
+                QueryForecast(
+                    _shown(query),
+                    query.weight,
+                    files_now,
+                    groups_now,
+                    cells.files_read(chances),
+                    float(chances.sum()),
+                )
+            )
+            plain += query.weight * float(np.count_nonzero(kept))
+        return LayoutForecast(
+            columns=columns,
+            curve=curve,
+            mapping=mapping,
+            files=sum(f.weight * f.files for f in forecasts) / self.weight,
+            row_groups=sum(f.weight * f.row_groups for f in forecasts) / self.weight,
+            row_groups_minmax=plain / self.weight,
+            queries=tuple(forecasts),
+            indexes=indexes,
+        )
+
+    def add_indexes(self, layout: LayoutForecast, types: dict[str, DataType]) -> LayoutForecast:
+        """``layout`` with indexes added one at a time, the one saving most row groups first, while
+        each leaves at most ``INDEX_GAIN`` of the row groups read before it."""
+        key = (CURRENT,) if not layout.rewrites else (*layout.columns, layout.curve, layout.mapping)
+        best = layout
+        while True:
+            chosen = {i.column for i in best.indexes}
+            tries = [
+                self.with_indexes(
+                    key, layout.columns, layout.curve, layout.mapping, (*best.indexes, self._index(key, column))
+                )
+                for column in types
+                if column not in chosen and any(m is not None for m in self._index_matches(key, column))
+            ]
+            better = [t for t in tries if t.row_groups <= INDEX_GAIN * best.row_groups]
+            if not better:
+                return best
+            best = min(better, key=lambda t: t.row_groups)
+
+    def _index_matches(self, key: tuple[str, ...], column: str) -> list[np.ndarray | None]:
+        """Per query, the sample rows per row group matching its conditions on ``column`` (None: it
+        has none an index could check)."""
+        if (key, column) not in self._matches:
+            cells = self._cells[key]
+            found: list[np.ndarray | None] = []
+            for query in self.workload:
+                part = index_conjunct(query.expr, column)
+                if part is None:
+                    found.append(None)
+                    continue
+                groups = cells.group_of_row[matching_rows(self.sample, part)]
+                found.append(np.bincount(groups[groups < cells.row_groups], minlength=cells.row_groups))
+            self._matches[(key, column)] = found
+        return self._matches[(key, column)]
+
+    def _index(self, key: tuple[str, ...], column: str) -> IndexForecast:
+        """A bloom filter where the queries test ``column`` only for equality, else a bitmap; its size
+        from the column's distinct values in the sample."""
+        equality_only = all(
+            _only_equalities(part) for q in self.workload if (part := index_conjunct(q.expr, column)) is not None
+        )
+        groups = self._cells[key].row_groups
+        distinct = len(pc.unique(self.sample[column].drop_null()))
+        share = distinct / max(1, self.sample.num_rows)
+        values = self.rows * share if share > 0.5 else distinct  # mostly unique values grow with the rows
+        if equality_only:
+            return IndexForecast(column, "bloom", int(BLOOM_BYTES_PER_VALUE * min(self.rows, values * groups)))
+        return IndexForecast(column, "bitmap", int(self.rows * max(1, math.ceil(math.log2(values + 1))) / 8))
+
+
+def _shown(query: WorkloadQuery) -> str:
+    """The query's filter as a user wrote it: without the ``IS NOT NULL`` conditions Spark adds."""
+    return to_sql(normalised(query.expr))
+
+
+def _order(layout: LayoutForecast) -> tuple[float, float, int, int, int, int, int]:
+    """Fewest row groups, then files; then the cheaper candidate: no rewrite, fewer indexes, fewer
+    columns, the curve and mapping listed first."""
+    return (
+        round(layout.row_groups, 1),
+        round(layout.files, 1),
+        int(layout.rewrites),
+        len(layout.indexes),
+        len(layout.columns),
+        CURVES.index(layout.curve) if layout.curve in CURVES else len(CURVES),
+        0 if layout.mapping == "rank" else 1,
+    )
+
+
+def _rank(
+    simulator: _Simulator, types: dict[str, DataType], max_columns: int, report: Progress
+) -> list[LayoutForecast]:
+    """Every candidate layout by min/max alone; then the best few, every one-column layout and the
+    current layout with the indexes that pay off, ranked together ahead of the rest."""
+    columns = list(types)
+    plans: list[tuple[dict[str, DataType], str]] = []
+    for size in range(1, min(max_columns, len(columns)) + 1):
+        for chosen in itertools.combinations(columns, size):
+            subset = {c: types[c] for c in chosen}
+            curves = ("linear",) if size == 1 else ("hilbert", "zorder", "linear")
+            plans.extend((subset, curve) for curve in curves)
+    layouts = []
+    for done, (subset, curve) in enumerate(plans):
+        layouts.append(simulator.simulate(subset, curve, "rank"))
+        report("simulating layouts", done + 1, len(plans))
+    layouts.sort(key=_order)
+    for layout in [lay for lay in layouts if len(lay.columns) > 1][:RAW_TRIES]:
+        layouts.append(simulator.simulate({c: types[c] for c in layout.columns}, layout.curve, "raw"))
+    layouts.sort(key=_order)
+    tried = layouts[:INDEXED_CANDIDATES] + [lay for lay in layouts[INDEXED_CANDIDATES:] if len(lay.columns) == 1]
+    tried.append(simulator.current_layout())
+    rest = [lay for lay in layouts[INDEXED_CANDIDATES:] if len(lay.columns) > 1]
+    return sorted((simulator.add_indexes(layout, types) for layout in tried), key=_order) + rest
+
+
+def _only_equalities(expr: Expr) -> bool:
+    if isinstance(expr, And | Or):
+        return all(_only_equalities(c) for c in expr.children)
+    if isinstance(expr, Not):
+        return False
+    return isinstance(expr, LEAVES) and equality_values(expr) is not None
+
+
+def _apply(spark: SparkSession, advice: Advice, target: int, row_group_size: int, progress: Progress | None) -> Advice:
+    """Optimize to the best layout (unless it is the current one) and build its indexes, each an
+    atomic commit of its own."""
+    best = advice.best
+    steps = []
+    if best.rewrites:
+        done = optimize(
+            spark,
+            advice.table,
+            by=list(best.columns),
+            curve=best.curve,
+            mapping=best.mapping,
+            target_file_size=target,
+            row_group_size=row_group_size,
+            mode="full",
+            progress=progress,
+        )
+        steps.append(f"optimize: {done.files_rewritten:,} files rewritten into {done.files_written:,}")
+    for index in best.indexes:
+        built = create_index(spark, advice.table, index.column, kind=index.kind, progress=progress)
+        steps.append(f"{index.kind} index on {index.column}: {built.files_indexed:,} files indexed")
+    return replace(advice, applied=tuple(steps))

@@ -70,6 +70,7 @@ def _register() -> None:
     cli.add_command(demo.demo)
     cli.add_command(layout.optimize)
     cli.add_command(layout.inspect)
+    cli.add_command(maintenance.advise)
     cli.add_command(maintenance.maintain)
     cli.add_command(maintenance.status)
     cli.add_command(maintenance.workload)

@@ -1,4 +1,5 @@
-"""``zskip maintain`` (cluster and index new data, once or every interval), ``zskip status``
+"""``zskip advise`` (choose a layout and indexes from the workload), ``zskip maintain`` (cluster and
+index new data, once or every interval), ``zskip status``
 (coverage of a table by its clustering and indexes) and ``zskip workload`` (the scans zskip planned on it)."""
 
 from __future__ import annotations
@@ -17,6 +18,56 @@ from rich.table import Table
 
 from zskip.cli.main import Context
 from zskip.cli.progress import progress_bar
+
+
+@click.command()
+@click.argument("table")
+@click.option(
+    "--queries",
+    type=click.Path(dir_okay=False),
+    help="A file of SQL queries (separated by ;) to advise on instead of TABLE's workload log.",
+)
+@click.option("--max-columns", default=4, show_default=True, type=click.IntRange(1, 4), help="Columns per layout.")
+@click.option("--target-file-size", help="File size optimize would write (default: the recorded layout's, else 128MB).")
+@click.option("--top", default=10, show_default=True, type=click.IntRange(min=1), help="Candidates to list.")
+@click.option("--apply", is_flag=True, help="Optimize to the best candidate and build its indexes.")
+@click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
+@click.pass_obj
+def advise(
+    ctx: Context,
+    table: str,
+    queries: str | None,
+    max_columns: int,
+    target_file_size: str | None,
+    top: int,
+    apply: bool,
+    as_json: bool,
+) -> None:
+    """Rank layouts of TABLE (columns, curve, mapping) and indexes by what its workload would read,
+    simulated on a sample without rewriting anything; the current layout is a candidate too.
+
+    The workload is every scan zskip planned on TABLE (see zskip workload), or --queries FILE.
+    """
+    from zskip.maintenance import advise as run
+    from zskip.maintenance.advise import read_queries
+
+    if queries is not None:
+        read_queries(queries)  # a missing or empty file fails before Spark starts
+    with progress_bar("advise") as report:
+        result = run(
+            ctx.spark(),
+            table,
+            queries=queries,
+            max_columns=max_columns,
+            target_file_size=target_file_size,
+            top=top,
+            apply=apply,
+            progress=report,  # type: ignore[arg-type]
+        )
+    if as_json:
+        click.echo(result.to_json())
+        return
+    Console(width=max(Console().width, 140)).print(str(result), highlight=False, markup=False)
 
 
 @click.command()

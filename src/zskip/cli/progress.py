@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 __all__ = ["progress_bar"]
@@ -14,7 +15,8 @@ __all__ = ["progress_bar"]
 def progress_bar(description: str) -> Iterator[object]:
     """Yields ``callback(stage, done, total)``; each stage gets its own bar.
 
-    The bars appear with the first report, so work that fails at once (bad input) prints only its error.
+    The bars appear with the first report, so work that fails at once (bad input) prints only its error;
+    they go to standard error, so standard output holds only the result (``--json`` can be piped).
     """
     bars = Progress(
         TextColumn("[bold]{task.description}"),
@@ -22,6 +24,7 @@ def progress_bar(description: str) -> Iterator[object]:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         transient=False,
+        console=Console(stderr=True),
     )
     tasks: dict[str, object] = {}
 

@@ -6,10 +6,10 @@ filters most, along each curve (one column: a plain sort) with rank mapping, and
 best few.  Each is scored by simulating it on one Spark sample of the table, nothing rewritten
 (``zskip.maintenance.simulate``): the sample's curve keys, cut into as many files and row groups as
 optimize would write, give each simulated row group its min/max, and every query of the workload is
-checked against them, weighted by how often it ran.  The best candidates, every one-column layout
-and the current layout (measured by zskip's own planner, query by query) are then tried with the
-indexes that pay off, and all are ranked together: fewest row groups read per scan first, and on a
-tie the cheaper candidate (no rewrite, fewer indexes, fewer columns).
+checked against them, weighted by how often it ran.  Every candidate and the current layout
+(measured by zskip's own planner, query by query) is then tried with the indexes that pay off on it,
+and all are ranked together: fewest row groups read per scan first, and on a tie the cheaper
+candidate (no rewrite, fewer indexes, fewer columns).
 """
 
 from __future__ import annotations
@@ -60,7 +60,6 @@ log = logging.getLogger(__name__)
 
 POOL_COLUMNS = 5  # the most filtered columns candidates are drawn from
 RAW_TRIES = 3  # multi-column candidates also tried with raw mapping
-INDEXED_CANDIDATES = 8  # best layouts by min/max that are also tried with indexes
 INDEX_GAIN = 0.9  # an index is added when it leaves at most this share of the row groups read
 BLOOM_BYTES_PER_VALUE = 1.2  # a bloom filter at 1% false positives
 Progress = Callable[[str, int, int], None]
@@ -306,6 +305,7 @@ class _Simulator:
         self._cells: dict[tuple[str, ...], Cells] = {}
         self._kept: dict[tuple[str, ...], list[np.ndarray]] = {}  # per query: the row groups min/max keeps
         self._matches: dict[tuple[tuple[str, ...], str], list[np.ndarray | None]] = {}
+        self._rows: dict[str, list[np.ndarray | None]] = {}
         self._now: list[tuple[int, int]] = []
 
     def measure_current(self, spark: SparkSession, table: str, positions: pa.Table, report: Progress) -> None:
@@ -432,15 +432,23 @@ class _Simulator:
         if (key, column) not in self._matches:
             cells = self._cells[key]
             found: list[np.ndarray | None] = []
-            for query in self.workload:
-                part = index_conjunct(query.expr, column)
-                if part is None:
+            for rows in self._matching_rows(column):
+                if rows is None:
                     found.append(None)
                     continue
-                groups = cells.group_of_row[matching_rows(self.sample, part)]
+                groups = cells.group_of_row[rows]
                 found.append(np.bincount(groups[groups < cells.row_groups], minlength=cells.row_groups))
             self._matches[(key, column)] = found
         return self._matches[(key, column)]
+
+    def _matching_rows(self, column: str) -> list[np.ndarray | None]:
+        """Per query, the sample rows its conditions on ``column`` hold for (the same under any layout)."""
+        if column not in self._rows:
+            self._rows[column] = [
+                None if (part := index_conjunct(q.expr, column)) is None else matching_rows(self.sample, part)
+                for q in self.workload
+            ]
+        return self._rows[column]
 
     def _index(self, key: tuple[str, ...], column: str) -> IndexForecast:
         """A bloom filter where the queries test ``column`` only for equality, else a bitmap; its size
@@ -479,8 +487,8 @@ def _order(layout: LayoutForecast) -> tuple[float, float, int, int, int, int, in
 def _rank(
     simulator: _Simulator, types: dict[str, DataType], max_columns: int, report: Progress
 ) -> list[LayoutForecast]:
-    """Every candidate layout by min/max alone; then the best few, every one-column layout and the
-    current layout with the indexes that pay off, ranked together ahead of the rest."""
+    """Every candidate layout with rank mapping and the current layout, each with the indexes that pay
+    off on it; then raw mapping for the best few; all ranked."""
     columns = list(types)
     plans: list[tuple[dict[str, DataType], str]] = []
     for size in range(1, min(max_columns, len(columns)) + 1):
@@ -490,16 +498,14 @@ def _rank(
             plans.extend((subset, curve) for curve in curves)
     layouts = []
     for done, (subset, curve) in enumerate(plans):
-        layouts.append(simulator.simulate(subset, curve, "rank"))
+        layouts.append(simulator.add_indexes(simulator.simulate(subset, curve, "rank"), types))
         report("simulating layouts", done + 1, len(plans))
+    layouts.append(simulator.add_indexes(simulator.current_layout(), types))
     layouts.sort(key=_order)
     for layout in [lay for lay in layouts if len(lay.columns) > 1][:RAW_TRIES]:
-        layouts.append(simulator.simulate({c: types[c] for c in layout.columns}, layout.curve, "raw"))
-    layouts.sort(key=_order)
-    tried = layouts[:INDEXED_CANDIDATES] + [lay for lay in layouts[INDEXED_CANDIDATES:] if len(lay.columns) == 1]
-    tried.append(simulator.current_layout())
-    rest = [lay for lay in layouts[INDEXED_CANDIDATES:] if len(lay.columns) > 1]
-    return sorted((simulator.add_indexes(layout, types) for layout in tried), key=_order) + rest
+        raw = simulator.simulate({c: types[c] for c in layout.columns}, layout.curve, "raw")
+        layouts.append(simulator.add_indexes(raw, types))
+    return sorted(layouts, key=_order)
 
 
 def _only_equalities(expr: Expr) -> bool:

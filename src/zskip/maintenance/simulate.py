@@ -59,14 +59,14 @@ class Cells:
 def cut_sample(sample: pa.Table, keys: np.ndarray, files: int, row_groups_per_file: int, rows: int) -> Cells:
     """``sample`` sorted by ``keys`` and cut into ``files`` files of ``row_groups_per_file`` row groups,
     as optimize cuts the table's ``rows`` rows."""
-    rows = sample.num_rows
-    files = max(1, min(files, rows))
-    per_file = max(1, min(row_groups_per_file, rows // files))
+    sampled = sample.num_rows
+    files = max(1, min(files, sampled))
+    per_file = max(1, min(row_groups_per_file, sampled // files))
     groups = files * per_file
     order = np.argsort(keys, kind="stable")
-    starts = (np.arange(groups, dtype=np.int64) * rows) // groups
-    sizes = np.diff(np.append(starts, rows))
-    group_of_row = np.empty(rows, dtype=np.int64)
+    starts = (np.arange(groups, dtype=np.int64) * sampled) // groups
+    sizes = np.diff(np.append(starts, sampled))
+    group_of_row = np.empty(sampled, dtype=np.int64)
     group_of_row[order] = np.repeat(np.arange(groups), sizes)
     return Cells(
         files=files,

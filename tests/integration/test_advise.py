@@ -1,0 +1,134 @@
+"""``zskip.advise`` / ``zskip advise``: on synthetic workloads the known-best layout ranks first, its
+forecast matches what Spark then reads, and the advisor's own planning is not recorded as workload."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+import zskip
+from zskip.planning.workload import flush_workload
+
+from .cli_runner import run
+from .tables import fingerprint
+
+pytestmark = pytest.mark.integration
+
+ROWS = 150_000
+
+
+@pytest.fixture(scope="module")
+def table(spark) -> str:
+    """Columns with known best layouts: ``a`` and ``b`` spread evenly, ``c`` unique per row."""
+    name = "lake.advise.t"
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.advise")
+    spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
+    spark.range(ROWS).selectExpr(
+        "CAST(floor(rand(1) * 1000) AS INT) AS a",
+        "CAST(floor(rand(2) * 100000) AS BIGINT) AS b",
+        f"id * 7 % {ROWS} AS c",
+        "concat('k', CAST(floor(rand(3) * 50) AS STRING)) AS s",
+    ).repartition(6).writeTo(name).tableProperty("write.parquet.row-group-size-bytes", "32768").create()
+    return name
+
+
+def _ranges_on_a(count: int, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    return [f"SELECT * FROM lake.advise.t WHERE a BETWEEN {v} AND {v + 20}" for v in rng.sample(range(970), count)]
+
+
+def _boxes_on_a_and_b(count: int, seed: int = 2) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        f"SELECT count(*) FROM lake.advise.t WHERE a BETWEEN {v} AND {v + 60} AND b BETWEEN {w} AND {w + 6000}"
+        for v, w in zip(rng.sample(range(930), count), rng.sample(range(93000), count), strict=True)
+    ]
+
+
+def _equal_c(count: int, seed: int = 3) -> list[str]:
+    rng = random.Random(seed)
+    return [f"SELECT * FROM lake.advise.t WHERE c = {v}" for v in rng.sample(range(ROWS), count)]
+
+
+def test_filters_only_on_one_column_advise_a_plain_sort_by_it(spark, table) -> None:
+    advice = zskip.advise(spark, table, queries=_ranges_on_a(10), target_file_size="512KB")
+    best = advice.best
+    assert (best.columns, best.curve, best.indexes) == (("a",), "linear", ()), advice
+    assert best.row_groups * 10 < advice.row_groups_now  # the table as loaded reads every row group
+    assert advice.layouts[-1].row_groups >= best.row_groups
+    assert "linear over a (rank)" in str(advice) and "why" in str(advice)
+
+
+def test_filters_on_two_columns_alike_advise_a_curve_over_both(spark, table) -> None:
+    advice = zskip.advise(spark, table, queries=_boxes_on_a_and_b(10), target_file_size="512KB")
+    best = advice.best
+    assert set(best.columns) == {"a", "b"} and best.curve in ("hilbert", "zorder"), advice
+    one_column = min(lay.row_groups for lay in advice.layouts if len(lay.columns) == 1)
+    assert best.row_groups < one_column
+
+
+def test_equality_on_a_unique_column_not_clustered_advises_an_index_on_it(spark, table) -> None:
+    advice = zskip.advise(spark, table, queries=_ranges_on_a(6) + _equal_c(6), max_columns=1, target_file_size="512KB")
+    best = advice.best
+    assert best.columns == ("a",) and [(i.column, i.kind) for i in best.indexes] == [("c", "bloom")], advice
+    assert best.row_groups < best.row_groups_minmax / 2 and best.indexes[0].predicted_bytes > 0
+
+
+def test_advice_from_the_workload_log_and_apply_then_spark_reads_what_was_forecast(spark, table, tmp_path) -> None:
+    name = "lake.advise.applied"
+    spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
+    spark.table(table).writeTo(name).tableProperty("write.parquet.row-group-size-bytes", "32768").create()
+    before = fingerprint(spark, name)
+    for query in _boxes_on_a_and_b(8) + _equal_c(3):
+        zskip.sql(spark, query.replace(table, name)).collect()
+    flush_workload()
+    logged = zskip.workload(spark, name).num_rows
+    assert logged == 11
+
+    advice = zskip.advise(spark, name, target_file_size="512KB", apply=True)
+    assert zskip.workload(spark, name).num_rows == logged  # the advisor's own planning is not workload
+    assert advice.scans == 11 and set(advice.best.columns) == {"a", "b"}
+    assert advice.applied and advice.applied[0].startswith("optimize")
+    assert fingerprint(spark, name) == before
+    status = zskip.status(spark, name)
+    assert status.clustered_share == 1.0
+    assert {(i.column, i.kind) for i in status.indexes} == {(i.column, i.kind) for i in advice.best.indexes}
+    for forecast in advice.best.queries:
+        measured = zskip.explain(spark, name, forecast.predicate)
+        assert abs(forecast.files - measured.files_read) <= max(2, 0.25 * measured.files_read), forecast
+    assert spark.sql(f"SHOW TBLPROPERTIES {name} ('write.parquet.row-group-size-bytes')").first()[1] == "32768"
+
+    again = zskip.advise(spark, name, target_file_size="512KB")
+    # the layout it advised is now the current one, and nothing beats it by enough to rewrite
+    assert again.row_groups_now <= 1.5 * advice.best.row_groups + 1
+
+
+def test_advise_says_what_is_wrong_and_changes_nothing(spark, table, tmp_path: Path) -> None:
+    snapshots = spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0]
+    with pytest.raises(zskip.InvalidOptionError, match="no filtered scans in its workload log"):
+        zskip.advise(spark, table)
+    with pytest.raises(zskip.InvalidOptionError, match="does not exist"):
+        zskip.advise(spark, table, queries=tmp_path / "missing.sql")
+    with pytest.raises(zskip.InvalidOptionError, match="max_columns must be 1, 2, 3 or 4"):
+        zskip.advise(spark, table, queries=_ranges_on_a(1), max_columns=5)
+    with pytest.raises(zskip.InvalidOptionError, match="no query of the workload filters"):
+        zskip.advise(spark, table, queries=["SELECT 1"])
+    with pytest.raises(zskip.UnknownTableError):
+        zskip.advise(spark, "lake.advise.nosuch", queries=_ranges_on_a(1))
+    assert spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0] == snapshots
+
+
+def test_cli_advise_from_a_file_of_queries(spark, table, warehouse: Path, tmp_path: Path, capsys) -> None:
+    queries = tmp_path / "workload.sql"
+    queries.write_text(";\n".join(_ranges_on_a(5)) + ";\n-- the end\n")
+    code, out, err = run(
+        capsys, "--warehouse", str(warehouse), "advise", table, "--queries", str(queries), "--top", "1", "--json"
+    )
+    assert code == 0, err
+    advice = json.loads(out)
+    assert advice["best"].startswith("linear over a") and advice["scans"] == 5 and len(advice["layouts"]) == 1
+    code, _, err = run(capsys, "--warehouse", str(warehouse), "advise", table, "--queries", str(tmp_path / "none.sql"))
+    assert code != 0 and "does not exist" in err

@@ -1,0 +1,117 @@
+"""The advisor's pure parts: predicates on Arrow rows, a layout cut from a sample, index chances."""
+
+from __future__ import annotations
+
+import datetime
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from zskip.expr import AlwaysFalse, And, Between, Compare, In, IsNull, Not, Opaque, Or, StartsWith
+from zskip.expr.arrow import matching_rows
+from zskip.maintenance.advise import split_statements
+from zskip.maintenance.simulate import cut_sample, index_conjunct, kept_by_minmax, read_chances
+
+TABLE = pa.table(
+    {
+        "a": pa.array([1, 5, None, 7], pa.int32()),
+        "d": [datetime.date(2020, 1, d) for d in (1, 2, 3, 4)],
+        "m": pa.array([Decimal("1.500"), Decimal("2.000"), None, Decimal("0.100")], pa.decimal128(12, 3)),
+        "s": ["x", "ab", "ac", None],
+        "f": [0.5, float("nan"), 2.0, None],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        (Compare("a", ">", 2), [False, True, False, True]),
+        (Not(Compare("a", ">", 2)), [True, False, False, False]),  # NULL is not TRUE either way
+        (Between("d", datetime.date(2020, 1, 2), datetime.date(2020, 1, 3)), [False, True, True, False]),
+        (Compare("m", ">", Decimal("1.2")), [True, True, False, False]),
+        (In("A", (1, 7)), [True, False, False, True]),  # names match in any case
+        (StartsWith("s", "a"), [False, True, True, False]),
+        (IsNull("s"), [False, False, False, True]),
+        (And((Compare("a", ">=", 1), Compare("s", "=", "x"))), [True, False, False, False]),
+        (Or((Compare("a", "=", 5), IsNull("a"))), [False, True, True, False]),
+        (AlwaysFalse(), [False, False, False, False]),
+    ],
+)
+def test_predicates_on_arrow_rows_follow_sql(expr, expected) -> None:
+    assert matching_rows(TABLE, expr).tolist() == expected
+
+
+def test_a_part_arrow_cannot_evaluate_errs_towards_matching() -> None:
+    # NOT (a > 2 OR opaque): where a > 2 it is surely FALSE; elsewhere it might be TRUE
+    assert matching_rows(TABLE, Not(Or((Compare("a", ">", 2), Opaque("f(x)"))))).tolist() == [True, False, False, False]
+    assert matching_rows(TABLE, And((Compare("a", ">", 2), Opaque("f(x)")))).tolist() == [False, True, False, True]
+    assert matching_rows(TABLE, Compare("nosuch", "=", 1)).all()
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.integers(-50, 50)), min_size=1, max_size=300),
+    st.integers(1, 6),
+    st.integers(1, 5),
+    st.integers(-50, 50),
+    st.integers(0, 30),
+)
+def test_a_simulated_row_group_never_skips_its_own_matching_rows(values, files, per_file, low, width) -> None:
+    sample = pa.table({"a": pa.array(values, pa.int64())})
+    keys = np.asarray(pc.fill_null(sample["a"], 0).to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
+    cells = cut_sample(sample, keys, files, per_file, rows=len(values) * 10)
+    assert cells.sample_rows.sum() == len(values) and cells.real_rows.sum() == pytest.approx(len(values) * 10)
+    expr = Between("a", low, low + width)
+    kept = kept_by_minmax(cells.stats, expr, frozenset())
+    matching = matching_rows(sample, expr)
+    assert kept[cells.group_of_row[matching]].all()  # every matching row's group is kept
+    for group, stats in enumerate(cells.stats):
+        mine = [v for v, g in zip(values, cells.group_of_row, strict=True) if g == group and v is not None]
+        assert (stats["a"].min, stats["a"].max) == ((min(mine), max(mine)) if mine else (None, None))
+
+
+def test_sorted_cells_hold_contiguous_key_ranges() -> None:
+    sample = pa.table({"a": pa.array(np.arange(1000)[::-1], pa.int64()), "s": [f"k{i % 7}" for i in range(1000)]})
+    cells = cut_sample(sample, np.arange(1000)[::-1].astype(np.uint64), 4, 5, rows=10_000)
+    assert cells.files == 4 and cells.row_groups == 20
+    assert [s["a"].min for s in cells.stats] == list(range(0, 1000, 50))
+    assert all(s["s"].min == "k0" and s["s"].max == "k6" for s in cells.stats)
+    assert np.array_equal(cells.file_of, np.repeat(np.arange(4), 5))
+
+
+def test_read_chances_count_seen_matches_and_a_likely_unseen_one() -> None:
+    sample = pa.table({"a": pa.array(np.arange(100), pa.int64())})
+    cells = cut_sample(sample, np.arange(100).astype(np.uint64), 1, 10, rows=1_000)
+    kept = np.ones(10, dtype=bool)
+    matches = np.zeros(10, dtype=np.int64)
+    matches[3] = 2
+    chances = read_chances(cells, kept, matches)
+    others = np.arange(10) != 3
+    assert chances[3] == 1.0 and (chances[others] < 1.0).all() and (chances[others] > 0.5).all()
+    kept[5:] = False
+    assert (read_chances(cells, kept, matches)[5:] == 0).all()
+    # more real rows per row group: an unseen match is more likely in each
+    bigger = cut_sample(sample, np.arange(100).astype(np.uint64), 1, 10, rows=100_000)
+    assert (read_chances(bigger, kept, matches)[:5] >= read_chances(cells, kept, matches)[:5]).all()
+    # no sample row matched and few real rows: the query still reads one row group in all
+    small = cut_sample(sample, np.arange(100).astype(np.uint64), 1, 10, rows=100)
+    assert read_chances(small, kept, np.zeros(10, dtype=np.int64)).sum() == pytest.approx(1.0)
+
+
+def test_an_index_checks_only_the_conditions_on_its_column() -> None:
+    expr = And(
+        (Not(IsNull("c")), Compare("c", "=", 5), Between("a", 1, 2), Or((Compare("c", "=", 1), Compare("a", "=", 1))))
+    )
+    assert index_conjunct(expr, "C") == Compare("c", "=", 5)
+    assert index_conjunct(expr, "b") is None
+    assert index_conjunct(Compare("a", "<", 3), "a") == Compare("a", "<", 3)
+
+
+def test_statements_split_on_semicolons_outside_quotes_and_comments() -> None:
+    text = "SELECT ';' AS a FROM t; -- a comment; with a semicolon\nSELECT `x;y` FROM t WHERE s = 'it''s';\n\n;"
+    assert split_statements(text) == ["SELECT ';' AS a FROM t", "SELECT `x;y` FROM t WHERE s = 'it''s'"]

@@ -33,3 +33,15 @@ def spark(warehouse: Path) -> Iterator[object]:
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[object]:
+    """A throwaway PostgreSQL server (tests/integration/postgres.py), started on first use."""
+    from tests.integration.postgres import missing, postgres_server
+
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    with postgres_server() as server:
+        yield server

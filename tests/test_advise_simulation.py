@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import itertools
 from decimal import Decimal
 
 import numpy as np
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from zskip.expr import AlwaysFalse, And, Between, Compare, In, IsNull, Not, Opaque, Or, StartsWith
 from zskip.expr.arrow import matching_rows
-from zskip.maintenance.advise import split_statements
+from zskip.maintenance.advise import rows_per_value, split_statements
 from zskip.maintenance.simulate import cut_sample, index_conjunct, kept_by_minmax, read_chances
 
 TABLE = pa.table(
@@ -64,29 +65,49 @@ def test_a_part_arrow_cannot_evaluate_errs_towards_matching() -> None:
 def test_a_simulated_row_group_never_skips_its_own_matching_rows(values, files, per_file, low, width) -> None:
     sample = pa.table({"a": pa.array(values, pa.int64())})
     keys = np.asarray(pc.fill_null(sample["a"], 0).to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
-    cells = cut_sample(sample, keys, files, per_file, rows=len(values) * 10)
+    cells = cut_sample(sample, keys, files, len(values) * 10 / (files * per_file), rows=len(values) * 10)
     assert cells.sample_rows.sum() == len(values) and cells.real_rows.sum() == pytest.approx(len(values) * 10)
     expr = Between("a", low, low + width)
     kept = kept_by_minmax(cells.stats, expr, frozenset())
     matching = matching_rows(sample, expr)
     assert kept[cells.group_of_row[matching]].all()  # every matching row's group is kept
-    for group, stats in enumerate(cells.stats):
-        mine = [v for v, g in zip(values, cells.group_of_row, strict=True) if g == group and v is not None]
+    exact = cut_sample(sample, keys, files, len(values) / (files * per_file), rows=len(values))  # no widening
+    for group, (stats, wider) in enumerate(zip(exact.stats, cells.stats, strict=True)):
+        mine = [v for v, g in zip(values, exact.group_of_row, strict=True) if g == group and v is not None]
         assert (stats["a"].min, stats["a"].max) == ((min(mine), max(mine)) if mine else (None, None))
+        if mine:  # ten times the rows reach at least as far
+            assert wider["a"].min <= min(mine) and wider["a"].max >= max(mine)
+
+
+def test_bounds_widen_for_a_column_the_layout_does_not_cluster() -> None:
+    rng = np.random.default_rng(3)
+    sample = pa.table(
+        {"k": pa.array(np.arange(10_000), pa.int64()), "r": pa.array(rng.permutation(10_000), pa.int64())}
+    )
+    cells = cut_sample(sample, np.arange(10_000).astype(np.uint64), 10, 100_000, rows=10_000_000)
+    sorted_width = np.mean([s["k"].max - s["k"].min for s in cells.stats])
+    spread = [(s["r"].min, s["r"].max) for s in cells.stats]
+    assert sorted_width < 110  # 100 rows of 10,000 clustered: barely wider
+    assert np.mean([high - low for low, high in spread]) > 9_900  # unclustered: as wide as the column
+    exact = cut_sample(sample, np.arange(10_000).astype(np.uint64), 10, 100, rows=10_000)
+    assert np.mean([s["r"].max - s["r"].min for s in exact.stats]) < 9_850
 
 
 def test_sorted_cells_hold_contiguous_key_ranges() -> None:
     sample = pa.table({"a": pa.array(np.arange(1000)[::-1], pa.int64()), "s": [f"k{i % 7}" for i in range(1000)]})
-    cells = cut_sample(sample, np.arange(1000)[::-1].astype(np.uint64), 4, 5, rows=10_000)
-    assert cells.files == 4 and cells.row_groups == 20
-    assert [s["a"].min for s in cells.stats] == list(range(0, 1000, 50))
+    cells = cut_sample(sample, np.arange(1000)[::-1].astype(np.uint64), 4, 500, rows=10_000)
+    assert cells.files == 4 and cells.row_groups == 20 and cells.sample_rows.sum() == 1000
+    bounds = [(s["a"].min, s["a"].max) for s in cells.stats]
+    assert bounds[0][0] == 0 and bounds[-1][1] == 999
+    assert all(high < low for (_, high), (low, _) in itertools.pairwise(bounds))  # one run of keys each, in order
+    assert [int(b[0]) for b in bounds][5::5] == [256, 512, 768]  # files end on aligned cell boundaries
     assert all(s["s"].min == "k0" and s["s"].max == "k6" for s in cells.stats)
-    assert np.array_equal(cells.file_of, np.repeat(np.arange(4), 5))
+    assert np.array_equal(np.bincount(cells.file_of), [5, 5, 5, 5])
 
 
 def test_read_chances_count_seen_matches_and_a_likely_unseen_one() -> None:
     sample = pa.table({"a": pa.array(np.arange(100), pa.int64())})
-    cells = cut_sample(sample, np.arange(100).astype(np.uint64), 1, 10, rows=1_000)
+    cells = cut_sample(sample, np.arange(100).astype(np.uint64), 1, 100, rows=1_000)
     kept = np.ones(10, dtype=bool)
     matches = np.zeros(10, dtype=np.int64)
     matches[3] = 2
@@ -96,7 +117,7 @@ def test_read_chances_count_seen_matches_and_a_likely_unseen_one() -> None:
     kept[5:] = False
     assert (read_chances(cells, kept, matches)[5:] == 0).all()
     # more real rows per row group: an unseen match is more likely in each
-    bigger = cut_sample(sample, np.arange(100).astype(np.uint64), 1, 10, rows=100_000)
+    bigger = cut_sample(sample, np.arange(100).astype(np.uint64), 1, 10_000, rows=100_000)
     assert (read_chances(bigger, kept, matches)[:5] >= read_chances(cells, kept, matches)[:5]).all()
     # no sample row matched and few real rows: the query still reads one row group in all
     small = cut_sample(sample, np.arange(100).astype(np.uint64), 1, 10, rows=100)
@@ -115,3 +136,25 @@ def test_an_index_checks_only_the_conditions_on_its_column() -> None:
 def test_statements_split_on_semicolons_outside_quotes_and_comments() -> None:
     text = "SELECT ';' AS a FROM t; -- a comment; with a semicolon\nSELECT `x;y` FROM t WHERE s = 'it''s';\n\n;"
     assert split_statements(text) == ["SELECT ';' AS a FROM t", "SELECT `x;y` FROM t WHERE s = 'it''s'"]
+
+
+def test_expected_rows_cap_what_unseen_matches_can_open() -> None:
+    sample = pa.table({"a": pa.array(np.arange(100), pa.int64())})
+    cells = cut_sample(sample, np.arange(100).astype(np.uint64), 1, 10_000, rows=100_000)
+    kept = np.ones(10, dtype=bool)
+    matches = np.zeros(10, dtype=np.int64)
+    matches[2] = 1
+    spread = read_chances(cells, kept, matches)
+    assert spread.sum() > 9  # the density alone: a match is likely in every row group of 10,000 rows
+    capped = read_chances(cells, kept, matches, expected_rows=3.0)
+    assert capped[2] == 1.0 and capped.sum() == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize(("per_value", "fraction"), [(1, 0.05), (4, 0.033), (20, 0.01), (300, 0.05)])
+def test_rows_per_value_from_a_sample(per_value: int, fraction: float) -> None:
+    rows = 600_000
+    values = np.repeat(np.arange(rows // per_value), per_value)
+    rng = np.random.default_rng(7)
+    sample = rng.choice(values, size=int(rows * fraction), replace=False)
+    estimate = rows_per_value(pa.chunked_array([sample]), rows)
+    assert estimate == pytest.approx(per_value, rel=0.15)

@@ -1,8 +1,10 @@
-"""Run by test_maintain.py in its own process: append batches of ``generated_rows`` to a table in a
-loop, as another writer would, until a stop file appears; each committed batch's number is logged."""
+"""Run in its own process by test_maintain.py and jdbc_job.py: append batches of ``generated_rows``
+to a table in a loop, as another writer would, until a stop file appears; each committed batch's
+number is logged.  An optional fifth argument holds Spark settings as JSON (another catalog)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -15,11 +17,12 @@ from tables import APPENDED_BATCH_ROWS, APPENDED_FIRST_ID, generated_rows
 import zskip
 
 
-def main(warehouse: str, table: str, log_path: str, stop_path: str) -> None:
+def main(warehouse: str, table: str, log_path: str, stop_path: str, settings: str = "{}") -> None:
     spark = zskip.session(
         warehouse=warehouse,
         master="local[1]",
-        conf={"spark.sql.shuffle.partitions": "1", "spark.driver.memory": "1g", "spark.ui.enabled": "false"},
+        conf={"spark.sql.shuffle.partitions": "1", "spark.driver.memory": "1g", "spark.ui.enabled": "false"}
+        | json.loads(settings),
     )
     batch = 0
     with open(log_path, "a", encoding="utf-8") as log:
@@ -39,4 +42,4 @@ def main(warehouse: str, table: str, log_path: str, stop_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

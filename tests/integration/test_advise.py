@@ -57,8 +57,8 @@ def test_filters_only_on_one_column_advise_a_plain_sort_by_it(spark, table) -> N
     advice = zskip.advise(spark, table, queries=_ranges_on_a(10), target_file_size="512KB")
     best = advice.best
     assert (best.columns, best.curve, best.indexes) == (("a",), "linear", ()), advice
-    assert best.row_groups * 10 < advice.row_groups_now  # the table as loaded reads every row group
-    assert advice.layouts[-1].row_groups >= best.row_groups
+    assert best.rows * 10 < advice.rows_now  # the table as loaded reads every row
+    assert advice.layouts[-1].rows >= best.rows
     assert "linear over a (rank)" in str(advice) and "why" in str(advice)
 
 
@@ -66,15 +66,15 @@ def test_filters_on_two_columns_alike_advise_a_curve_over_both(spark, table) -> 
     advice = zskip.advise(spark, table, queries=_boxes_on_a_and_b(10), target_file_size="512KB")
     best = advice.best
     assert set(best.columns) == {"a", "b"} and best.curve in ("hilbert", "zorder"), advice
-    one_column = min(lay.row_groups for lay in advice.layouts if len(lay.columns) == 1)
-    assert best.row_groups < one_column
+    one_column = min(lay.rows for lay in advice.layouts if len(lay.columns) == 1)
+    assert best.rows < one_column
 
 
 def test_equality_on_a_unique_column_not_clustered_advises_an_index_on_it(spark, table) -> None:
     advice = zskip.advise(spark, table, queries=_ranges_on_a(6) + _equal_c(6), max_columns=1, target_file_size="512KB")
     best = advice.best
     assert best.columns == ("a",) and [(i.column, i.kind) for i in best.indexes] == [("c", "bloom")], advice
-    assert best.row_groups < best.row_groups_minmax / 2 and best.indexes[0].predicted_bytes > 0
+    assert best.rows < best.rows_minmax / 2 and best.indexes[0].predicted_bytes > 0
 
 
 def test_advice_from_the_workload_log_and_apply_then_spark_reads_what_was_forecast(spark, table, tmp_path) -> None:
@@ -87,6 +87,9 @@ def test_advice_from_the_workload_log_and_apply_then_spark_reads_what_was_foreca
     flush_workload()
     logged = zskip.workload(spark, name).num_rows
     assert logged == 11
+    drifted = zskip.status(spark, name, drift=True)
+    assert drifted.drifted and drifted.advised_gain is not None and drifted.advised_gain > 10
+    assert "drifted: the advisor's best is" in str(drifted) and f"zskip advise {name} --apply" in str(drifted)
 
     advice = zskip.advise(spark, name, target_file_size="512KB", apply=True)
     assert zskip.workload(spark, name).num_rows == logged  # the advisor's own planning is not workload
@@ -103,7 +106,10 @@ def test_advice_from_the_workload_log_and_apply_then_spark_reads_what_was_foreca
 
     again = zskip.advise(spark, name, target_file_size="512KB")
     # the layout it advised is now the current one, and nothing beats it by enough to rewrite
-    assert again.row_groups_now <= 1.5 * advice.best.row_groups + 1
+    assert again.rows_now <= 1.5 * advice.best.rows
+    settled = zskip.status(spark, name, drift=True)
+    assert not settled.drifted and "no drift" in str(settled)
+    assert zskip.workload(spark, name).num_rows == logged
 
 
 def test_advise_says_what_is_wrong_and_changes_nothing(spark, table, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 SCRIPTS = {
+    "advise": "advise.py",
     "curves": "curves.py",
     "optimize": "optimize.py",
     "indexes": "indexes.py",

@@ -132,14 +132,16 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
 
 @click.command()
 @click.argument("table")
+@click.option("--drift", is_flag=True, help="Also ask the advisor whether the recorded workload drifted (seconds).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
-def status(ctx: Context, table: str, as_json: bool) -> None:
+def status(ctx: Context, table: str, drift: bool, as_json: bool) -> None:
     """Share of TABLE's rows clustered under its current spec, each index's coverage, unclustered and
-    unindexed bytes, and when the last optimize committed."""
+    unindexed bytes, and when the last optimize committed; with --drift, whether another layout would
+    serve the recorded workload better (zskip advise)."""
     from zskip.maintenance import status as run
 
-    result = run(ctx.spark(), table)
+    result = run(ctx.spark(), table, drift=drift)
     if as_json:
         click.echo(result.to_json())
         return

@@ -7,7 +7,7 @@ files, bytes and rows are what Iceberg's planner keeps for the query (``planned_
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
@@ -28,12 +28,16 @@ class QueryCount:
     ideal_files: int
 
 
-def copy_table(spark: SparkSession, source: str, target: str) -> None:
-    """``target`` as a copy of ``source`` in as many files, so each layout rewrites its own copy."""
+def copy_table(spark: SparkSession, source: str, target: str, properties: Mapping[str, str] | None = None) -> None:
+    """``target`` as a copy of ``source`` in as many files, so each layout rewrites its own copy;
+    ``properties`` are set on it before its files are written (a row-group size, say)."""
     files = data_files(spark, source).num_rows
     spark.sql(f"DROP TABLE IF EXISTS {target} PURGE")
     frame = spark.table(source).repartition(max(1, files))
-    frame.writeTo(target).using("iceberg").tableProperty("format-version", "2").create()
+    writer = frame.writeTo(target).using("iceberg").tableProperty("format-version", "2")
+    for key, value in (properties or {}).items():
+        writer = writer.tableProperty(key, value)
+    writer.create()
 
 
 def iceberg_rewrite(

@@ -30,8 +30,10 @@ class QueryForecast:
     weight: int
     files_now: int
     row_groups_now: int
+    rows_now: int
     files: float
     row_groups: float
+    rows: float  # rows in the row groups read (what reading costs, whatever the row-group size)
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,8 @@ class LayoutForecast:
     mapping: str
     files: float  # with the indexes
     row_groups: float
-    row_groups_minmax: float  # without them
+    rows: float  # rows in the row groups read
+    rows_minmax: float  # rows read without the indexes
     queries: tuple[QueryForecast, ...] = field(repr=False)
     indexes: tuple[IndexForecast, ...] = ()
 
@@ -76,14 +79,14 @@ class LayoutForecast:
         return " + ".join([layout, *(i.label for i in self.indexes)])
 
     def gains(self, count: int = 3) -> list[QueryForecast]:
-        """The queries this layout saves most row groups on, weighted by how often they ran."""
-        ranked = sorted(self.queries, key=lambda q: q.weight * (q.row_groups - q.row_groups_now))
-        return [q for q in ranked[:count] if q.row_groups < q.row_groups_now]
+        """The queries this layout saves most rows on, weighted by how often they ran."""
+        ranked = sorted(self.queries, key=lambda q: q.weight * (q.rows - q.rows_now))
+        return [q for q in ranked[:count] if q.rows < q.rows_now]
 
 
 @dataclass(frozen=True)
 class Advice(Displayed):
-    """Layouts for ``table`` ranked by the row groups its workload would read, best first."""
+    """Layouts for ``table`` ranked by the rows its workload would read, best first."""
 
     table: str
     scans: int  # scans in the workload (queries weighted by how often they ran)
@@ -93,6 +96,8 @@ class Advice(Displayed):
     simulated_row_groups: int
     files_now: float  # per scan, measured on the current layout
     row_groups_now: float
+    rows_now: float
+    table_rows: int
     layouts: tuple[LayoutForecast, ...]  # ranked, best first
     table_bytes: int  # what optimize to a new layout rewrites: the whole table
     seconds: float
@@ -104,8 +109,13 @@ class Advice(Displayed):
 
     @property
     def gain(self) -> float:
-        """Row groups per scan now over those under the best candidate."""
-        return self.row_groups_now / self.best.row_groups if self.best.row_groups else float("inf")
+        """Rows read per scan now over rows read under the best candidate (rows, not row groups:
+        candidates cut row groups of different sizes)."""
+        return self.rows_now / self.best.rows if self.best.rows else float("inf")
+
+    def _reads(self, files: float, groups: float, rows: float) -> str:
+        share = rows / self.table_rows if self.table_rows else 0.0
+        return f"{files:,.1f} files, {groups:,.1f} row groups, {share:.2%} of the rows per scan"
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -123,20 +133,19 @@ class Advice(Displayed):
                 f"{self.sample_rows:,} sampled rows cut into {self.simulated_files:,} files, "
                 f"{self.simulated_row_groups:,} row groups",
             ),
-            ("now", f"{self.files_now:,.1f} files, {self.row_groups_now:,.1f} row groups per scan"),
+            ("now", self._reads(self.files_now, self.row_groups_now, self.rows_now)),
         ]
         for rank, layout in enumerate(self.layouts, 1):
-            rows.append(
-                (f"#{rank}", f"{layout.label}: {layout.files:,.1f} files, {layout.row_groups:,.1f} row groups per scan")
-            )
+            rows.append((f"#{rank}", f"{layout.label}: {self._reads(layout.files, layout.row_groups, layout.rows)}"))
         cost = f"optimize rewrites {format_bytes(self.table_bytes)}" if self.best.rewrites else "no rewrite"
-        rows.append(("gain", f"{self.gain:,.1f}x fewer row groups than now; {cost}"))
+        rows.append(("gain", f"{self.gain:,.1f}x fewer rows read than now; {cost}"))
         for query in self.best.gains():
             rows.append(
                 (
                     "why",
                     f"{query.predicate} ({query.weight:,}x): "
-                    f"{query.row_groups_now:,} -> {query.row_groups:,.0f} row groups",
+                    f"{query.row_groups_now:,} -> {query.row_groups:,.0f} row groups, "
+                    f"{query.rows_now:,} -> {query.rows:,.0f} rows",
                 )
             )
         rows.append(("took", f"{self.seconds:.1f} s"))

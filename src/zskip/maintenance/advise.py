@@ -8,8 +8,9 @@ best few.  Each is scored by simulating it on one Spark sample of the table, not
 optimize would write, give each simulated row group its min/max, and every query of the workload is
 checked against them, weighted by how often it ran.  Every candidate and the current layout
 (measured by zskip's own planner, query by query) is then tried with the indexes that pay off on it,
-and all are ranked together: fewest row groups read per scan first, and on a tie the cheaper
-candidate (no rewrite, fewer indexes, fewer columns).
+and all are ranked together: fewest rows read per scan first (rows in the row groups read: what a
+read costs whatever size a layout's row groups are), and on a tie the cheaper candidate (no rewrite,
+fewer indexes, fewer columns).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from zskip.curves import CURVES, bits_per_column, order_key_u64
 from zskip.errors import InvalidOptionError, UnknownColumnError, ZskipError
 from zskip.expr import AlwaysTrue, Expr, columns_of, equality_values
 from zskip.expr.arrow import matching_rows
-from zskip.expr.nodes import LEAVES, And, Not, Or
+from zskip.expr.nodes import LEAVES, And, IsNull, Not, Or
 from zskip.expr.sql import to_sql
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
@@ -102,7 +103,8 @@ def advise(
         target_file_size if target_file_size is not None else (recorded.target_file_size if recorded else "128MB"),
         name="target_file_size",
     )
-    row_group_size = parse_size(iceberg.property(ROW_GROUP_PROPERTY) or DEFAULT_ROW_GROUP_SIZE, name="row group size")
+    setting = iceberg.property(ROW_GROUP_PROPERTY)
+    row_group_size = parse_size(setting or DEFAULT_ROW_GROUP_SIZE, name="row group size")
     files = data_files(spark, iceberg.name)
     if files is None or files.num_rows == 0:
         raise InvalidOptionError(f"{iceberg.name} holds no data: load it before asking how to lay it out")
@@ -119,9 +121,8 @@ def advise(
                 f"the workload filters {iceberg.name} only on columns zskip cannot cluster by ({', '.join(pool)})"
             )
         out_files = max(1, math.floor(size / target + 0.5))
-        rows_per_group = max(1.0, row_group_size / _bytes_per_row(files))
-        per_file = max(1, round(rows / out_files / rows_per_group))
-        simulator = _Simulator(sample, workload, out_files, per_file, rows)
+        rows_per_group = _rows_per_row_group(files, row_group_size, parse_size(setting) if setting else None)
+        simulator = _Simulator(sample, workload, out_files, rows_per_group, rows)
         simulator.measure_current(spark, iceberg.name, positions, report)
         layouts = _rank(simulator, types, max_columns, report)
     now = simulator.current_layout()
@@ -131,9 +132,11 @@ def advise(
         distinct_queries=len(workload),
         sample_rows=sample.num_rows,
         simulated_files=out_files,
-        simulated_row_groups=out_files * per_file,
+        simulated_row_groups=max(1, round(rows / rows_per_group)),
         files_now=now.files,
         row_groups_now=now.row_groups,
+        rows_now=now.rows,
+        table_rows=rows,
         layouts=tuple(layouts[:top]),
         table_bytes=size,
         seconds=time.monotonic() - started,
@@ -229,6 +232,13 @@ def _workload(spark: SparkSession, iceberg: IcebergTable, statements: list[str] 
     return [WorkloadQuery(text, exprs[text], count) for text, count in counts.most_common()]
 
 
+def _filtered_columns(expr: Expr) -> set[str]:
+    """Columns ``expr`` filters on; a lone ``IS NOT NULL`` (Spark adds one for a join key) filters
+    nothing worth clustering by."""
+    parts = expr.children if isinstance(expr, And) else (expr,)
+    return set().union(*(columns_of(p) for p in parts if not (isinstance(p, Not) and isinstance(p.child, IsNull))))
+
+
 def _same_table(scanned: str, table: str) -> bool:
     return scanned.lower() == table.lower() or scanned.lower().endswith("." + table.lower().split(".", 1)[-1])
 
@@ -237,7 +247,7 @@ def _pool(iceberg: IcebergTable, workload: list[WorkloadQuery]) -> tuple[list[st
     """The columns candidates are drawn from: the most filtered (by scans), partition columns left out."""
     weights: Counter[str] = Counter()
     for query in workload:
-        for column in columns_of(query.expr):
+        for column in _filtered_columns(query.expr):
             weights[column.lower()] += query.weight
     partition = {c.lower() for c in iceberg.partition_source_columns()}
     names = [c for c, _ in weights.most_common() if c not in partition][:POOL_COLUMNS]
@@ -273,16 +283,24 @@ def _keyable(column: pa.ChunkedArray) -> bool:
     return True
 
 
-def _bytes_per_row(files: pa.Table) -> float:
-    """Bytes a row takes in Parquet's writer before compression (what its row-group size counts), from
-    a few files' footers."""
-    rows = size = 0
+def _rows_per_row_group(files: pa.Table, row_group_size: int, current_setting: int | None) -> float:
+    """Rows a row group of ``row_group_size`` bytes will hold, from a few files' footers: where the
+    table's files already hold several row groups each under a known setting, their rows per row group
+    scaled to the new size (Parquet's writer rolls by its own measure of buffered bytes); otherwise
+    the bytes a row takes before compression."""
+    rows = size = groups = footers = 0
     for path in files["file_path"].to_pylist()[:4]:
         metadata = open_parquet(path).metadata
+        footers += 1
+        groups += metadata.num_row_groups
         for i in range(metadata.num_row_groups):
             rows += metadata.row_group(i).num_rows
             size += metadata.row_group(i).total_byte_size
-    return size / rows if rows else 64.0
+    if not rows:
+        return max(1.0, row_group_size / 64)
+    if current_setting and groups >= 2 * footers:
+        return max(1.0, rows / groups * row_group_size / current_setting)
+    return max(1.0, row_group_size / (size / rows))
 
 
 class _Simulator:
@@ -292,11 +310,13 @@ class _Simulator:
     trying an index on a layout costs one pass over the sample per column and query.
     """
 
-    def __init__(self, sample: pa.Table, workload: list[WorkloadQuery], files: int, per_file: int, rows: int) -> None:
+    def __init__(
+        self, sample: pa.Table, workload: list[WorkloadQuery], files: int, rows_per_group: float, rows: int
+    ) -> None:
         self.sample = sample
         self.workload = workload
         self.files = files
-        self.per_file = per_file
+        self.rows_per_group = rows_per_group
         self.rows = rows
         self.floats = frozenset(
             name.lower() for name in sample.column_names if pa.types.is_floating(sample.schema.field(name).type)
@@ -306,7 +326,10 @@ class _Simulator:
         self._kept: dict[tuple[str, ...], list[np.ndarray]] = {}  # per query: the row groups min/max keeps
         self._matches: dict[tuple[tuple[str, ...], str], list[np.ndarray | None]] = {}
         self._rows: dict[str, list[np.ndarray | None]] = {}
-        self._now: list[tuple[int, int]] = []
+        self._expected: dict[str, list[float | None]] = {}
+        self._admitted_cache: dict[tuple[tuple[str, ...], str, int], np.ndarray] = {}
+        self._now: list[tuple[int, int, int]] = []  # per query: files, row groups, rows read now
+        self.fraction = sample.num_rows / max(rows, 1)  # of the table's rows, in the sample
 
     def measure_current(self, spark: SparkSession, table: str, positions: pa.Table, report: Progress) -> None:
         """What each query reads now, as zskip's planner plans it, and where the sample falls in the
@@ -317,7 +340,7 @@ class _Simulator:
             plan, _ = plan_table(spark, table, query.predicate)
             metadata = plan.metadata or metadata
             kept_by_query.append(plan.kept)
-            self._now.append((len(plan.kept), plan.row_groups_kept()))
+            self._now.append((len(plan.kept), plan.row_groups_kept(), plan.rows_read()))
             report("measuring the current layout", done + 1, len(self.workload))
         assert metadata is not None
         paths = metadata.files()["file_path"].to_pylist()
@@ -352,13 +375,14 @@ class _Simulator:
         self._kept[(CURRENT,)] = masks
 
     def current_layout(self) -> LayoutForecast:
-        """The table as it is, no index added: what the planner reads now."""
+        """The table as it is, no index added: what the planner reads now (its rows per row group as
+        the footers say)."""
         return self.with_indexes((CURRENT,), (), CURRENT, "", ())
 
     def simulate(self, types: dict[str, DataType], curve: str, mapping: str) -> LayoutForecast:
         """``types``' columns along ``curve`` with ``mapping``, fitted and cut as optimize would."""
         spec = spec_from_sample(self.sample, types, curve=curve, mapping=mapping, bits=bits_per_column(len(types)))
-        cells = cut_sample(self.sample, spec.keys(self.sample), self.files, self.per_file, self.rows)
+        cells = cut_sample(self.sample, spec.keys(self.sample), self.files, self.rows_per_group, self.rows)
         key = (*types, curve, mapping)
         self._cells[key] = cells
         self._kept[key] = [kept_by_minmax(cells.stats, q.expr, self.floats) for q in self.workload]
@@ -383,33 +407,38 @@ class _Simulator:
             for index in indexes:
                 matches = self._index_matches(key, index.column)[number]
                 if matches is not None:
-                    chances = np.minimum(chances, read_chances(cells, kept, matches))
-            files_now, groups_now = self._now[number]
+                    expected = self._expected_rows(index.column)[number]
+                    admitted = self._admitted(key, index.column, number)
+                    chances = np.minimum(chances, read_chances(cells, kept, matches, expected, admitted))
+            files_now, groups_now, rows_now = self._now[number]
             forecasts.append(
                 QueryForecast(
                     _shown(query),
                     query.weight,
                     files_now,
                     groups_now,
+                    rows_now,
                     cells.files_read(chances),
                     float(chances.sum()),
+                    float(chances @ cells.real_rows),
                 )
             )
-            plain += query.weight * float(np.count_nonzero(kept))
+            plain += query.weight * float(cells.real_rows[kept].sum())
         return LayoutForecast(
             columns=columns,
             curve=curve,
             mapping=mapping,
             files=sum(f.weight * f.files for f in forecasts) / self.weight,
             row_groups=sum(f.weight * f.row_groups for f in forecasts) / self.weight,
-            row_groups_minmax=plain / self.weight,
+            rows=sum(f.weight * f.rows for f in forecasts) / self.weight,
+            rows_minmax=plain / self.weight,
             queries=tuple(forecasts),
             indexes=indexes,
         )
 
     def add_indexes(self, layout: LayoutForecast, types: dict[str, DataType]) -> LayoutForecast:
         """``layout`` with indexes added one at a time, the one saving most row groups first, while
-        each leaves at most ``INDEX_GAIN`` of the row groups read before it."""
+        each leaves at most ``INDEX_GAIN`` of the rows read before it."""
         key = (CURRENT,) if not layout.rewrites else (*layout.columns, layout.curve, layout.mapping)
         best = layout
         while True:
@@ -421,10 +450,10 @@ class _Simulator:
                 for column in types
                 if column not in chosen and any(m is not None for m in self._index_matches(key, column))
             ]
-            better = [t for t in tries if t.row_groups <= INDEX_GAIN * best.row_groups]
+            better = [t for t in tries if t.rows <= INDEX_GAIN * best.rows]
             if not better:
                 return best
-            best = min(better, key=lambda t: t.row_groups)
+            best = min(better, key=lambda t: t.rows)
 
     def _index_matches(self, key: tuple[str, ...], column: str) -> list[np.ndarray | None]:
         """Per query, the sample rows per row group matching its conditions on ``column`` (None: it
@@ -441,6 +470,17 @@ class _Simulator:
             self._matches[(key, column)] = found
         return self._matches[(key, column)]
 
+    def _admitted(self, key: tuple[str, ...], column: str, number: int) -> np.ndarray | None:
+        """The row groups of layout ``key`` whose min/max admits query ``number``'s conditions on
+        ``column`` (None: the current layout, whose statistics the simulation does not hold)."""
+        cells = self._cells[key]
+        part = index_conjunct(self.workload[number].expr, column)
+        if not cells.stats or part is None:
+            return None
+        if (key, column, number) not in self._admitted_cache:
+            self._admitted_cache[(key, column, number)] = kept_by_minmax(cells.stats, part, self.floats)
+        return self._admitted_cache[(key, column, number)]
+
     def _matching_rows(self, column: str) -> list[np.ndarray | None]:
         """Per query, the sample rows its conditions on ``column`` hold for (the same under any layout)."""
         if column not in self._rows:
@@ -449,6 +489,31 @@ class _Simulator:
                 for q in self.workload
             ]
         return self._rows[column]
+
+    def _expected_rows(self, column: str) -> list[float | None]:
+        """Per query, the table rows its conditions on ``column`` are expected to match (None: none).
+
+        From the sample: its matches over the sampled fraction, half a match added when it saw none.
+        An equality matches about as many rows per value as a value of the column holds
+        (``rows_per_value``), so rare values (an order's price) are not spread over the table; only
+        hits beyond one per value say a value is heavier than that.
+        """
+        if column not in self._expected:
+            per_value = rows_per_value(self.sample[column], self.rows)
+            found: list[float | None] = []
+            for query, rows in zip(self.workload, self._matching_rows(column), strict=True):
+                if rows is None:
+                    found.append(None)
+                    continue
+                seen = int(np.count_nonzero(rows))
+                part = index_conjunct(query.expr, column)
+                values = _equal_values(part) if part is not None else None
+                estimate = (seen + 0.5) / self.fraction
+                if values is not None:  # a value's hit in the sample is expected: only more says it is heavy
+                    estimate = max((seen - values) / self.fraction, values * per_value)
+                found.append(estimate)
+            self._expected[column] = found
+        return self._expected[column]
 
     def _index(self, key: tuple[str, ...], column: str) -> IndexForecast:
         """A bloom filter where the queries test ``column`` only for equality, else a bitmap; its size
@@ -471,10 +536,10 @@ def _shown(query: WorkloadQuery) -> str:
 
 
 def _order(layout: LayoutForecast) -> tuple[float, float, int, int, int, int, int]:
-    """Fewest row groups, then files; then the cheaper candidate: no rewrite, fewer indexes, fewer
-    columns, the curve and mapping listed first."""
+    """Fewest rows read (within 1%), then files; then the cheaper candidate: no rewrite, fewer
+    indexes, fewer columns, the curve and mapping listed first."""
     return (
-        round(layout.row_groups, 1),
+        round(math.log(max(layout.rows, 1.0)) / math.log(1.01)),
         round(layout.files, 1),
         int(layout.rewrites),
         len(layout.indexes),
@@ -506,6 +571,46 @@ def _rank(
         raw = simulator.simulate({c: types[c] for c in layout.columns}, layout.curve, "raw")
         layouts.append(simulator.add_indexes(raw, types))
     return sorted(layouts, key=_order)
+
+
+def rows_per_value(column: pa.ChunkedArray, rows: int) -> float:
+    """Rows a value of ``column`` holds in a table of ``rows`` rows, from a uniform sample of it: the
+    ``k`` for which ``rows / k`` values of ``k`` rows each would show as many distinct values in a
+    sample of this size (a value is seen with chance ``1 - (1 - f) ** k``).
+
+    >>> round(rows_per_value(pa.chunked_array([list(range(1000))]), 1000), 1)
+    1.0
+    """
+    sampled = len(column) - column.null_count
+    distinct = len(pc.unique(column.drop_null()))
+    if sampled == 0 or distinct == 0 or rows <= 0:
+        return 1.0
+    fraction = min(1.0, sampled / rows)
+    if fraction >= 1.0:
+        return sampled / distinct
+    low, high = 1.0, float(rows)
+    if (rows / low) * (1 - (1 - fraction) ** low) <= distinct:
+        return 1.0  # as many distinct values as unique ones would show
+    for _ in range(60):  # seen(k) falls as k grows: bisect for seen(k) = distinct
+        middle = (low + high) / 2
+        if (rows / middle) * (1 - (1 - fraction) ** middle) > distinct:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def _equal_values(expr: Expr) -> int | None:
+    """How many values ``expr`` holds its column equal to (None: not only equalities)."""
+    if isinstance(expr, Or):
+        counts = [_equal_values(c) for c in expr.children]
+        return None if any(c is None for c in counts) else sum(c for c in counts if c is not None)
+    if isinstance(expr, And):
+        counts = [_equal_values(c) for c in expr.children]
+        known = [c for c in counts if c is not None]
+        return min(known) if known else None
+    values = equality_values(expr) if isinstance(expr, LEAVES) else None
+    return None if values is None else len(values)
 
 
 def _only_equalities(expr: Expr) -> bool:

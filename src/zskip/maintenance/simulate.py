@@ -1,12 +1,11 @@
 """A layout simulated on a sample of a table: what a query would read, without rewriting anything.
 
-Optimize sorts a table's rows by curve key and cuts them into files of equal size and files into row
-groups of equal size.  Sorting a sample by the same key and cutting it into as many pieces gives each
-simulated row group the rows a real one would get, thinned out; the min/max of those rows is the
-simulated row group's statistics, and a query's predicate checked against them (``might_match``, as
-the planner checks real statistics) says whether it would read it.  A sample box is a little narrower
-than the real one, so the figures lean low by a little; the advisor compares layouts on the same
-sample, so they lean alike.
+Optimize sorts a table's rows by curve key, cuts them into files near curve-cell boundaries
+(``FileCuts``), and Parquet cuts each file into row groups of equal size.  Cutting a sample sorted by
+the same key the same way gives each simulated row group the rows a real one would get, thinned out;
+the min/max of those rows, widened to what the real row group's many more rows would reach
+(``group_stats``), is the simulated row group's statistics, and a query's predicate checked against
+them (``might_match``, as the planner checks real statistics) says whether it would read it.
 
 An exact index (bloom filter, bitmap) on a column also skips row groups whose statistics admit a value
 they do not hold.  Rows of the sample matching the query's conditions on that column say which row
@@ -24,8 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.curves import order_key_u64
 from zskip.expr import And, Expr, columns_of
+from zskip.layout.cuts import FileCuts
 from zskip.planning.footers import ColumnStats
 from zskip.planning.minmax import might_match_pushed, push_not
 from zskip.planning.workload import normalised
@@ -56,33 +55,51 @@ class Cells:
         return float(np.sum(1.0 - unread))
 
 
-def cut_sample(sample: pa.Table, keys: np.ndarray, files: int, row_groups_per_file: int, rows: int) -> Cells:
-    """``sample`` sorted by ``keys`` and cut into ``files`` files of ``row_groups_per_file`` row groups,
-    as optimize cuts the table's ``rows`` rows."""
+def cut_sample(sample: pa.Table, keys: np.ndarray, files: int, rows_per_group: float, rows: int) -> Cells:
+    """``sample`` cut as optimize cuts the table's ``rows`` rows: into ``files`` files where
+    ``FileCuts`` would end them (near curve-cell boundaries, heavy keys split by a row hash), each file
+    sorted by key and cut into row groups of ``rows_per_group`` table rows."""
     sampled = sample.num_rows
     files = max(1, min(files, sampled))
-    per_file = max(1, min(row_groups_per_file, sampled // files))
-    groups = files * per_file
-    order = np.argsort(keys, kind="stable")
-    starts = (np.arange(groups, dtype=np.int64) * sampled) // groups
-    sizes = np.diff(np.append(starts, sampled))
+    u = np.random.default_rng(0).random(sampled)  # stands in for optimize's row hash
+    file_of_row = FileCuts.choose(keys, files).route(keys, u)
+    order = np.lexsort((u, keys))  # key order, ties as the route splits them: each file a run
+    sizes = np.bincount(file_of_row, minlength=files)
+    scale = rows / max(sampled, 1)
+    per_file = np.minimum(np.maximum(1, np.round(sizes * scale / rows_per_group)), np.maximum(sizes, 1)).astype(int)
+    per_file[sizes == 0] = 0
+    file_start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    starts = np.concatenate(
+        [file_start[f] + (np.arange(per_file[f]) * sizes[f]) // per_file[f] for f in range(files) if per_file[f]]
+    ).astype(np.int64)
+    group_sizes = np.diff(np.append(starts, sampled))
     group_of_row = np.empty(sampled, dtype=np.int64)
-    group_of_row[order] = np.repeat(np.arange(groups), sizes)
+    group_of_row[order] = np.repeat(np.arange(len(starts)), group_sizes)
+    file_of = np.repeat(np.arange(files), per_file)
     return Cells(
         files=files,
-        file_of=np.arange(groups) // per_file,
-        sample_rows=sizes,
-        real_rows=np.full(groups, rows / groups),
+        file_of=file_of,
+        sample_rows=group_sizes,
+        real_rows=(sizes[file_of] * scale / per_file[file_of]).astype(float),
         group_of_row=group_of_row,
-        stats=group_stats(sample.take(pa.array(order)), starts),
+        stats=group_stats(sample.take(pa.array(order)), starts, rows / max(len(starts), 1)),
     )
 
 
-def group_stats(ordered: pa.Table, starts: np.ndarray) -> tuple[dict[str, ColumnStats], ...]:
-    """Min/max, NULLs and values of every column over each run of rows ``starts[i]:starts[i+1]``."""
+def group_stats(
+    ordered: pa.Table, starts: np.ndarray, real_rows: float | None = None
+) -> tuple[dict[str, ColumnStats], ...]:
+    """Min/max, NULLs and values of every column over each run of rows ``starts[i]:starts[i+1]``.
+
+    With ``real_rows`` (rows a real row group holds), each run's bounds are widened to what that many
+    rows would likely reach: ``n`` sample rows spread over a share ``w`` of a column's distribution
+    (its rows' quantiles in the whole sample) come from a share of about ``w (n + 1) / (n - 1)``, and
+    ``real_rows`` rows from there span ``(real_rows - 1) / (real_rows + 1)`` of it.  A column the
+    layout clusters keeps narrow bounds; one it does not reaches into its tails, as a real row group
+    of thousands of rows does (a sample of a hundred seldom holds the top per mille).
+    """
     groups = len(starts)
     per_group: list[dict[str, ColumnStats]] = [{} for _ in range(groups)]
-    bounds = np.append(starts, ordered.num_rows)
     for name in ordered.column_names:
         column = ordered.column(name).combine_chunks()
         valid = column.is_valid().to_numpy(zero_copy_only=False)
@@ -90,45 +107,42 @@ def group_stats(ordered: pa.Table, starts: np.ndarray) -> tuple[dict[str, Column
             valid = valid & ~np.isnan(column.fill_null(0).to_numpy(zero_copy_only=False))  # NaN is in no bound
         values = np.add.reduceat(valid.astype(np.int64), starts) if len(valid) else np.zeros(groups, np.int64)
         nulls = np.add.reduceat((~column.is_valid().to_numpy(zero_copy_only=False)).astype(np.int64), starts)
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type) or pa.types.is_binary(column.type):
-            lows, highs = _slice_bounds(column, bounds, values)
-        else:
-            lows, highs = _key_bounds(column, starts, valid, values)
+        lows, highs = _bounds(column, starts, valid, values, real_rows)
         for i in range(groups):
             per_group[i][name.lower()] = ColumnStats(lows[i], highs[i], bool(values[i]), int(nulls[i]), int(values[i]))
     return tuple(per_group)
 
 
-def _key_bounds(
-    column: pa.Array, starts: np.ndarray, valid: np.ndarray, values: np.ndarray
+def _bounds(
+    column: pa.Array, starts: np.ndarray, valid: np.ndarray, values: np.ndarray, real_rows: float | None
 ) -> tuple[list[Any], list[Any]]:
-    """Per-run min and max of a fixed-width column, through its order-preserving keys."""
-    keys = order_key_u64(column)
-    low = np.minimum.reduceat(np.where(valid, keys, np.uint64(np.iinfo(np.uint64).max)), starts)
-    high = np.maximum.reduceat(np.where(valid, keys, np.uint64(0)), starts)
-    distinct, first = np.unique(keys[valid], return_index=True)
-    positions = np.flatnonzero(valid)[first]
-    python = column.take(pa.array(positions)).to_pylist()
-
-    def value(key: np.uint64) -> object:
-        return python[int(np.searchsorted(distinct, key))]
-
-    lows = [value(low[i]) if values[i] else None for i in range(len(starts))]
-    highs = [value(high[i]) if values[i] else None for i in range(len(starts))]
-    return lows, highs
-
-
-def _slice_bounds(column: pa.Array, bounds: np.ndarray, values: np.ndarray) -> tuple[list[Any], list[Any]]:
-    lows: list[Any] = []
-    highs: list[Any] = []
-    for i in range(len(bounds) - 1):
-        if not values[i]:
-            lows.append(None)
-            highs.append(None)
-            continue
-        found = pc.min_max(column.slice(bounds[i], bounds[i + 1] - bounds[i]))
-        lows.append(found["min"].as_py())
-        highs.append(found["max"].as_py())
+    """Per-run min and max of ``column`` (widened for ``real_rows``, see ``group_stats``)."""
+    counted = pc.value_counts(column.filter(pa.array(valid)))
+    order = pc.sort_indices(counted.field("values"))
+    distinct = counted.field("values").take(order)
+    counts = counted.field("counts").take(order).to_numpy(zero_copy_only=False).astype(float)
+    if len(distinct) == 0:
+        return [None] * len(starts), [None] * len(starts)
+    index = pc.index_in(column, value_set=distinct).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    low = np.minimum.reduceat(np.where(valid, index, len(distinct)), starts)
+    high = np.maximum.reduceat(np.where(valid, index, -1), starts)
+    if real_rows is not None and real_rows > 2:
+        cumulative = np.cumsum(counts)
+        position = (cumulative - counts / 2) / cumulative[-1]  # each distinct value's quantile
+        n = values.astype(float)
+        stretchable = n >= 2
+        bottom = position[np.clip(low, 0, len(distinct) - 1)]
+        top = position[np.clip(high, 0, len(distinct) - 1)]
+        width = np.where(stretchable, top - bottom, 0.0)
+        share = width * (n + 1) / np.maximum(n - 1, 1) * (real_rows - 1) / (real_rows + 1)
+        grow = np.maximum(share - width, 0) / 2
+        wider_low = np.searchsorted(position, bottom - grow, side="left")
+        wider_high = np.searchsorted(position, top + grow, side="right") - 1
+        low = np.where(stretchable, np.minimum(low, wider_low), low)
+        high = np.where(stretchable, np.maximum(high, np.clip(wider_high, 0, len(distinct) - 1)), high)
+    python = distinct.to_pylist()
+    lows = [python[int(low[i])] if values[i] else None for i in range(len(starts))]
+    highs = [python[int(high[i])] if values[i] else None for i in range(len(starts))]
     return lows, highs
 
 
@@ -149,19 +163,39 @@ def index_conjunct(expr: Expr, column: str) -> Expr | None:
     return mine[0] if len(mine) == 1 else And(mine)
 
 
-def read_chances(cells: Cells, kept: np.ndarray, matches: np.ndarray) -> np.ndarray:
+def read_chances(
+    cells: Cells,
+    kept: np.ndarray,
+    matches: np.ndarray,
+    expected_rows: float | None = None,
+    admitted: np.ndarray | None = None,
+) -> np.ndarray:
     """The chance that each row group of ``cells`` is read under an exact index, of those ``kept`` by
     the other stages; ``matches``: the sample rows in each row group the index's condition holds for.
 
     A kept row group with a matching sample row is read; one without is read with the chance that
     one of its real rows matches, the matches' density taken over all kept row groups' sample rows
-    (half a match added, so a value the sample missed still counts as likely somewhere; an upper bound
-    where matches cluster).  A query is taken to match something: at least one row group in all.
+    (half a match added, so a value the sample missed still counts as likely somewhere).  Matching
+    rows the sample missed can open at most as many row groups as there are such rows: with
+    ``expected_rows`` (the table rows the condition is expected to match) the unseen row groups'
+    chances add up to no more than the share of those rows the kept row groups hold: all of them,
+    were every row group the condition's own min/max admits (``admitted``) kept, else in proportion
+    to the kept ones' rows.  A query is taken to match something: at least one row group in all.
     """
     kept_rows = cells.sample_rows[kept].sum()
     density = (matches[kept].sum() + 0.5) / kept_rows if kept_rows else 0.0
-    chances = np.where(kept, np.where(matches > 0, 1.0, 1.0 - np.exp(-density * cells.real_rows)), 0.0)
+    unseen = kept & (matches == 0)
+    chances = np.where(kept & (matches > 0), 1.0, 0.0)
+    chances[unseen] = 1.0 - np.exp(-density * cells.real_rows[unseen])
+    spread = chances[unseen].sum()
+    if expected_rows is not None:
+        # of the rows the condition matches (all in row groups its own min/max admits), those in the
+        # kept row groups, in proportion to their rows
+        pool = cells.real_rows.sum() if admitted is None else cells.real_rows[admitted | kept].sum()
+        within = expected_rows * cells.real_rows[kept].sum() / max(pool, 1.0)
+        if spread > within:
+            chances[unseen] *= within / spread
     total = chances.sum()
-    if 0 < total < 1:  # queries ask for values that exist: one row group at least holds a match
+    if 0 < total < 1:
         chances = np.minimum(1.0, chances / total)
     return chances

@@ -22,7 +22,9 @@ from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY, read_store
 from zskip.planning.workload import read_workload
 from zskip.units import format_bytes
 
-__all__ = ["TableStatus", "status"]
+__all__ = ["DRIFT_GAIN", "TableStatus", "status"]
+
+DRIFT_GAIN = 1.5
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,16 @@ class TableStatus(Displayed):
     last_optimize: str | None  # when the last optimize committed (UTC, ISO 8601)
     indexes: tuple[IndexInfo, ...] = field(default_factory=tuple)
     scans_recorded: int = 0  # records in the table's workload log (zskip.workload)
+    # with drift=True: the advisor's best candidate for the recorded workload, and its predicted gain
+    # (row groups per scan now over under it); None: not asked, or no filtered scan recorded
+    advised: str | None = None
+    advised_gain: float | None = None
+
+    @property
+    def drifted(self) -> bool:
+        """Whether the advisor predicts the recorded workload would read at least 1.5x fewer row
+        groups under another layout or with other indexes."""
+        return self.advised_gain is not None and self.advised_gain >= DRIFT_GAIN
 
     @property
     def clustered_share(self) -> float:
@@ -69,6 +81,7 @@ class TableStatus(Displayed):
         data = asdict(self)
         data |= {"clustered_share": self.clustered_share, "bytes_unclustered": self.bytes_unclustered}
         data["up_to_date"] = self.up_to_date
+        data["drifted"] = self.drifted
         return json.dumps(data, indent=2)
 
     def display_title(self) -> str:
@@ -103,13 +116,24 @@ class TableStatus(Displayed):
                 text += f"; {index.files_missing} index files missing"
             rows.append((f"index {index.kind} on {index.column}", text))
         rows.append(("workload log", f"{self.scans_recorded:,} scans recorded"))
+        if self.advised is not None and self.advised_gain is not None:
+            verdict = "drifted" if self.drifted else "no drift"
+            rows.append(
+                (
+                    "workload drift",
+                    f"{verdict}: the advisor's best is {self.advised}, {self.advised_gain:.1f}x fewer row groups "
+                    f"than now" + (f" (zskip advise {self.table} --apply)" if self.drifted else ""),
+                )
+            )
         rows.append(("up to date", "yes" if self.up_to_date else self._to_do()))
         return rows
 
 
-def status(spark: SparkSession, table: str) -> TableStatus:
+def status(spark: SparkSession, table: str, *, drift: bool = False) -> TableStatus:
     """Share of ``table``'s rows clustered under its current spec, each index's coverage, the
-    unclustered and unindexed bytes, and when the last optimize committed.
+    unclustered and unindexed bytes, and when the last optimize committed.  ``drift=True`` also asks
+    the advisor (``zskip.advise``, a Spark sample: seconds) whether the recorded workload would read
+    less under another layout.
 
     >>> zskip.status(spark, "lake.db.t").clustered_share  # doctest: +SKIP
     0.99
@@ -124,6 +148,7 @@ def status(spark: SparkSession, table: str) -> TableStatus:
     clustered = set(store.file_generations()) if store is not None else set()
     mine = [i for i, path in enumerate(paths) if path in clustered]
     summary = iceberg.property(SUMMARY_PROPERTY)
+    advice = _drift(spark, iceberg.name) if drift else (None, None)
     return TableStatus(
         table=iceberg.name,
         snapshot_id=snapshot,
@@ -137,7 +162,22 @@ def status(spark: SparkSession, table: str) -> TableStatus:
         last_optimize=_last_optimize(spark, iceberg.name) if store is not None else None,
         indexes=tuple(index_coverage(iceberg, dict(zip(paths, sizes, strict=True)))),
         scans_recorded=read_workload(iceberg.location()).num_rows,
+        advised=advice[0],
+        advised_gain=advice[1],
     )
+
+
+def _drift(spark: SparkSession, table: str) -> tuple[str | None, float | None]:
+    """The advisor's best candidate for the recorded workload and its predicted gain (None, None:
+    nothing to advise on)."""
+    from zskip.errors import InvalidOptionError
+    from zskip.maintenance.advise import advise
+
+    try:
+        advice = advise(spark, table, top=1)
+    except InvalidOptionError:  # no filtered scan recorded, or none on a column zskip clusters by
+        return None, None
+    return advice.best.label, advice.gain
 
 
 def _describe(summary: str | None) -> str:

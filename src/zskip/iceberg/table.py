@@ -149,8 +149,13 @@ def reads_other_state(identifier: str) -> bool:
     return bool(_SELECTOR.fullmatch(identifier.rsplit(".", 1)[-1].strip("`")))
 
 
-def load_table(spark: SparkSession, name: str) -> IcebergTable:
-    """Load Iceberg table ``name`` (``catalog.namespace.table``), or say why it cannot be loaded."""
+def load_table(spark: SparkSession, name: str, *, fresh: bool = True) -> IcebergTable:
+    """Load Iceberg table ``name`` (``catalog.namespace.table``), or say why it cannot be loaded.
+
+    Spark's catalog caches a table (30 s by default), so another process's commits stay unseen for a
+    while; ``fresh`` (the default) refreshes it, and zskip works on the latest committed state, as
+    Spark does after ``REFRESH TABLE``.  Planning a query passes ``fresh=False``: it must see the
+    snapshot Spark's own scan reads."""
     if not isinstance(name, str) or not name.strip():
         raise UnknownTableError(f"a table name must be text like catalog.namespace.table, not {name!r}")
     jvm: Any = jvm_of(spark)
@@ -174,6 +179,8 @@ def load_table(spark: SparkSession, name: str) -> IcebergTable:
         if "is not an Iceberg table" in text or "ClassCast" in text or "not a valid" in text.lower():
             raise UnknownTableError(f"{name!r} is not an Iceberg table: {first_line(exc)}") from None
         raise
+    if fresh:
+        java.refresh()
     return IcebergTable(spark=spark, name=name, java=java)
 
 

@@ -98,7 +98,8 @@ class SnapshotMetadata:
         if not self.store_path:
             return None
         return CACHE.get_or_load(
-            ("store", self.store_path), lambda: read_store(load_table(self.spark, self.table), self.store_path)
+            ("store", self.store_path),
+            lambda: read_store(load_table(self.spark, self.table, fresh=False), self.store_path),
         )
 
     def curve_ranges(self, paths: Sequence[str]) -> pa.Table:

@@ -430,7 +430,7 @@ def _join_note(item: JoinFilter) -> str:
 
 
 def _table_metadata(spark: SparkSession, table: str) -> SnapshotMetadata:
-    iceberg = load_table(spark, table)
+    iceberg = load_table(spark, table, fresh=False)
     return SnapshotMetadata(
         spark=spark,
         table=table,

@@ -58,45 +58,54 @@ def _advised(
     return advice, advice.seconds, seconds - advice.seconds
 
 
+def _measured(spark: Any, query: str, table: str, *, joins: bool) -> dict[str, Any]:
+    """What ``query``'s scan of ``table`` reads, by zskip's planner: its own filter (files, row
+    groups, rows) and, for ``joins``, the whole query as ``zskip.sql`` plans it (join stage included)."""
+    predicate = _scan_predicate(spark, query, table)
+    measured = explain(spark, table, predicate)
+    whole = counts(spark, query, table, through_zskip=True) if joins else None
+    return {
+        "predicate": predicate,
+        "files": measured.files_read,
+        "row_groups": measured.row_groups_read,
+        "rows": measured.rows_read,
+        "row_groups_query": whole["row_groups"] if whole else measured.row_groups_read,
+    }
+
+
 def _per_query(spark: Any, advice: Advice, workload: dict[str, str], table: str, *, joins: bool) -> dict[str, dict]:
-    """For each query: the advisor's forecast of its scan of ``table``, and what the layout it applied
-    reads, measured by zskip's planner (the scan's own filter; and, for ``joins``, the whole query as
-    ``zskip.sql`` plans it, its join stage included)."""
+    """For each query: the advisor's forecast of its scan of ``table`` beside what the layout it
+    applied reads (``_measured``)."""
     forecasts = {q.predicate: q for q in advice.best.queries}
     out = {}
     for name, query in workload.items():
-        predicate = _scan_predicate(spark, query, table)
-        forecast = forecasts[predicate]
-        measured = explain(spark, table, predicate)
-        whole = counts(spark, query, table, through_zskip=True) if joins else None
-        out[name] = {
-            "predicate": predicate,
+        measured = _measured(spark, query, table, joins=joins)
+        forecast = forecasts[measured["predicate"]]
+        out[name] = measured | {
             "forecast_files": forecast.files,
             "forecast_row_groups": forecast.row_groups,
             "forecast_rows": forecast.rows,
-            "files": measured.files_read,
-            "row_groups": measured.row_groups_read,
-            "rows": measured.rows_read,
-            "row_groups_query": whole["row_groups"] if whole else measured.row_groups_read,
             "files_now": forecast.files_now,
             "row_groups_now": forecast.row_groups_now,
         }
     return out
 
 
-def _reference(spark: Any, workload: dict[str, str], table: str, *, joins: bool) -> dict[str, dict]:
-    out = {}
-    for name, query in workload.items():
-        predicate = _scan_predicate(spark, query, table)
-        measured = explain(spark, table, predicate)
-        whole = counts(spark, query, table, through_zskip=True) if joins else None
-        out[name] = {
-            "files": measured.files_read,
-            "row_groups": measured.row_groups_read,
-            "rows": measured.rows_read,
-            "row_groups_query": whole["row_groups"] if whole else measured.row_groups_read,
-        }
-    return out
+def _result(
+    dataset: str, reference_label: str, advice: Advice, seconds: tuple[float, float, float], **measured: Any
+) -> dict[str, Any]:
+    """One dataset's figures for advise.md and advise.json; ``seconds``: the advice, applying it, and
+    laying out the reference."""
+    advice_seconds, apply_seconds, reference_seconds = seconds
+    return {
+        "dataset": dataset,
+        "reference_label": reference_label,
+        "advice": json.loads(advice.to_json()),
+        "advice_text": str(advice),
+        "advice_seconds": advice_seconds,
+        "apply_seconds": apply_seconds,
+        "reference_seconds": reference_seconds,
+    } | measured
 
 
 def ssb(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -134,21 +143,16 @@ def ssb(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
     for column in INDEXED:
         create_index(spark, reference_table, column, kind="bitmap")
     reference_seconds = time.perf_counter() - started
-    reference = _reference(
-        spark, _swap({n: every[n] for n in SSB_WORKLOAD}, base, reference_table), reference_table, joins=True
+    swapped = _swap({n: every[n] for n in SSB_WORKLOAD}, base, reference_table)
+    reference = {n: _measured(spark, q, reference_table, joins=True) for n, q in swapped.items()}
+    return _result(
+        "SSB SF 1 lineorder",
+        "(f) zskip hilbert rank over lo_ordtotalprice, lo_revenue, lo_quantity + bitmaps on those and lo_discount",
+        advice,
+        (advice_seconds, apply_seconds, reference_seconds),
+        queries=per_query,
+        reference=reference,
     )
-    return {
-        "dataset": "SSB SF 1 lineorder",
-        "reference_label": "(f) zskip hilbert rank over lo_ordtotalprice, lo_revenue, lo_quantity "
-        "+ bitmaps on those and lo_discount",
-        "advice": json.loads(advice.to_json()),
-        "advice_text": str(advice),
-        "advice_seconds": advice_seconds,
-        "apply_seconds": apply_seconds,
-        "reference_seconds": reference_seconds,
-        "queries": per_query,
-        "reference": reference,
-    }
 
 
 def lineitem(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -173,21 +177,18 @@ def lineitem(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
             target_file_size=target, row_group_size=row_group,
         )
     )  # fmt: skip
-    reference = _reference(
-        spark, {n: f"SELECT * FROM {reference_table} WHERE {w}" for n, w in zip(names, filters, strict=True)},
-        reference_table, joins=False,
-    )  # fmt: skip
-    return {
-        "dataset": "TPC-H SF 1 lineitem (the demo's filters)",
-        "reference_label": "the demo's zskip hilbert (rank) over l_shipdate, l_partkey, l_shipmode",
-        "advice": json.loads(advice.to_json()),
-        "advice_text": str(advice),
-        "advice_seconds": advice_seconds,
-        "apply_seconds": apply_seconds,
-        "reference_seconds": reference_seconds,
-        "queries": per_query,
-        "reference": reference,
+    reference = {
+        n: _measured(spark, f"SELECT * FROM {reference_table} WHERE {w}", reference_table, joins=False)
+        for n, w in zip(names, filters, strict=True)
     }
+    return _result(
+        "TPC-H SF 1 lineitem (the demo's filters)",
+        "the demo's zskip hilbert (rank) over l_shipdate, l_partkey, l_shipmode",
+        advice,
+        (advice_seconds, apply_seconds, reference_seconds),
+        queries=per_query,
+        reference=reference,
+    )
 
 
 def section(result: dict[str, Any]) -> list[str]:

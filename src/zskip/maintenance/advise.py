@@ -16,6 +16,7 @@ fewer indexes, fewer columns).
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import math
@@ -518,16 +519,22 @@ class _Simulator:
     def _index(self, key: tuple[str, ...], column: str) -> IndexForecast:
         """A bloom filter where the queries test ``column`` only for equality, else a bitmap; its size
         from the column's distinct values in the sample."""
-        equality_only = all(
-            _only_equalities(part) for q in self.workload if (part := index_conjunct(q.expr, column)) is not None
-        )
+        equality_only, values = self._column_facts(column)
         groups = self._cells[key].row_groups
-        distinct = len(pc.unique(self.sample[column].drop_null()))
-        share = distinct / max(1, self.sample.num_rows)
-        values = self.rows * share if share > 0.5 else distinct  # mostly unique values grow with the rows
         if equality_only:
             return IndexForecast(column, "bloom", int(BLOOM_BYTES_PER_VALUE * min(self.rows, values * groups)))
         return IndexForecast(column, "bitmap", int(self.rows * max(1, math.ceil(math.log2(values + 1))) / 8))
+
+    @functools.cache  # noqa: B019 (one simulator per advice: the cache goes with it)
+    def _column_facts(self, column: str) -> tuple[bool, float]:
+        """Whether the workload tests ``column`` only for equality, and its estimated distinct values
+        (the same under every layout, so worked out once)."""
+        equality_only = all(
+            _only_equalities(part) for q in self.workload if (part := index_conjunct(q.expr, column)) is not None
+        )
+        distinct = len(pc.unique(self.sample[column].drop_null()))
+        share = distinct / max(1, self.sample.num_rows)
+        return equality_only, self.rows * share if share > 0.5 else distinct  # mostly unique values grow with rows
 
 
 def _shown(query: WorkloadQuery) -> str:

@@ -1,8 +1,8 @@
 """Curve-key ranges of data files and of their row groups, computed on executors.
 
-Spark tasks of a few data files each: pyarrow reads only the clustered columns, one row group at a time,
-and the task returns each row group's minimum and maximum key plus the file's.  Only those small
-rows come back to the driver.
+Spark tasks of a few data files each: pyarrow reads only the clustered columns of a file, and the
+task returns each row group's minimum and maximum key plus the file's.  Only those small rows come
+back to the driver.
 """
 
 from __future__ import annotations
@@ -29,27 +29,28 @@ def file_key_ranges(
     group's first and last rows hold its minimum and maximum key and only they are keyed.
     """
     parquet = open_parquet(path)
+    counts = np.array([parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)], np.int64)
+    kept = np.flatnonzero(counts > 0)
+    if not kept.size:
+        return []
     names = {name.lower(): name for name in parquet.schema_arrow.names}
-    columns = [names[c.lower()] for c in spec.column_names]
-    rows: list[tuple[str, int, int, int, int]] = []
-    low, high, total = None, None, 0
-    for index in range(parquet.num_row_groups):
-        data = parquet.read_row_group(index, columns=columns)
-        data = data.rename_columns(list(spec.column_names))
-        if data.num_rows == 0:
-            continue
-        if sorted_by_key:
-            ends = data.take([0, data.num_rows - 1])
-            lo, hi = (int(k) for k in spec.keys(ends))
-        else:
-            keys = spec.keys(data)
-            lo, hi = int(keys.min()), int(keys.max())
-        rows.append((path, index, lo, hi, data.num_rows))
-        low = lo if low is None else min(low, lo)
-        high = hi if high is None else max(high, hi)
-        total += data.num_rows
-    if low is not None and high is not None:
-        rows.append((path, -1, low, high, total))
+    # The whole file's clustered columns in one read and one call to the curve: keying row groups
+    # one at a time cost 1.5 ms of per-call overhead each (1,553 row groups: 3 s against 0.6 s).
+    data = parquet.read(columns=[names[c.lower()] for c in spec.column_names])
+    data = data.rename_columns(list(spec.column_names))
+    ends = np.cumsum(counts)[kept]
+    starts = ends - counts[kept]
+    if sorted_by_key:
+        firsts_and_lasts = spec.keys(data.take(np.stack([starts, ends - 1], axis=1).ravel()))
+        lows, highs = firsts_and_lasts[0::2], firsts_and_lasts[1::2]
+    else:
+        keys = spec.keys(data)
+        lows, highs = np.minimum.reduceat(keys, starts), np.maximum.reduceat(keys, starts)
+    rows = [
+        (path, int(index), int(low), int(high), int(counts[index]))
+        for index, low, high in zip(kept, lows, highs, strict=True)
+    ]
+    rows.append((path, -1, int(lows.min()), int(highs.max()), int(counts.sum())))
     return rows
 
 

@@ -28,8 +28,20 @@ __all__ = ["U_BITS", "keyed_route_column", "partition_tokens"]
 U_BITS = 53
 
 
+# (Spark version, partitions) -> tokens: the hash is fixed per version, and finding tokens is a Spark
+# job (0.15-0.3 s warm) that every rewritten group of every optimize would otherwise repeat.
+_TOKENS: dict[tuple[str, int], np.ndarray] = {}
+
+
 def partition_tokens(spark: SparkSession, partitions: int) -> np.ndarray:
     """For each partition ``p`` of ``partitions``, a ``bigint`` whose ``pmod(hash(x), partitions)`` is ``p``."""
+    known = _TOKENS.get((spark.version, partitions))
+    if known is None:
+        known = _TOKENS.setdefault((spark.version, partitions), _find_tokens(spark, partitions))
+    return known.copy()
+
+
+def _find_tokens(spark: SparkSession, partitions: int) -> np.ndarray:
     tokens = np.full(partitions, -1, dtype=np.int64)
     span = 16 * partitions
     start = 0

@@ -23,13 +23,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import DOCS, bench_session, machine, markdown_table, timed, write_report
-from bench.ssb import CLUSTER, INDEXED, _fair_reads, _loaded, _swap, counts, queries
-from zskip import advise, create_index, optimize
+from bench.common import DOCS, bench_session, machine, markdown_table, write_report
+from bench.layouts import Recipe, lay_out, zskip_full
+from bench.ssb import CLUSTER, FAIR, INDEXED, _loaded, _swap, counts, queries
+from zskip import advise, create_index
 from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem, load_ssb
 from zskip.expr.sql import to_sql
 from zskip.iceberg.files import data_files
-from zskip.layout.compare import copy_table
 from zskip.maintenance.advice import Advice
 from zskip.planning import explain
 from zskip.planning.sql import scan_filters
@@ -50,12 +50,35 @@ def _advised(
 ) -> tuple[Advice, float, float]:
     """Advice on a fresh copy of ``base`` with ``workload`` and apply=True: the advice, the seconds
     the advice took and the seconds apply took."""
-    copy_table(spark, base, copy, properties={"write.parquet.row-group-size-bytes": str(row_group)})
-    _fair_reads(spark, copy)
-    seconds, advice = timed(
-        lambda: advise(spark, copy, queries=list(workload.values()), target_file_size=target, apply=True)
+    laid = lay_out(
+        spark,
+        base,
+        {"advised": lambda t: advise(spark, t, queries=list(workload.values()), target_file_size=target, apply=True)},
+        copy,
+        repeats=1,
+        tables={"advised": copy},
+        properties=_properties(row_group),
     )
-    return advice, advice.seconds, seconds - advice.seconds
+    advice = laid["advised"].results[-1]
+    return advice, advice.seconds, laid["advised"].seconds - advice.seconds
+
+
+def _properties(row_group: int) -> dict[str, str]:
+    """The copies' properties: row groups as the base table's, read in tasks as every other table is."""
+    return {"write.parquet.row-group-size-bytes": str(row_group), **FAIR}
+
+
+def _reference(spark: Any, base: str, table: str, recipe: Recipe, row_group: int) -> float:
+    """Seconds of laying ``table`` out as a fresh copy of ``base`` by ``recipe``."""
+    return lay_out(
+        spark,
+        base,
+        {"reference": recipe},
+        table,
+        repeats=1,
+        tables={"reference": table},
+        properties=_properties(row_group),
+    )["reference"].seconds
 
 
 def _measured(spark: Any, query: str, table: str, *, joins: bool) -> dict[str, Any]:
@@ -127,22 +150,14 @@ def ssb(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
     per_query = _per_query(
         spark, advice, _swap({n: every[n] for n in SSB_WORKLOAD}, base, advised_table), advised_table, joins=True
     )
-    copy_table(spark, base, reference_table, properties={"write.parquet.row-group-size-bytes": str(row_group)})
-    _fair_reads(spark, reference_table)
-    started = time.perf_counter()
-    optimize(
-        spark,
-        reference_table,
-        by=CLUSTER,
-        curve="hilbert",
-        mapping="rank",
-        mode="full",
-        target_file_size=target,
-        row_group_size=row_group,
-    )
-    for column in INDEXED:
-        create_index(spark, reference_table, column, kind="bitmap")
-    reference_seconds = time.perf_counter() - started
+    clustered = zskip_full(spark, CLUSTER, "hilbert", "rank", target, row_group)
+
+    def clustered_and_indexed(table: str) -> None:
+        clustered(table)
+        for column in INDEXED:
+            create_index(spark, table, column, kind="bitmap")
+
+    reference_seconds = _reference(spark, base, reference_table, clustered_and_indexed, row_group)
     swapped = _swap({n: every[n] for n in SSB_WORKLOAD}, base, reference_table)
     reference = {n: _measured(spark, q, reference_table, joins=True) for n, q in swapped.items()}
     return _result(
@@ -169,14 +184,13 @@ def lineitem(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
     workload = {n: f"SELECT * FROM {advised_table} WHERE {w}" for n, w in zip(names, filters, strict=True)}
     advice, advice_seconds, apply_seconds = _advised(spark, base, advised_table, workload, target, row_group)
     per_query = _per_query(spark, advice, workload, advised_table, joins=False)
-    copy_table(spark, base, reference_table, properties={"write.parquet.row-group-size-bytes": str(row_group)})
-    _fair_reads(spark, reference_table)
-    reference_seconds, _ = timed(
-        lambda: optimize(
-            spark, reference_table, by=list(LINEITEM_CLUSTER_COLUMNS), curve="hilbert", mode="full",
-            target_file_size=target, row_group_size=row_group,
-        )
-    )  # fmt: skip
+    reference_seconds = _reference(
+        spark,
+        base,
+        reference_table,
+        zskip_full(spark, list(LINEITEM_CLUSTER_COLUMNS), "hilbert", "rank", target, row_group),
+        row_group,
+    )
     reference = {
         n: _measured(spark, f"SELECT * FROM {reference_table} WHERE {w}", reference_table, joins=False)
         for n, w in zip(names, filters, strict=True)

@@ -8,15 +8,12 @@ So every layout runs ``repeats`` times, each round in a rotated order, and its t
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.common import timed
-from zskip import optimize
-from zskip.layout.compare import copy_table, iceberg_rewrite
+from zskip.layout.compare import Layout, copy_and_lay_out, iceberg_layout, zskip_layout
 
-Recipe = Callable[[str], Any]  # lays the table named out in place; may return an OptimizeResult
+Recipe = Layout  # lays the table named out in place; may return an OptimizeResult
 
 
 @dataclass
@@ -26,6 +23,7 @@ class Laid:
     table: str
     runs: list[float] = field(default_factory=list)
     steps: list[dict[str, float]] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)  # what the recipe returned, run by run
 
     @property
     def seconds(self) -> float:
@@ -38,41 +36,38 @@ class Laid:
 
 def iceberg_sort(spark: Any, order: str, target: int, row_group: int) -> Recipe:
     """Iceberg's own ``rewrite_data_files`` with ``strategy => 'sort'`` (``order`` may be ``zorder(a,b)``)."""
-
-    def lay(table: str) -> None:
-        spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('write.parquet.row-group-size-bytes'='{row_group}')")
-        iceberg_rewrite(spark, table, sort_order=order, target_file_size_bytes=target)
-
-    return lay
+    return iceberg_layout(spark, order, target_file_size_bytes=target, row_group_size_bytes=row_group)
 
 
-def zskip_layout(spark: Any, by: list[str], curve: str, mapping: str, target: int, row_group: int) -> Recipe:
-    def lay(table: str) -> Any:
-        return optimize(
-            spark,
-            table,
-            by=by,
-            curve=curve,
-            mapping=mapping,
-            mode="full",
-            target_file_size=target,
-            row_group_size=row_group,
-        )
-
-    return lay
+def zskip_full(spark: Any, by: list[Any], curve: str, mapping: str, target: int, row_group: int) -> Recipe:
+    """A full ``zskip.optimize`` over ``by`` (column names or ``Dimension``s)."""
+    return zskip_layout(
+        spark, by, curve=curve, mapping=mapping, target_file_size_bytes=target, row_group_size_bytes=row_group
+    )
 
 
-def lay_out(spark: Any, base: str, recipes: dict[str, Recipe], prefix: str, *, repeats: int = 3) -> dict[str, Laid]:
-    """Each recipe applied to a fresh copy of ``base`` (``{prefix}_{n}``), ``repeats`` rounds, rotated."""
-    laid = {label: Laid(f"{prefix}_{n}") for n, label in enumerate(recipes)}
+def lay_out(
+    spark: Any,
+    base: str,
+    recipes: dict[str, Recipe],
+    prefix: str,
+    *,
+    repeats: int = 3,
+    tables: dict[str, str] | None = None,
+    properties: dict[str, str] | None = None,
+) -> dict[str, Laid]:
+    """Each recipe applied to a fresh copy of ``base`` (``tables[label]``, else ``{prefix}_{n}``, created
+    with ``properties``), ``repeats`` rounds, rotated."""
+    names = tables or {}
+    laid = {label: Laid(names.get(label, f"{prefix}_{n}")) for n, label in enumerate(recipes)}
     labels = list(recipes)
     for round_ in range(repeats):
         shift = round_ % len(labels)
         for label in labels[shift:] + labels[:shift]:
             table = laid[label].table
-            copy_table(spark, base, table)
-            seconds, result = timed(lambda r=recipes[label], t=table: r(t))
+            seconds, result = copy_and_lay_out(spark, base, table, recipes[label], properties=properties)
             laid[label].runs.append(seconds)
+            laid[label].results.append(result)
             if hasattr(result, "step_seconds"):
                 laid[label].steps.append(dict(result.step_seconds))
             print(f"{label}: {seconds:.1f}s (round {round_ + 1} of {repeats})", flush=True)

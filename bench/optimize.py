@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pyspark.sql import functions as F
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
-from bench.layouts import Laid, Recipe, iceberg_sort, lay_out, zskip_layout
+from bench.layouts import Laid, Recipe, iceberg_sort, lay_out, zskip_full
 from zskip import optimize
 from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem
 from zskip.iceberg.files import data_files
@@ -56,7 +56,7 @@ def recipes(spark, by: list[str], target: int, row_group: int) -> dict[str, Reci
         "Iceberg sort": iceberg_sort(spark, ",".join(by), target, row_group),
     }
     for curve, mapping in ZSKIP:
-        out[f"zskip {curve} {mapping}"] = zskip_layout(spark, by, curve, mapping, target, row_group)
+        out[f"zskip {curve} {mapping}"] = zskip_full(spark, by, curve, mapping, target, row_group)
     return out
 
 
@@ -173,7 +173,7 @@ def skewed_section(spark, target_files: int, repeats: int) -> tuple[str, dict]:
     chosen = {"Iceberg zorder": iceberg_sort(spark, "zorder(c1,c2)", target, target // 4)}
     for curve in ("hilbert", "zorder"):
         for mapping in ("rank", "raw"):
-            chosen[f"zskip {curve} {mapping}"] = zskip_layout(spark, by, curve, mapping, target, target // 4)
+            chosen[f"zskip {curve} {mapping}"] = zskip_full(spark, by, curve, mapping, target, target // 4)
     laid = lay_out(spark, base, chosen, f"{base}_laid", repeats=repeats)
     rows_out = []
     steps = {label: item.median_steps() for label, item in laid.items() if item.steps}

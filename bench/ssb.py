@@ -32,11 +32,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
-from zskip import Dimension, create_index, drop_index, list_indexes, optimize
+from bench.layouts import Recipe, iceberg_sort, lay_out, zskip_full
+from zskip import Dimension, create_index, drop_index, list_indexes
 from zskip.datasets import SSB_QUERIES, load_ssb
 from zskip.iceberg.files import data_files
 from zskip.iceberg.scan_stats import scanned_rows
-from zskip.layout.compare import copy_table, iceberg_rewrite
 from zskip.planning import explain_sql
 from zskip.planning import sql as zskip_sql
 from zskip.planning.planner import ICEBERG_STAGE
@@ -87,7 +87,8 @@ def queries(spark, ns: str) -> dict[str, str]:
     return out
 
 
-FAIR_READS = "'read.split.adaptive-size.enabled'='false'"
+FAIR = {"read.split.adaptive-size.enabled": "false"}  # every table read in tasks of the same kind
+FAIR_READS = ", ".join(f"'{key}'='{value}'" for key, value in FAIR.items())
 DOC001 = ("D1", "D2", "D3", "D4", "D5", "D6")  # document 001's selective filters; D7 is its wide one
 CHARTED = (
     "(a) as loaded",
@@ -207,17 +208,18 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         if label[1] in layouts or label.startswith("(a)")  # (a) is every ratio's reference
     }
     copy = f"{ns}.lineorder_copy"
+
+    def laid_out(label: str, recipe: Recipe, table: str) -> float:
+        """``table`` a copy of lineorder laid out by ``recipe``, read in tasks as every other table is."""
+        return lay_out(spark, base, {label: recipe}, table, repeats=1, tables={label: table}, properties=FAIR)[
+            label
+        ].seconds
+
     for label, order in plain.items():
         layout = base
         if order is not None:
             layout = copy
-            copy_table(spark, base, copy)
-            spark.sql(f"ALTER TABLE {copy} SET TBLPROPERTIES ('write.parquet.row-group-size-bytes'='{row_group}')")
-            _fair_reads(spark, copy)
-            seconds, _ = timed(
-                lambda o=order: iceberg_rewrite(spark, copy, sort_order=o, target_file_size_bytes=target)
-            )
-            build[label] = {"layout": seconds}
+            build[label] = {"layout": laid_out(label, iceberg_sort(spark, order, target, row_group), copy)}
         results[label] = run_queries(spark, _swap(qs, base, layout), layout, through_zskip=False, runs=args.runs)
         print(label, flush=True)
     # the row groups of (c) that hold a match: bitmaps are exact on document 001's filters
@@ -231,16 +233,10 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     tables: dict[str, tuple[str, str | None]] = {}  # zskip configuration: its table, its index kind
     for curve, mapping in [zskip_layouts[letter] for letter in sorted(zskip_layouts) if letter in layouts]:
         layout = f"{ns}.lineorder_{curve}_{mapping}"
-        copy_table(spark, base, layout)
-        _fair_reads(spark, layout)
         label = {"zorder raw": "(d)", "zorder rank": "(e)", "hilbert rank": "(f)"}[
             f"{curve} {mapping}"
         ] + f" zskip {curve} {mapping}"
-        seconds, _ = timed(
-            lambda t=layout, c=curve, m=mapping: optimize(
-                spark, t, by=CLUSTER, curve=c, mapping=m, mode="full", target_file_size=target, row_group_size=row_group
-            )
-        )
+        seconds = laid_out(label, zskip_full(spark, CLUSTER, curve, mapping, target, row_group), layout)
         build[f"{label}, min/max"] = {"layout": seconds}
         swapped = _swap(qs, base, layout)
         if "minmax" in kinds:
@@ -260,20 +256,8 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         print(label, flush=True)
     if "g" in layouts:
         layout = f"{ns}.lineorder_star"
-        copy_table(spark, base, layout)
-        _fair_reads(spark, layout)
-        seconds, _ = timed(
-            lambda: optimize(
-                spark,
-                layout,
-                by=star_dimensions(ns),
-                curve="hilbert",
-                mode="full",
-                target_file_size=target,
-                row_group_size=row_group,
-            )
-        )
         label = "(g) zskip star, min/max"
+        seconds = laid_out(label, zskip_full(spark, star_dimensions(ns), "hilbert", "rank", target, row_group), layout)
         build[label] = {"layout": seconds}
         swapped = _swap(qs, base, layout)
         results[label] = run_queries(spark, swapped, layout, through_zskip=True, runs=args.runs)

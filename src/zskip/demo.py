@@ -13,8 +13,7 @@ from rich.table import Table
 
 from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem
 from zskip.iceberg.files import data_files
-from zskip.layout import optimize
-from zskip.layout.compare import copy_table, count_files_read, iceberg_rewrite
+from zskip.layout.compare import copy_and_lay_out, count_files_read, iceberg_layout, zskip_layout
 from zskip.layout.inspect import file_bounds
 from zskip.viz import plot_curves, plot_file_boxes
 
@@ -57,27 +56,16 @@ def run_demo(spark: SparkSession, *, catalog: str, scale_factor: float, out_dir:
     for label, table in layouts.items():
         if table == base:
             continue
+        if label.startswith("Iceberg"):
+            # the same file and row-group sizes zskip writes, so both writers roll files alike
+            layout = iceberg_layout(spark, zorder, target_file_size_bytes=target, row_group_size_bytes=target // 8)
+        else:
+            curve = label.split()[1]
+            layout = zskip_layout(
+                spark, by, curve=curve, target_file_size_bytes=target, row_group_size_bytes=target // 8
+            )
         with _step(console, f"laying out: {label}"):
-            copy_table(spark, base, table)
-            started = time.monotonic()
-            if label.startswith("Iceberg"):
-                # the same row-group size zskip uses, so both writers roll files alike
-                spark.sql(
-                    f"ALTER TABLE {table} SET TBLPROPERTIES ('write.parquet.row-group-size-bytes'='{target // 8}')"
-                )
-                iceberg_rewrite(spark, table, sort_order=zorder, target_file_size_bytes=target)
-            else:
-                curve = label.split()[1]
-                optimize(
-                    spark,
-                    table,
-                    by=by,
-                    curve=curve,
-                    mode="full",
-                    target_file_size=target,
-                    row_group_size=target // 8,
-                )
-            seconds[label] = time.monotonic() - started
+            seconds[label], _ = copy_and_lay_out(spark, base, table, layout)
     queries = lineitem_queries(spark, base)
     counts = {}
     with _step(console, "planning each filter under each layout"):

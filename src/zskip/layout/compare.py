@@ -1,21 +1,42 @@
 """Side-by-side layouts of one table: copies, Iceberg's own rewrite as the baseline, files read per query.
 
-Used by the demo, the benchmarks and the tests, so every figure they show is measured the same way:
-files, bytes and rows are what Iceberg's planner keeps for the query (``planned_scans``).
+Used by the demo, the benchmarks and the tests, so every layout they compare is made the same way
+(``copy_and_lay_out`` with a ``Layout`` from ``iceberg_layout`` or ``zskip_layout``) and every figure
+they show is measured the same way: files, bytes and rows are what Iceberg's planner keeps for the
+query (``planned_scans``).  Timing layouts fairly against each other (repeats, rotated order,
+medians) is the benchmarks' own business (``bench/layouts.py``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import SparkSession
 
 from zskip.iceberg.files import data_files
 from zskip.iceberg.scan_stats import planned_scans
+from zskip.layout.dimensions import Dimension
+from zskip.layout.optimize import optimize
 
-__all__ = ["QueryCount", "copy_table", "count_files_read", "iceberg_rewrite"]
+__all__ = [
+    "Layout",
+    "QueryCount",
+    "copy_and_lay_out",
+    "copy_table",
+    "count_files_read",
+    "iceberg_layout",
+    "iceberg_rewrite",
+    "zskip_layout",
+]
+
+Layout = Callable[[str], Any]
+"""Lays the table named out in place; what it returns (zskip's ``OptimizeResult``) is handed back."""
+
+ROW_GROUP_PROPERTY = "write.parquet.row-group-size-bytes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +77,56 @@ def iceberg_rewrite(
         f"sort_order => '{sort_order}', options => map('rewrite-all', 'true', "
         f"'target-file-size-bytes', '{target_file_size_bytes}'))"
     ).collect()
+
+
+def iceberg_layout(
+    spark: SparkSession, sort_order: str, *, target_file_size_bytes: int, row_group_size_bytes: int
+) -> Layout:
+    """Iceberg's own sort rewrite (``sort_order`` may be ``zorder(a,b)``) into files and row groups of
+    the sizes given: the same sizes a ``zskip_layout`` beside it writes, so both roll files alike."""
+
+    def lay(table: str) -> None:
+        spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{ROW_GROUP_PROPERTY}'='{row_group_size_bytes}')")
+        iceberg_rewrite(spark, table, sort_order=sort_order, target_file_size_bytes=target_file_size_bytes)
+
+    return lay
+
+
+def zskip_layout(
+    spark: SparkSession,
+    by: Sequence[str | Dimension],
+    *,
+    curve: str = "hilbert",
+    mapping: str = "rank",
+    target_file_size_bytes: int,
+    row_group_size_bytes: int,
+) -> Layout:
+    """A full ``zskip.optimize`` along ``curve`` over ``by``, into files and row groups of the sizes given."""
+
+    def lay(table: str) -> Any:
+        return optimize(
+            spark,
+            table,
+            by=by,
+            curve=curve,
+            mapping=mapping,
+            mode="full",
+            target_file_size=target_file_size_bytes,
+            row_group_size=row_group_size_bytes,
+        )
+
+    return lay
+
+
+def copy_and_lay_out(
+    spark: SparkSession, base: str, table: str, layout: Layout, *, properties: Mapping[str, str] | None = None
+) -> tuple[float, Any]:
+    """``table`` made a fresh copy of ``base`` (with ``properties``), then laid out by ``layout``:
+    the wall seconds of the layout step alone, and what it returned."""
+    copy_table(spark, base, table, properties=properties)
+    started = time.perf_counter()
+    result = layout(table)
+    return time.perf_counter() - started, result
 
 
 def count_files_read(spark: SparkSession, table: str, wheres: Sequence[str]) -> list[QueryCount]:

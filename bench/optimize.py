@@ -10,6 +10,7 @@ packed into files of the layout's average row count.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -58,6 +59,14 @@ def recipes(spark, by: list[str], target: int, row_group: int) -> dict[str, Reci
     for curve, mapping in ZSKIP:
         out[f"zskip {curve} {mapping}"] = zskip_full(spark, by, curve, mapping, target, row_group)
     return out
+
+
+def same_round(laid: dict[str, Laid], label: str, other: str) -> str:
+    """Median over rounds of ``label``'s time over ``other``'s in the same round."""
+    if label not in laid or other not in laid:
+        return ""
+    ratios = [mine / theirs for mine, theirs in zip(laid[label].runs, laid[other].runs, strict=True)]
+    return f"{statistics.median(ratios):.2f}x"
 
 
 def incremental_lines(
@@ -109,7 +118,8 @@ def lineitem_section(
     queries = lineitem_queries(spark, base)
     counts = {label: count_files_read(spark, table, queries) for label, (table, _) in built.items()}
     sort_seconds = laid["Iceberg sort"].seconds
-    header = ["layout", "files", "layout s (median)", "vs Iceberg sort", "vs Iceberg zorder"]
+    header = ["layout", "files", "layout s (median)", "runs s", "vs Iceberg sort", "vs Iceberg zorder"]
+    header += ["vs Iceberg sort, same round", "vs Iceberg zorder, same round"]
     header += [f"Q{i + 1}" for i in range(len(queries))]
     header += ["total files read", "vs Iceberg zorder", "total ideal"]
     iceberg_total = sum(c.files_read for c in counts["Iceberg zorder"])
@@ -122,8 +132,11 @@ def lineitem_section(
                 label,
                 counts[label][0].files_total,
                 f"{seconds:.1f}" if seconds else "",
+                ", ".join(f"{run:.1f}" for run in laid[label].runs) if label in laid else "",
                 f"{seconds / sort_seconds:.2f}x" if seconds else "",
                 f"{seconds / iceberg_seconds:.2f}x" if seconds else "",
+                same_round(laid, label, "Iceberg sort"),
+                same_round(laid, label, "Iceberg zorder"),
                 *[c.files_read for c in counts[label]],
                 total,
                 f"{total / iceberg_total:.2f}x",
@@ -136,6 +149,8 @@ def lineitem_section(
         f"Target file size {target / 2**20:.1f} MiB, row groups {row_group / 2**20:.2f} MiB; the source table "
         f"is written as {files} files with rows spread at random. Each layout ran {repeats} times on a fresh copy, "
         "rounds in rotated order (a session's first job warms the JVM and Python workers); times are medians. "
+        "*Same round*: the median over rounds of the layout's time divided by the other's in the same round, "
+        "which a slow spell of the machine affects less than a ratio of medians. "
         "Files read per filter (Iceberg's own min/max pruning), out of the layout's file count:",
         "",
         markdown_table(header, rows_out),
@@ -191,6 +206,7 @@ def skewed_section(spark, target_files: int, repeats: int) -> tuple[str, dict]:
                 counts[0].files_total,
                 f"{item.seconds:.1f}",
                 f"{item.seconds / zorder_seconds:.2f}x",
+                same_round(laid, label, "Iceberg zorder"),
                 f"{c1:.3f}",
                 f"{c2:.3f}",
             ]
@@ -204,7 +220,15 @@ def skewed_section(spark, target_files: int, repeats: int) -> tuple[str, dict]:
         "(the Hudi benchmark's measure):",
         "",
         markdown_table(
-            ["layout", "files", "layout s (median)", "vs Iceberg zorder", "skipped, c1 = v", "skipped, c2 = v"],
+            [
+                "layout",
+                "files",
+                "layout s (median)",
+                "vs Iceberg zorder",
+                "vs Iceberg zorder, same round",
+                "skipped, c1 = v",
+                "skipped, c2 = v",
+            ],
             rows_out,
         ),
         *step_lines(steps, layout_seconds),

@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, write_report
-from bench.layouts import Recipe, lay_out, zskip_full
+from bench.layouts import Recipe, lay_out_once, zskip_full
 from bench.ssb import CLUSTER, FAIR, INDEXED, _loaded, _swap, counts, queries
 from zskip import advise, create_index
 from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem, load_ssb
@@ -50,17 +50,15 @@ def _advised(
 ) -> tuple[Advice, float, float]:
     """Advice on a fresh copy of ``base`` with ``workload`` and apply=True: the advice, the seconds
     the advice took and the seconds apply took."""
-    laid = lay_out(
+    laid = lay_out_once(
         spark,
         base,
-        {"advised": lambda t: advise(spark, t, queries=list(workload.values()), target_file_size=target, apply=True)},
         copy,
-        repeats=1,
-        tables={"advised": copy},
+        lambda t: advise(spark, t, queries=list(workload.values()), target_file_size=target, apply=True),
         properties=_properties(row_group),
     )
-    advice = laid["advised"].results[-1]
-    return advice, advice.seconds, laid["advised"].seconds - advice.seconds
+    advice = laid.results[-1]
+    return advice, advice.seconds, laid.seconds - advice.seconds
 
 
 def _properties(row_group: int) -> dict[str, str]:
@@ -70,15 +68,7 @@ def _properties(row_group: int) -> dict[str, str]:
 
 def _reference(spark: Any, base: str, table: str, recipe: Recipe, row_group: int) -> float:
     """Seconds of laying ``table`` out as a fresh copy of ``base`` by ``recipe``."""
-    return lay_out(
-        spark,
-        base,
-        {"reference": recipe},
-        table,
-        repeats=1,
-        tables={"reference": table},
-        properties=_properties(row_group),
-    )["reference"].seconds
+    return lay_out_once(spark, base, table, recipe, properties=_properties(row_group)).seconds
 
 
 def _measured(spark: Any, query: str, table: str, *, joins: bool) -> dict[str, Any]:

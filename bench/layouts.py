@@ -72,3 +72,10 @@ def lay_out(
                 laid[label].steps.append(dict(result.step_seconds))
             print(f"{label}: {seconds:.1f}s (round {round_ + 1} of {repeats})", flush=True)
     return laid
+
+
+def lay_out_once(
+    spark: Any, base: str, table: str, recipe: Recipe, *, properties: dict[str, str] | None = None
+) -> Laid:
+    """``table`` a fresh copy of ``base`` (with ``properties``) laid out once by ``recipe``."""
+    return lay_out(spark, base, {table: recipe}, table, repeats=1, tables={table: table}, properties=properties)[table]

@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
-from bench.layouts import Recipe, iceberg_sort, lay_out, zskip_full
+from bench.layouts import Recipe, iceberg_sort, lay_out_once, zskip_full
 from zskip import Dimension, create_index, drop_index, list_indexes
 from zskip.datasets import SSB_QUERIES, load_ssb
 from zskip.iceberg.files import data_files
@@ -209,17 +209,15 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     }
     copy = f"{ns}.lineorder_copy"
 
-    def laid_out(label: str, recipe: Recipe, table: str) -> float:
+    def laid_out(recipe: Recipe, table: str) -> float:
         """``table`` a copy of lineorder laid out by ``recipe``, read in tasks as every other table is."""
-        return lay_out(spark, base, {label: recipe}, table, repeats=1, tables={label: table}, properties=FAIR)[
-            label
-        ].seconds
+        return lay_out_once(spark, base, table, recipe, properties=FAIR).seconds
 
     for label, order in plain.items():
         layout = base
         if order is not None:
             layout = copy
-            build[label] = {"layout": laid_out(label, iceberg_sort(spark, order, target, row_group), copy)}
+            build[label] = {"layout": laid_out(iceberg_sort(spark, order, target, row_group), copy)}
         results[label] = run_queries(spark, _swap(qs, base, layout), layout, through_zskip=False, runs=args.runs)
         print(label, flush=True)
     # the row groups of (c) that hold a match: bitmaps are exact on document 001's filters
@@ -236,7 +234,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         label = {"zorder raw": "(d)", "zorder rank": "(e)", "hilbert rank": "(f)"}[
             f"{curve} {mapping}"
         ] + f" zskip {curve} {mapping}"
-        seconds = laid_out(label, zskip_full(spark, CLUSTER, curve, mapping, target, row_group), layout)
+        seconds = laid_out(zskip_full(spark, CLUSTER, curve, mapping, target, row_group), layout)
         build[f"{label}, min/max"] = {"layout": seconds}
         swapped = _swap(qs, base, layout)
         if "minmax" in kinds:
@@ -257,7 +255,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     if "g" in layouts:
         layout = f"{ns}.lineorder_star"
         label = "(g) zskip star, min/max"
-        seconds = laid_out(label, zskip_full(spark, star_dimensions(ns), "hilbert", "rank", target, row_group), layout)
+        seconds = laid_out(zskip_full(spark, star_dimensions(ns), "hilbert", "rank", target, row_group), layout)
         build[label] = {"layout": seconds}
         swapped = _swap(qs, base, layout)
         results[label] = run_queries(spark, swapped, layout, through_zskip=True, runs=args.runs)

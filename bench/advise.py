@@ -24,12 +24,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, write_report
-from bench.layouts import Recipe, lay_out_once, zskip_full
+from bench.layouts import lay_out_once
 from bench.ssb import CLUSTER, FAIR, INDEXED, _loaded, _swap, counts, queries
 from zskip import advise, create_index
 from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem, load_ssb
 from zskip.expr.sql import to_sql
 from zskip.iceberg.files import data_files
+from zskip.layout.compare import Layout, zskip_layout
 from zskip.maintenance.advice import Advice
 from zskip.planning import explain
 from zskip.planning.sql import scan_filters
@@ -66,7 +67,7 @@ def _properties(row_group: int) -> dict[str, str]:
     return {"write.parquet.row-group-size-bytes": str(row_group), **FAIR}
 
 
-def _reference(spark: Any, base: str, table: str, recipe: Recipe, row_group: int) -> float:
+def _reference(spark: Any, base: str, table: str, recipe: Layout, row_group: int) -> float:
     """Seconds of laying ``table`` out as a fresh copy of ``base`` by ``recipe``."""
     return lay_out_once(spark, base, table, recipe, properties=_properties(row_group)).seconds
 
@@ -140,7 +141,9 @@ def ssb(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
     per_query = _per_query(
         spark, advice, _swap({n: every[n] for n in SSB_WORKLOAD}, base, advised_table), advised_table, joins=True
     )
-    clustered = zskip_full(spark, CLUSTER, "hilbert", "rank", target, row_group)
+    clustered = zskip_layout(
+        spark, CLUSTER, curve="hilbert", mapping="rank", target_file_size_bytes=target, row_group_size_bytes=row_group
+    )
 
     def clustered_and_indexed(table: str) -> None:
         clustered(table)
@@ -178,7 +181,14 @@ def lineitem(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
         spark,
         base,
         reference_table,
-        zskip_full(spark, list(LINEITEM_CLUSTER_COLUMNS), "hilbert", "rank", target, row_group),
+        zskip_layout(
+            spark,
+            list(LINEITEM_CLUSTER_COLUMNS),
+            curve="hilbert",
+            mapping="rank",
+            target_file_size_bytes=target,
+            row_group_size_bytes=row_group,
+        ),
         row_group,
     )
     reference = {

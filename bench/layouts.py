@@ -1,5 +1,7 @@
 """Laying one table out several ways, timed fairly: copies of the same data, repeated, order rotated.
 
+The layouts themselves come from ``zskip.layout.compare`` (``iceberg_layout``, ``zskip_layout``).
+
 The first job of a Spark session pays for warming the JVM (JIT of the Parquet reader and writer)
 and for starting Python workers; whichever layout runs first would look several seconds slower.
 So every layout runs ``repeats`` times, each round in a rotated order, and its time is the median.
@@ -11,9 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from zskip.layout.compare import Layout, copy_and_lay_out, iceberg_layout, zskip_layout
-
-Recipe = Layout  # lays the table named out in place; may return an OptimizeResult
+from zskip.layout.compare import Layout, copy_and_lay_out
 
 
 @dataclass
@@ -34,22 +34,10 @@ class Laid:
         return {name: statistics.median(run.get(name, 0.0) for run in self.steps) for name in names}
 
 
-def iceberg_sort(spark: Any, order: str, target: int, row_group: int) -> Recipe:
-    """Iceberg's own ``rewrite_data_files`` with ``strategy => 'sort'`` (``order`` may be ``zorder(a,b)``)."""
-    return iceberg_layout(spark, order, target_file_size_bytes=target, row_group_size_bytes=row_group)
-
-
-def zskip_full(spark: Any, by: list[Any], curve: str, mapping: str, target: int, row_group: int) -> Recipe:
-    """A full ``zskip.optimize`` over ``by`` (column names or ``Dimension``s)."""
-    return zskip_layout(
-        spark, by, curve=curve, mapping=mapping, target_file_size_bytes=target, row_group_size_bytes=row_group
-    )
-
-
 def lay_out(
     spark: Any,
     base: str,
-    recipes: dict[str, Recipe],
+    recipes: dict[str, Layout],
     prefix: str,
     *,
     repeats: int = 3,
@@ -75,7 +63,7 @@ def lay_out(
 
 
 def lay_out_once(
-    spark: Any, base: str, table: str, recipe: Recipe, *, properties: dict[str, str] | None = None
+    spark: Any, base: str, table: str, recipe: Layout, *, properties: dict[str, str] | None = None
 ) -> Laid:
     """``table`` a fresh copy of ``base`` (with ``properties``) laid out once by ``recipe``."""
     return lay_out(spark, base, {table: recipe}, table, repeats=1, tables={table: table}, properties=properties)[table]

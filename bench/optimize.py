@@ -20,11 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pyspark.sql import functions as F
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
-from bench.layouts import Laid, Recipe, iceberg_sort, lay_out, zskip_full
+from bench.layouts import Laid, lay_out
 from zskip import optimize
 from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem
 from zskip.iceberg.files import data_files
-from zskip.layout.compare import count_files_read
+from zskip.layout.compare import Layout, count_files_read, iceberg_layout, zskip_layout
 from zskip.layout.optimize import STEPS
 from zskip.units import parse_size
 from zskip.viz.figures import save_png
@@ -50,14 +50,20 @@ def step_lines(steps: dict[str, dict[str, float]], seconds: dict[str, float]) ->
     ]
 
 
-def recipes(spark, by: list[str], target: int, row_group: int) -> dict[str, Recipe]:
+def recipes(spark, by: list[str], target: int, row_group: int) -> dict[str, Layout]:
     """Iceberg's zorder and sort rewrites and every zskip curve and mapping, on the same options."""
-    out: dict[str, Recipe] = {
-        "Iceberg zorder": iceberg_sort(spark, f"zorder({','.join(by)})", target, row_group),
-        "Iceberg sort": iceberg_sort(spark, ",".join(by), target, row_group),
+    out: dict[str, Layout] = {
+        "Iceberg zorder": iceberg_layout(
+            spark, f"zorder({','.join(by)})", target_file_size_bytes=target, row_group_size_bytes=row_group
+        ),
+        "Iceberg sort": iceberg_layout(
+            spark, ",".join(by), target_file_size_bytes=target, row_group_size_bytes=row_group
+        ),
     }
     for curve, mapping in ZSKIP:
-        out[f"zskip {curve} {mapping}"] = zskip_full(spark, by, curve, mapping, target, row_group)
+        out[f"zskip {curve} {mapping}"] = zskip_layout(
+            spark, by, curve=curve, mapping=mapping, target_file_size_bytes=target, row_group_size_bytes=row_group
+        )
     return out
 
 
@@ -185,10 +191,16 @@ def skewed_section(spark, target_files: int, repeats: int) -> tuple[str, dict]:
     ).first()
     wheres = [f"c1 = {v}" for v in probes["a"]] + [f"c2 = {v}" for v in probes["b"]]
     by = ["c1", "c2"]
-    chosen = {"Iceberg zorder": iceberg_sort(spark, "zorder(c1,c2)", target, target // 4)}
+    chosen = {
+        "Iceberg zorder": iceberg_layout(
+            spark, "zorder(c1,c2)", target_file_size_bytes=target, row_group_size_bytes=target // 4
+        )
+    }
     for curve in ("hilbert", "zorder"):
         for mapping in ("rank", "raw"):
-            chosen[f"zskip {curve} {mapping}"] = zskip_full(spark, by, curve, mapping, target, target // 4)
+            chosen[f"zskip {curve} {mapping}"] = zskip_layout(
+                spark, by, curve=curve, mapping=mapping, target_file_size_bytes=target, row_group_size_bytes=target // 4
+            )
     laid = lay_out(spark, base, chosen, f"{base}_laid", repeats=repeats)
     rows_out = []
     steps = {label: item.median_steps() for label, item in laid.items() if item.steps}

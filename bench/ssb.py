@@ -32,11 +32,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
-from bench.layouts import Recipe, iceberg_sort, lay_out_once, zskip_full
+from bench.layouts import lay_out_once
 from zskip import Dimension, create_index, drop_index, list_indexes
 from zskip.datasets import SSB_QUERIES, load_ssb
 from zskip.iceberg.files import data_files
 from zskip.iceberg.scan_stats import scanned_rows
+from zskip.layout.compare import Layout, iceberg_layout, zskip_layout
 from zskip.planning import explain_sql
 from zskip.planning import sql as zskip_sql
 from zskip.planning.planner import ICEBERG_STAGE
@@ -209,7 +210,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     }
     copy = f"{ns}.lineorder_copy"
 
-    def laid_out(recipe: Recipe, table: str) -> float:
+    def laid_out(recipe: Layout, table: str) -> float:
         """``table`` a copy of lineorder laid out by ``recipe``, read in tasks as every other table is."""
         return lay_out_once(spark, base, table, recipe, properties=FAIR).seconds
 
@@ -217,7 +218,11 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         layout = base
         if order is not None:
             layout = copy
-            build[label] = {"layout": laid_out(iceberg_sort(spark, order, target, row_group), copy)}
+            build[label] = {
+                "layout": laid_out(
+                    iceberg_layout(spark, order, target_file_size_bytes=target, row_group_size_bytes=row_group), copy
+                )
+            }
         results[label] = run_queries(spark, _swap(qs, base, layout), layout, through_zskip=False, runs=args.runs)
         print(label, flush=True)
     # the row groups of (c) that hold a match: bitmaps are exact on document 001's filters
@@ -234,7 +239,17 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         label = {"zorder raw": "(d)", "zorder rank": "(e)", "hilbert rank": "(f)"}[
             f"{curve} {mapping}"
         ] + f" zskip {curve} {mapping}"
-        seconds = laid_out(zskip_full(spark, CLUSTER, curve, mapping, target, row_group), layout)
+        seconds = laid_out(
+            zskip_layout(
+                spark,
+                CLUSTER,
+                curve=curve,
+                mapping=mapping,
+                target_file_size_bytes=target,
+                row_group_size_bytes=row_group,
+            ),
+            layout,
+        )
         build[f"{label}, min/max"] = {"layout": seconds}
         swapped = _swap(qs, base, layout)
         if "minmax" in kinds:
@@ -255,7 +270,17 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     if "g" in layouts:
         layout = f"{ns}.lineorder_star"
         label = "(g) zskip star, min/max"
-        seconds = laid_out(zskip_full(spark, star_dimensions(ns), "hilbert", "rank", target, row_group), layout)
+        seconds = laid_out(
+            zskip_layout(
+                spark,
+                star_dimensions(ns),
+                curve="hilbert",
+                mapping="rank",
+                target_file_size_bytes=target,
+                row_group_size_bytes=row_group,
+            ),
+            layout,
+        )
         build[label] = {"layout": seconds}
         swapped = _swap(qs, base, layout)
         results[label] = run_queries(spark, swapped, layout, through_zskip=True, runs=args.runs)

@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 from zskip.iceberg.files import data_files
 from zskip.iceberg.scan_stats import planned_scans
 from zskip.layout.dimensions import Dimension
-from zskip.layout.optimize import optimize
+from zskip.layout.optimize import ROW_GROUP_PROPERTY, optimize
 
 __all__ = [
     "Layout",
@@ -35,8 +35,6 @@ __all__ = [
 
 Layout = Callable[[str], Any]
 """Lays the table named out in place; what it returns (zskip's ``OptimizeResult``) is handed back."""
-
-ROW_GROUP_PROPERTY = "write.parquet.row-group-size-bytes"
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,9 @@ def test_rows_land_in_the_partition_of_their_cut(spark) -> None:
     spec = ClusteringSpec(curve="linear", bits=32, columns=(ColumnMapping("key", RawMapping(32)),))
     cuts = FileCuts.choose(spec.keys(table), 5)
     tokens = partition_tokens(spark, 5)
-    routed = frame.select(keyed_route_column(spec, {"key": LongType()}, cuts, tokens, F.xxhash64("key")).alias("r"))
+    routed = frame.select(
+        keyed_route_column(spark, spec, {"key": LongType()}, cuts, tokens, F.xxhash64("key")).alias("r")
+    )
     placed = (
         routed.select("r.key", "r.token").repartition(5, "token").select("key", F.spark_partition_id().alias("p"))
     ).toPandas()
@@ -63,7 +65,7 @@ def test_one_udf_gives_each_row_its_numpy_key_and_the_token_of_its_cut(spark) ->
     assert (cuts.fractions > 0).any()  # 2 x 4 distinct keys for 9 files: cuts split keys
     tokens = np.arange(9, dtype=np.int64) * 10 + 3
     tie = F.xxhash64("a", "b", "n")
-    routed = frame.select("n", tie.alias("tie"), keyed_route_column(spec, types, cuts, tokens, tie).alias("r"))
+    routed = frame.select("n", tie.alias("tie"), keyed_route_column(spark, spec, types, cuts, tokens, tie).alias("r"))
     got = collect_arrow(routed.orderBy("n").select("tie", "r.key", "r.token"))
     assert got["key"].to_pylist() == signed_key(keys).tolist()
     u = (got["tie"].to_numpy().view(np.uint64) >> np.uint64(64 - U_BITS)).astype(np.float64) / float(1 << U_BITS)

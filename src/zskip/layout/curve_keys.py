@@ -27,7 +27,6 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     BinaryType,
-    BooleanType,
     DataType,
     DateType,
     DecimalType,
@@ -44,6 +43,7 @@ __all__ = [
     "Carrier",
     "CurveKeys",
     "carrier",
+    "carrier_value",
     "column_key_frame_columns",
     "curve_key_column",
     "curve_key_inputs",
@@ -69,30 +69,33 @@ class Carrier:
 
 def carrier(name: str, dtype: DataType) -> tuple[Column, Carrier]:
     """The carrier expression of column ``name`` (nulls replaced; the null flag travels apart)."""
+    value, kind = carrier_value(name, dtype)
+    default = {"double": F.lit(0.0), "bytes": F.lit(b"").cast("binary"), "long": F.lit(0).cast("long")}
+    return F.coalesce(value, default.get(kind.kind, F.lit(0).cast(dtype))), kind
+
+
+def carrier_value(name: str, dtype: DataType) -> tuple[Column, Carrier]:
+    """The carrier expression of column ``name``, null where the column is null."""
     column = F.col(f"`{name}`")
     quoted = f"`{name}`"
     if isinstance(dtype, (FloatType, DoubleType)):
-        return F.coalesce(column.cast("double"), F.lit(0.0)), Carrier("double", "float64")
+        return column.cast("double"), Carrier("double", "float64")
     if isinstance(dtype, (StringType, BinaryType)):
-        return F.coalesce(column.cast("binary"), F.lit(b"").cast("binary")), Carrier("bytes", "binary")
+        return column.cast("binary"), Carrier("bytes", "binary")
     if isinstance(dtype, DecimalType):
         if dtype.precision > 18:
-            return F.coalesce(column, F.lit(0).cast(dtype)), Carrier(
-                "decimal", f"decimal128({dtype.precision}, {dtype.scale})"
-            )
+            return column, Carrier("decimal", f"decimal128({dtype.precision}, {dtype.scale})")
         unscaled = F.expr(f"CAST({quoted} * 1{'0' * dtype.scale}BD AS BIGINT)") if dtype.scale else column.cast("long")
-        return F.coalesce(unscaled, F.lit(0).cast("long")), Carrier("long", "int64")
+        return unscaled, Carrier("long", "int64")
     if isinstance(dtype, DateType):
         expr = F.expr(f"CAST(unix_date({quoted}) AS BIGINT)")
     elif isinstance(dtype, TimestampType):
         expr = F.expr(f"unix_micros({quoted})")
     elif isinstance(dtype, TimestampNTZType):
         expr = F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {quoted})")
-    elif isinstance(dtype, BooleanType):
+    else:  # boolean, byte, short, int, long
         expr = column.cast("long")
-    else:  # byte, short, int, long
-        expr = column.cast("long")
-    return F.coalesce(expr, F.lit(0).cast("long")), Carrier("long", "int64")
+    return expr, Carrier("long", "int64")
 
 
 def _keys_from_carrier(values: pd.Series, nulls: pd.Series, spec: Carrier) -> np.ndarray:

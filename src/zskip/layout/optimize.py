@@ -32,7 +32,7 @@ from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.predicates import filtered_frame
 from zskip.iceberg.rewrite import StagedGroup, commit_rewrites, plan_file_tasks, stage_group
 from zskip.iceberg.table import IcebergTable, load_table, properties_update
-from zskip.layout.curve_keys import SIGN, curve_key_column
+from zskip.layout.curve_keys import SIGN
 from zskip.layout.cuts import FileCuts
 from zskip.layout.dimensions import Dimension, ResolvedDimension, fit_dimension, resolve_dimension
 from zskip.layout.groups import (
@@ -44,6 +44,7 @@ from zskip.layout.groups import (
     plan_groups,
     select_files,
 )
+from zskip.layout.java_keys import key_column
 from zskip.layout.key_ranges import compute_key_ranges
 from zskip.layout.options import OptimizeOptions
 from zskip.layout.routing import keyed_route_column, partition_tokens
@@ -391,7 +392,7 @@ def ordered_rows(staged: StagedGroup, group: FileGroup, fitted: FittedSpec, type
     # A deterministic hash of the whole row splits the rows of a key too heavy for one file (a
     # low-cardinality column) in proportion, and the same way if a task is retried.
     tie = F.xxhash64(*[F.col(f"`{name}`") for name in frame.columns])
-    both = keyed_route_column(fitted.spec, types, cuts, tokens, tie)
+    both = keyed_route_column(staged.table.spark, fitted.spec, types, cuts, tokens, tie)
     return (
         frame.withColumn(ROUTE_COLUMN, both)
         .withColumn(KEY_COLUMN, F.col(f"{ROUTE_COLUMN}.key"))
@@ -456,7 +457,7 @@ def _sample_keys(
             return spec.keys(mine)
     fraction = min(1.0, 1.2 * wanted / max(group.record_count, 1))
     sampled = frame.sample(fraction=fraction, seed=11) if fraction < 1.0 else frame
-    keys = collect_arrow(sampled.select(curve_key_column(spec, types).alias(KEY_COLUMN)))
+    keys = collect_arrow(sampled.select(key_column(frame.sparkSession, spec, types).alias(KEY_COLUMN)))
     if not keys.num_columns:
         return np.zeros(0, np.uint64)
     signed = keys.column(0).to_numpy().astype(np.int64)

@@ -18,10 +18,11 @@ from pyspark.sql.types import DataType
 
 from zskip.curves import ClusteringSpec
 from zskip.iceberg.frames import collect_arrow
+from zskip.layout import java_keys
 from zskip.layout.curve_keys import curve_key_inputs, signed_key
 from zskip.layout.cuts import FileCuts
 
-__all__ = ["U_BITS", "keyed_route_column", "partition_tokens"]
+__all__ = ["U_BITS", "keyed_route_column", "pandas_route_column", "partition_tokens"]
 
 # A row hash becomes ``u`` in [0, 1) (which splits a key too heavy for one file) from its top
 # ``U_BITS`` bits: exact in a double, so the same hash always routes the same way.
@@ -61,14 +62,26 @@ def _find_tokens(spark: SparkSession, partitions: int) -> np.ndarray:
 
 
 def keyed_route_column(
-    spec: ClusteringSpec, types: Mapping[str, DataType], cuts: FileCuts, tokens: np.ndarray, tie: Column
+    spark: SparkSession,
+    spec: ClusteringSpec,
+    types: Mapping[str, DataType],
+    cuts: FileCuts,
+    tokens: np.ndarray,
+    tie: Column,
 ) -> Column:
-    """A struct of each row's signed curve ``key`` and its partition ``token``, computed by one UDF.
-
-    One Python round trip per batch instead of two (key, then route): on a rewrite most of the map
-    stage's time is Arrow batches crossing to the Python worker and back."""
+    """A struct of each row's signed curve ``key`` and its partition ``token``, computed by one UDF:
+    a Java UDF when the JVM can key every column (``zskip.layout.java_keys``), else a pandas UDF."""
     if len(tokens) != cuts.files:
         raise ValueError(f"{len(tokens)} partition tokens for {cuts.files} files")
+    if java_keys.supported(spec, types):
+        return java_keys.java_route_column(spark, spec, types, cuts, tokens, tie)
+    return pandas_route_column(spec, types, cuts, tokens, tie)
+
+
+def pandas_route_column(
+    spec: ClusteringSpec, types: Mapping[str, DataType], cuts: FileCuts, tokens: np.ndarray, tie: Column
+) -> Column:
+    """``keyed_route_column`` as a pandas UDF: one Python round trip per batch for key and route."""
     arguments, codec = curve_key_inputs(spec, types)
 
     @F.pandas_udf("key long, token long")  # type: ignore[call-overload]

@@ -1,4 +1,8 @@
-"""Curve keys inside Spark: a pandas UDF over order-preserving "carrier" columns.
+"""Curve keys inside Spark: order-preserving "carrier" columns, and a pandas UDF over them.
+
+Optimize keys rows in the JVM (``zskip.layout.java_keys``) from the same carriers; the pandas UDF
+here is the definition those keys are tested against and the path for columns the JVM does not key
+(decimals wider than 18 digits).
 
 Spark hands a pandas UDF each column as a pandas Series; dates, timestamps and decimals would
 arrive as Python objects (slow) and nullable longs as float64 (lossy).  So each clustered column

@@ -11,22 +11,17 @@ file (see ``Bridge.java``).
 from __future__ import annotations
 
 import json
-import logging
 import os
 import threading
-import time
-from importlib import resources
 from typing import Any
 
-from zskip.errors import UnsupportedSessionError
+from zskip.iceberg.janino import compiled
 from zskip.iceberg.jvm import jvm_of
 
 __all__ = ["bridge", "read_answer"]
 
-log = logging.getLogger(__name__)
-
 _lock = threading.Lock()
-_BRIDGES: list[tuple[Any, Any]] = []  # (JVM view, Bridge instance): compiled once per JVM
+_BRIDGES: list[tuple[Any, Any]] = []  # (JVM view, Bridge instance): one per JVM
 
 
 def bridge(spark: Any) -> Any:
@@ -39,31 +34,12 @@ def bridge(spark: Any) -> Any:
         for known, instance in _BRIDGES:
             if known is jvm:
                 return instance
-        instance = _compile(spark, jvm)
-        _BRIDGES.append((jvm, instance))
-        return instance
-
-
-def _compile(spark: Any, jvm: Any) -> Any:
-    started = time.perf_counter()
-    source = resources.files("zskip.iceberg").joinpath("java/Bridge.java").read_text(encoding="utf-8")
-    gateway: Any = spark.sparkContext._gateway
-    try:
-        compiler = jvm.org.codehaus.janino.SimpleCompiler()
-        compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
-        compiler.cook(source)
-        cls = compiler.getClassLoader().loadClass("zskip.bridge.Bridge")
+        gateway: Any = spark.sparkContext._gateway
+        cls = compiled(spark, "Bridge.java").getClassLoader().loadClass("zskip.bridge.Bridge")
         constructor = cls.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0))
         instance = constructor.newInstance(gateway.new_array(jvm.java.lang.Object, 0))
-    except Exception as exc:
-        lines = str(exc).splitlines()
-        reason = next((line for line in lines if "Exception" in line and "Line" in line), lines[0] if lines else "")
-        raise UnsupportedSessionError(
-            f"zskip could not compile its JVM helper with Spark's Janino compiler ({reason.strip()}): "
-            "zskip needs PySpark 3.5 with the Iceberg 1.10 Spark runtime"
-        ) from exc
-    log.debug("compiled zskip's JVM helper in %.0f ms", (time.perf_counter() - started) * 1000)
-    return instance
+        _BRIDGES.append((jvm, instance))
+        return instance
 
 
 def read_answer(answer: str) -> Any:

@@ -15,24 +15,22 @@ import logging
 import os
 import tempfile
 import threading
-import time
 import zipfile
-from importlib import resources
 from typing import Any
 
 from pyspark.sql import Column, SparkSession
 from pyspark.sql.types import DataType
 
-from zskip.errors import UnsupportedSessionError
+from zskip.iceberg.janino import compiled
 from zskip.iceberg.jvm import java_session, jvm_of
 
 __all__ = ["java_udf_column"]
 
 log = logging.getLogger(__name__)
 
-_SOURCE = "java/CurveKeys.java"
+_SOURCE = "CurveKeys.java"
 _lock = threading.Lock()
-_LOADERS: list[tuple[Any, Any]] = []  # (JVM view, class loader of the compiled classes)
+_SHIPPED: list[Any] = []  # JVM views whose executors were given the classes
 
 
 def java_udf_column(
@@ -73,36 +71,20 @@ def _objects(jvm: Any, gateway: Any, *values: Any) -> Any:
 
 
 def _class_loader(spark: SparkSession, jvm: Any) -> Any:
-    for known, loader in _LOADERS:
-        if known is jvm:
-            return loader
+    """The loader of ``CurveKeys.java``'s classes in the driver, after the executors were given them."""
+    compiler = compiled(spark, _SOURCE)
     with _lock:
-        for known, loader in _LOADERS:
-            if known is jvm:
-                return loader
-        loader = _compile(spark, jvm)
-        _LOADERS.append((jvm, loader))
-        return loader
+        if not any(known is jvm for known in _SHIPPED):
+            _ship(spark, compiler)
+            _SHIPPED.append(jvm)
+    return compiler.getClassLoader()
 
 
-def _compile(spark: SparkSession, jvm: Any) -> Any:
-    started = time.perf_counter()
-    source = resources.files("zskip.iceberg").joinpath(_SOURCE).read_text(encoding="utf-8")
-    try:
-        compiler = jvm.org.codehaus.janino.SimpleCompiler()
-        compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
-        compiler.cook(source)
-        bytecodes = compiler.getBytecodes()
-        classes = {str(name): bytes(bytecodes.get(name)) for name in bytecodes.keySet()}
-    except Exception as exc:
-        lines = str(exc).splitlines()
-        reason = next((line for line in lines if "Exception" in line and "Line" in line), lines[0] if lines else "")
-        raise UnsupportedSessionError(
-            f"zskip could not compile its JVM curve-key functions with Spark's Janino compiler "
-            f"({reason.strip()}): zskip needs PySpark 3.5"
-        ) from exc
-    # Executors load the classes from a jar the driver serves; the driver uses the compiler's own
-    # loader.  The jar is named by its content, so another session reuses the one already there.
+def _ship(spark: SparkSession, compiler: Any) -> None:
+    """Put the compiled classes in a jar that ``SparkContext.addJar`` serves to every executor (the jar
+    is named by its content, so another session on this machine reuses the one already there)."""
+    bytecodes = compiler.getBytecodes()
+    classes = {str(name): bytes(bytecodes.get(name)) for name in bytecodes.keySet()}
     digest = hashlib.sha256(b"".join(name.encode() + code for name, code in sorted(classes.items()))).hexdigest()
     jar = os.path.join(tempfile.gettempdir(), f"zskip-jvm-{digest[:16]}.jar")
     if not os.path.exists(jar):
@@ -112,5 +94,4 @@ def _compile(spark: SparkSession, jvm: Any) -> Any:
                 archive.writestr(name.replace(".", "/") + ".class", code)
         os.replace(partial, jar)
     java_session(spark).sparkContext().addJar(jar)
-    log.debug("compiled zskip's JVM curve-key functions in %.0f ms", (time.perf_counter() - started) * 1000)
-    return compiler.getClassLoader()
+    log.debug("shipped zskip's JVM curve-key functions to the executors in %s", jar)

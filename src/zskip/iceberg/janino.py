@@ -1,0 +1,57 @@
+"""zskip's Java sources (``java/``) compiled in the driver's JVM by Janino, once per JVM and source.
+
+Janino is the compiler Spark ships for its code generation, so a Java runtime is enough and nothing
+is built at install time.  It compiles Java without generics' inference or lambdas.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from importlib import resources
+from typing import Any
+
+from zskip.errors import UnsupportedSessionError
+from zskip.iceberg.jvm import jvm_of
+
+__all__ = ["compiled"]
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_COMPILED: list[tuple[Any, str, Any]] = []  # (JVM view, source, SimpleCompiler that cooked it)
+
+
+def compiled(spark: Any, source: str) -> Any:
+    """The Janino ``SimpleCompiler`` that compiled ``source`` (a file of ``zskip/iceberg/java/``) in
+    ``spark``'s JVM: its ``getClassLoader()`` loads the classes, ``getBytecodes()`` holds them."""
+    jvm = jvm_of(spark)
+    for known, name, compiler in _COMPILED:
+        if known is jvm and name == source:
+            return compiler
+    with _lock:
+        for known, name, compiler in _COMPILED:
+            if known is jvm and name == source:
+                return compiler
+        compiler = _compile(jvm, source)
+        _COMPILED.append((jvm, source, compiler))
+        return compiler
+
+
+def _compile(jvm: Any, source: str) -> Any:
+    started = time.perf_counter()
+    text = resources.files("zskip.iceberg").joinpath(f"java/{source}").read_text(encoding="utf-8")
+    try:
+        compiler = jvm.org.codehaus.janino.SimpleCompiler()
+        compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
+        compiler.cook(text)
+    except Exception as exc:
+        lines = str(exc).splitlines()
+        reason = next((line for line in lines if "Exception" in line and "Line" in line), lines[0] if lines else "")
+        raise UnsupportedSessionError(
+            f"zskip could not compile its JVM code ({source}) with Spark's Janino compiler ({reason.strip()}): "
+            "zskip needs PySpark 3.5 with the Iceberg 1.10 Spark runtime"
+        ) from exc
+    log.debug("compiled %s in %.0f ms", source, (time.perf_counter() - started) * 1000)
+    return compiler

@@ -112,6 +112,7 @@ def spark_section(rows: int, warehouse: str) -> list[list[Any]]:
 
     from zskip.iceberg.frames import collect_arrow
     from zskip.layout.curve_keys import curve_key_column
+    from zskip.layout.java_keys import java_key_column
 
     spark = bench_session(warehouse, master="local[2]")
     frame = (
@@ -142,6 +143,8 @@ def spark_section(rows: int, warehouse: str) -> list[list[Any]]:
         spec = ClusteringSpec(curve=curve, bits=bits, columns=mappings)
         seconds = median_seconds(lambda s=spec: consume(curve_key_column(s, types)), runs=RUNS)
         out.append([f"zskip rank + {curve} (pandas UDF)", f"{rows / seconds:,.0f}"])
+        seconds = median_seconds(lambda s=spec: consume(java_key_column(spark, s, types)), runs=RUNS)
+        out.append([f"zskip rank + {curve} (JVM UDF, what optimize uses)", f"{rows / seconds:,.0f}"])
     iceberg = iceberg_zorder_column(spark, frame, columns)
     seconds = median_seconds(lambda: consume(iceberg), runs=RUNS)
     out.append(["Iceberg SparkZOrderUDF, raw z-value (JVM UDF)", f"{rows / seconds:,.0f}"])

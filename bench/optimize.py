@@ -10,6 +10,7 @@ packed into files of the layout's average row count.
 from __future__ import annotations
 
 import argparse
+import shlex
 import statistics
 import sys
 import tempfile
@@ -292,7 +293,7 @@ def main() -> None:
     report = [
         "# Optimize benchmark",
         "",
-        f"One run of `python bench/optimize.py {' '.join(sys.argv[1:])}` on "
+        f"One run of `python bench/optimize.py {shlex.join(sys.argv[1:])}` on "
         f"{machine()}. Every layout starts from a copy of the same table; times are medians of the wall-clock "
         "seconds of the layout step alone, in the same run.",
         "",

@@ -93,11 +93,21 @@ class FileCuts:
             return below
         # Rows whose key is a cut key: count that key's cuts with fraction <= u.  Cuts are numbered
         # by run of equal keys, so one searchsorted over ``run * 2 + fraction`` counts them all.
-        run = np.concatenate([[0], np.cumsum(self.keys[1:] != self.keys[:-1])])
-        scale = run * 2.0 + self.fractions
+        run = self.runs()
         result = below.copy()
-        result[on_cut] = np.searchsorted(scale, run[below[on_cut]] * 2.0 + u[on_cut], "right")
+        result[on_cut] = np.searchsorted(self.scales(), run[below[on_cut]] * 2.0 + u[on_cut], "right")
         return result
+
+    def runs(self) -> np.ndarray:
+        """The number (``int64``, from 0) of the run of equal cut keys each cut belongs to."""
+        if len(self.keys) == 0:
+            return np.zeros(0, np.int64)
+        return np.concatenate([[0], np.cumsum(self.keys[1:] != self.keys[:-1])]).astype(np.int64)
+
+    def scales(self) -> np.ndarray:
+        """``run * 2.0 + fraction`` of each cut: ascending, and a row on a cut key with ``u`` goes
+        right of every cut whose scale is at most ``run * 2.0 + u``."""
+        return self.runs() * 2.0 + self.fractions
 
 
 def _bit_length(values: np.ndarray) -> np.ndarray:

@@ -88,9 +88,8 @@ def payload(spec: ClusteringSpec, types: Mapping[str, DataType], cuts: FileCuts,
             words += [[_CARRIERS[kind], 2, mapping.bits, len(keys)], keys, mapping.ranks(keys), orphan]
         else:  # pragma: no cover - the spec's mapping union is closed
             raise TypeError(f"unknown mapping {type(mapping).__name__}")
-    run = np.concatenate([[0], np.cumsum(cuts.keys[1:] != cuts.keys[:-1])]) if len(cuts.keys) else np.zeros(0)
-    scale = (run * 2.0 + cuts.fractions).astype(np.float64)
-    words += [[len(cuts.keys)], cuts.keys, scale.view(np.uint64), run.astype(np.int64), np.asarray(tokens, np.int64)]
+    scales = np.asarray(cuts.scales(), dtype=np.float64)
+    words += [[len(cuts.keys)], cuts.keys, scales.view(np.uint64), cuts.runs(), np.asarray(tokens, np.int64)]
     return b"".join(_big_endian(part) for part in words)
 
 

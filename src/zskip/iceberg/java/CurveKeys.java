@@ -47,6 +47,7 @@ public class CurveKeys implements Serializable {
   private final int[] mappings;
   private final int[] mappingBits;
   private final long[][] sorted; // RANK: boundaries; LOOKUP: the dimension's keys, ascending
+  private final long[][] flipped; // RANK: the boundaries with their top bit flipped
   private final long[][] lookupRanks; // LOOKUP: the rank of each sorted key
   private final long[] orphanRanks; // LOOKUP: the rank of a key the record lacks
   private final int[] widths; // RAW
@@ -70,6 +71,7 @@ public class CurveKeys implements Serializable {
     mappings = new int[dims];
     mappingBits = new int[dims];
     sorted = new long[dims][];
+    flipped = new long[dims][];
     lookupRanks = new long[dims][];
     orphanRanks = new long[dims];
     widths = new int[dims];
@@ -81,6 +83,10 @@ public class CurveKeys implements Serializable {
       mappingBits[c] = (int) in.getLong();
       if (mappings[c] == RANK) {
         sorted[c] = longs(in, (int) in.getLong());
+        flipped[c] = new long[sorted[c].length];
+        for (int i = 0; i < sorted[c].length; i++) {
+          flipped[c][i] = sorted[c][i] ^ Long.MIN_VALUE;
+        }
       } else if (mappings[c] == RAW) {
         widths[c] = (int) in.getLong();
         lows[c] = in.getLong();
@@ -184,7 +190,7 @@ public class CurveKeys implements Serializable {
 
   long rank(int c, long key) {
     if (mappings[c] == RANK) {
-      long position = countBelow(sorted[c], key, true);
+      long position = countAtMost(flipped[c], key ^ Long.MIN_VALUE);
       return Long.divideUnsigned(position << mappingBits[c], sorted[c].length + 1L);
     }
     if (mappings[c] == RAW) {
@@ -216,6 +222,25 @@ public class CurveKeys implements Serializable {
 
   private static long unsignedMin(long a, long b) {
     return Long.compareUnsigned(a, b) <= 0 ? a : b;
+  }
+
+  /**
+   * How many of ``flipped`` (ascending unsigned values with the top bit flipped, so signed order is
+   * their order) are at most ``flippedKey``.  Branch-free halving: a rank search over thousands of
+   * boundaries runs for every row, and mispredicted branches were most of its cost.
+   */
+  private static int countAtMost(long[] flipped, long flippedKey) {
+    int n = flipped.length;
+    if (n == 0) {
+      return 0;
+    }
+    int base = 0;
+    while (n > 1) {
+      int half = n >>> 1;
+      base = flipped[base + half - 1] <= flippedKey ? base + half : base;
+      n -= half;
+    }
+    return base + (flipped[base] <= flippedKey ? 1 : 0);
   }
 
   /** How many of the ascending unsigned ``values`` are below ``key`` (or at most ``key``). */

@@ -74,8 +74,12 @@ class Carrier:
 def carrier(name: str, dtype: DataType) -> tuple[Column, Carrier]:
     """The carrier expression of column ``name`` (nulls replaced; the null flag travels apart)."""
     value, kind = carrier_value(name, dtype)
-    default = {"double": F.lit(0.0), "bytes": F.lit(b"").cast("binary"), "long": F.lit(0).cast("long")}
-    return F.coalesce(value, default.get(kind.kind, F.lit(0).cast(dtype))), kind
+    default = _NULL_STAND_INS.get(kind.kind)
+    return F.coalesce(value, F.lit(0).cast(dtype) if default is None else F.expr(default)), kind
+
+
+# what a null carrier becomes (its flag says it was null); a wide decimal uses 0 of its own type
+_NULL_STAND_INS = {"double": "0.0D", "bytes": "CAST('' AS BINARY)", "long": "0L"}
 
 
 def carrier_value(name: str, dtype: DataType) -> tuple[Column, Carrier]:

@@ -10,7 +10,7 @@ for listing its files (one Spark query over ``<table>.files``); later queries pa
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -27,6 +27,7 @@ from zskip.indexing.store import MANIFEST_PROPERTY
 from zskip.layout.store import STORE_PROPERTY, ClusteringStore, read_store
 from zskip.planning.cache import CACHE
 from zskip.planning.footers import Footer, read_footer
+from zskip.planning.minmax_arrays import StatsColumn
 
 __all__ = ["SnapshotMetadata", "snapshot_metadata"]
 
@@ -81,6 +82,21 @@ class SnapshotMetadata:
 
     def footer(self, path: str) -> Footer:
         return CACHE.get_or_load(("footer", path), lambda: read_footer(path))
+
+    def stats_column(self, path: str, field_id: int) -> StatsColumn:
+        """The statistics of column ``field_id`` over every row group of ``path``, as arrays (built once)."""
+        return CACHE.get_or_load(
+            ("stats", path, field_id), lambda: StatsColumn.of([g.get(field_id) for g in self.footer(path).stats])
+        )
+
+    def stats_columns(self, paths: Sequence[str], field_ids: Mapping[str, int | None]) -> dict[str, StatsColumn]:
+        """Each named column's statistics over every row group of ``paths``, one file after another
+        (columns without a field id are left out: nothing is known of them)."""
+        return {
+            name: StatsColumn.concat([self.stats_column(path, field_id) for path in paths])
+            for name, field_id in field_ids.items()
+            if field_id is not None
+        }
 
     def prefetch_footers(self, paths: Sequence[str]) -> None:
         """Read the footers of ``paths`` not cached yet, several at a time (pyarrow reads and parses

@@ -39,7 +39,8 @@ from zskip.planning.cache import CACHE
 from zskip.planning.curve import finest_ranges, query_intervals, ranges_meet
 from zskip.planning.joins import JoinFilter, join_rank_bounds, ranges_holding_keys
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
-from zskip.planning.minmax import might_match_pushed, push_not
+from zskip.planning.minmax import push_not
+from zskip.planning.minmax_arrays import might_match_arrays
 from zskip.planning.workload import RECORDER
 
 __all__ = [
@@ -276,26 +277,30 @@ def _curve_narrow(inputs: PlanInputs, candidates: Candidates, extra_ranks: Mappi
 
 
 def row_group_minmax(inputs: PlanInputs, candidates: Candidates) -> Candidates:
-    """Row groups whose Parquet statistics prove the predicate false go (files with none left too)."""
+    """Row groups whose Parquet statistics prove the predicate false go (files with none left too).
+
+    Every candidate row group is answered at once, over the statistics as arrays
+    (``zskip.planning.minmax_arrays``)."""
     names = {c.lower() for c in columns_of(inputs.expr)}
-    if not names:
+    if not names or not candidates.files:
         return candidates
-    ids = [(n, inputs.field_ids.get(n)) for n in names]
-    floats = inputs.floats
-    pushed = push_not(inputs.expr)  # once for every row group
-    inputs.metadata.prefetch_footers(list(candidates.files))
+    paths = list(candidates.files)
+    inputs.metadata.prefetch_footers(paths)
+    counts = np.fromiter((inputs.metadata.row_groups(p) for p in paths), dtype=np.int64, count=len(paths))
+    field_ids = inputs.field_ids
+    columns = inputs.metadata.stats_columns(paths, {n: field_ids.get(n) for n in names})
+    mask = might_match_arrays(push_not(inputs.expr), columns, inputs.floats, int(counts.sum()))
+    ends = np.cumsum(counts)
     keep: dict[str, tuple[int, ...]] = {}
     totals: dict[str, int] = {}
-    for path, current in candidates.files.items():
-        footer = inputs.metadata.footer(path)
-        totals[path] = footer.row_groups
-        groups = range(footer.row_groups) if current is None else current
-        stats = footer.stats
-        keep[path] = tuple(
-            g
-            for g in groups
-            if might_match_pushed(pushed, {n: stats[g].get(i) if i is not None else None for n, i in ids}, floats)
-        )
+    for path, total, end in zip(paths, counts.tolist(), ends.tolist(), strict=True):
+        mine = mask[end - total : end]
+        current = candidates.files[path]
+        totals[path] = total
+        if current is None:
+            keep[path] = tuple(np.flatnonzero(mine).tolist())
+        else:
+            keep[path] = tuple(g for g in current if mine[g])
     return candidates.narrowed(keep, totals)
 
 

@@ -131,6 +131,7 @@ class QueryScans:
     scans: tuple[IcebergScan, ...]
     relations: tuple[TableRelation, ...]
     joins: tuple[JoinKeys, ...] = ()
+    settings: Mapping[str, str] = field(default_factory=dict)  # the session's spark.zskip.* settings
     staged_sets: list[str] = field(default_factory=list)
 
     def joins_of(self, scan: IcebergScan) -> tuple[JoinKeys, ...]:
@@ -193,7 +194,8 @@ def query_scans(frame: DataFrame, properties: Sequence[str] = ()) -> QueryScans:
         )
         for item in described.get("joins", ())
     )
-    return QueryScans(frame, java, frozenset(described["output"]), scans, relations, joins)
+    settings = dict(described.get("settings", {}))
+    return QueryScans(frame, java, frozenset(described["output"]), scans, relations, joins, settings)
 
 
 def _scan(position: int, item: Mapping[str, Any]) -> IcebergScan:

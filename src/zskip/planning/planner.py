@@ -456,8 +456,12 @@ def plan_scan(
     stages: tuple[Stage, ...] = STAGES,
     joins: tuple[JoinKeys, ...] = (),
     join_filter: Callable[[JoinKeys], JoinFilter] | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> ScanPlan:
-    """Plan one Iceberg scan of ``frame`` (``scan`` ``None``: Spark proved no row of ``table`` matches)."""
+    """Plan one Iceberg scan of ``frame`` (``scan`` ``None``: Spark proved no row of ``table`` matches).
+
+    ``settings``: the session's ``spark.zskip.*`` settings as the JVM helper read them with the scans
+    (``None``: read them from the session)."""
     started = time.perf_counter()
     if scan is None:  # Spark proved no row matches: say what the table holds all the same
         metadata = _table_metadata(spark, table)
@@ -501,5 +505,5 @@ def plan_scan(
         notes=notes,
         beyond_spark=run.beyond_spark,
     )
-    RECORDER.record(spark, plan)  # the workload log (never raises)
+    RECORDER.record(spark, plan, settings=settings)  # the workload log (never raises)
     return plan

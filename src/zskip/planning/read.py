@@ -102,7 +102,7 @@ def plan_table(spark: SparkSession, table: str, where: str | Column) -> tuple[Sc
     started = time.perf_counter()
     frame, scans, scan = filter_of(spark, table, where, PLANNING_PROPERTIES)
     analysed = time.perf_counter() - started
-    return plan_scan(spark, frame, scan, table=table, analysis_seconds=analysed), scans
+    return plan_scan(spark, frame, scan, table=table, analysis_seconds=analysed, settings=scans.settings), scans
 
 
 def explain(spark: SparkSession, table: str, where: str | Column) -> Explain:

@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -89,10 +89,11 @@ class WorkloadRecorder:
         self._pending: dict[str, _Pending] = {}
         self.errors = 0  # records or writes that failed (each also logged as a warning)
 
-    def record(self, spark: SparkSession, plan: ScanPlan) -> None:
-        """Note one planned scan; never raises."""
+    def record(self, spark: SparkSession, plan: ScanPlan, *, settings: Mapping[str, str] | None = None) -> None:
+        """Note one planned scan; never raises.  ``settings``: the session's ``spark.zskip.*`` settings
+        when the caller already has them (``None``: asked of the session)."""
         try:
-            if plan.metadata is None or plan.scan is None or not _capturing(spark):
+            if plan.metadata is None or plan.scan is None or not _capturing(spark, settings):
                 return
             row: dict[str, object] = {
                 "recorded_at": time.time_ns() // 1000,
@@ -194,8 +195,9 @@ def read_workload(location: str) -> pa.Table:
     return table.take(pc.sort_indices(table["recorded_at"]))
 
 
-def _capturing(spark: SparkSession) -> bool:
-    return str(spark.conf.get(CAPTURE_CONF, "true")).strip().lower() not in ("false", "0", "off", "no")
+def _capturing(spark: SparkSession, settings: Mapping[str, str] | None = None) -> bool:
+    value = settings.get(CAPTURE_CONF, "true") if settings is not None else spark.conf.get(CAPTURE_CONF, "true")
+    return str(value).strip().lower() not in ("false", "0", "off", "no")
 
 
 def _files(filesystem: pafs.FileSystem, folder: str) -> list[str]:

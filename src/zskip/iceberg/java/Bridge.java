@@ -519,6 +519,17 @@ public class Bridge {
       json.writeArrayFieldStart("output");
       writeLongs(json, exprIds(frame.queryExecution().analyzed().output()));
       json.writeEndArray();
+      // the session's zskip settings, so planning needs no py4j call of its own to read them
+      json.writeObjectFieldStart("settings");
+      scala.collection.Iterator confs = frame.sparkSession().sessionState().conf().getAllConfs().iterator();
+      while (confs.hasNext()) {
+        scala.Tuple2 entry = (scala.Tuple2) confs.next();
+        String key = (String) entry._1();
+        if (key.startsWith("spark.zskip.")) {
+          json.writeStringField(key, (String) entry._2());
+        }
+      }
+      json.writeEndObject();
       json.writeArrayFieldStart("scans");
       for (int i = 0; i < scans.size(); i++) {
         Object[] entry = (Object[]) scans.get(i);

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 
 from zskip.expr import AlwaysFalse, Expr, columns_of
@@ -40,7 +42,7 @@ from zskip.planning.curve import finest_ranges, query_intervals, ranges_meet
 from zskip.planning.joins import JoinFilter, join_rank_bounds, ranges_holding_keys
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
 from zskip.planning.minmax import push_not
-from zskip.planning.minmax_arrays import might_match_arrays
+from zskip.planning.minmax_arrays import StatsColumn, might_match_arrays
 from zskip.planning.workload import RECORDER
 
 __all__ = [
@@ -200,7 +202,6 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
         extra = join_rank_bounds(store.spec, filters)
         if extra:
             candidates = _curve_narrow(inputs, candidates, extra)
-    inputs.metadata.prefetch_footers(list(candidates.files))
     for item in filters:
         assert item.keys is not None
         candidates = _holding_keys(inputs, candidates, item.join.field.id, item.keys)
@@ -215,27 +216,39 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
 
 def _holding_keys(inputs: PlanInputs, candidates: Candidates, field_id: int, keys: np.ndarray) -> Candidates:
     """Row groups whose min/max of the column ``field_id`` holds one of ``keys`` (sorted), all searched at once."""
-    paths, groups, low, high, unknown = [], [], [], [], []
+    paths = list(candidates.files)
+    if not paths:
+        return candidates
+    counts = _row_group_counts(inputs, paths)
+    column = StatsColumn.concat([inputs.metadata.stats_column(path, field_id) for path in paths])
+    bounded = column.known & column.has_min_max
+    only_nulls = column.known & (column.values == 0)  # only NULLs: never joins
+    if column.low is not None and column.high is not None and column.low.type == pa.int64():
+        low = np.where(bounded, column.low.fill_null(0).to_numpy(zero_copy_only=False), 0).astype(np.int64)
+        high = np.where(bounded, column.high.fill_null(-1).to_numpy(zero_copy_only=False), -1).astype(np.int64)
+    else:  # no whole-number bounds: none of them bounds anything
+        bounded = np.zeros(len(column), dtype=bool)
+        low, high = np.zeros(len(column), dtype=np.int64), np.full(len(column), -1, dtype=np.int64)
+    holds = ranges_holding_keys(keys, low, high) | (~bounded & ~only_nulls)
+    return _keep_row_groups(candidates, paths, counts, holds)
+
+
+def _row_group_counts(inputs: PlanInputs, paths: list[str]) -> np.ndarray:
+    """Row groups of each of ``paths`` (their footers read first, several at a time, where not cached)."""
+    inputs.metadata.prefetch_footers(paths)
+    return np.fromiter((inputs.metadata.row_groups(p) for p in paths), dtype=np.int64, count=len(paths))
+
+
+def _keep_row_groups(candidates: Candidates, paths: list[str], counts: np.ndarray, mask: np.ndarray) -> Candidates:
+    """``candidates`` cut to the row groups ``mask`` keeps: one flag per row group of ``paths``, file after file."""
+    keep: dict[str, tuple[int, ...]] = {}
     totals: dict[str, int] = {}
-    for path, current in candidates.files.items():
-        footer = inputs.metadata.footer(path)
-        totals[path] = footer.row_groups
-        for g in range(footer.row_groups) if current is None else current:
-            stats = footer.stats[g].get(field_id)
-            paths.append(path)
-            groups.append(g)
-            known = stats is not None and stats.has_min_max and isinstance(stats.min, int)
-            only_nulls = stats is not None and stats.values == 0
-            unknown.append(not known and not only_nulls)
-            low.append(stats.min if known and stats is not None else 0)
-            high.append(stats.max if known and stats is not None else -1)  # empty: only NULLs never join
-    holds = ranges_holding_keys(keys, np.asarray(low, dtype=np.int64), np.asarray(high, dtype=np.int64))
-    holds |= np.asarray(unknown, dtype=bool)
-    keep: dict[str, list[int]] = {path: [] for path in candidates.files}
-    for path, g, ok in zip(paths, groups, holds.tolist(), strict=True):
-        if ok:
-            keep[path].append(g)
-    return candidates.narrowed({p: tuple(g) for p, g in keep.items()}, totals)
+    for path, total, end in zip(paths, counts.tolist(), np.cumsum(counts).tolist(), strict=True):
+        mine = mask[end - total : end]
+        current = candidates.files[path]
+        totals[path] = total
+        keep[path] = tuple(np.flatnonzero(mine).tolist()) if current is None else tuple(g for g in current if mine[g])
+    return candidates.narrowed(keep, totals)
 
 
 def _curve_narrow(inputs: PlanInputs, candidates: Candidates, extra_ranks: Mapping[str, tuple[int, int]]) -> Candidates:
@@ -259,17 +272,23 @@ def _curve_narrow(inputs: PlanInputs, candidates: Candidates, extra_ranks: Mappi
     if intervals is None:
         return candidates
     meets = ranges_meet(intervals, low, high)
-    file_ok: dict[str, bool] = {}
-    groups_ok: dict[str, list[int]] = {}
-    for path, group, ok in zip(
-        ranges["file_path"].to_pylist(), ranges["row_group"].to_pylist(), meets.tolist(), strict=True
-    ):
-        if group == -1:
-            file_ok[path] = ok
-        elif ok:
-            groups_ok.setdefault(path, []).append(group)
-    gone = {path for path, ok in file_ok.items() if not ok}
-    keep = {path: tuple(sorted(groups_ok.get(path, ()))) for path, ok in file_ok.items() if ok}
+    # per file: its whole range's verdict (row group -1) and its row groups that meet, file by file
+    encoded = pc.dictionary_encode(ranges["file_path"].combine_chunks())
+    codes, names = encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()
+    whole = groups == -1
+    recorded_file = np.zeros(len(names), dtype=bool)
+    recorded_file[codes[whole]] = True
+    file_meets = np.zeros(len(names), dtype=bool)
+    file_meets[codes[whole]] = meets[whole]
+    met = ~whole & meets
+    order = np.lexsort((groups[met], codes[met]))
+    met_codes, met_groups = codes[met][order], groups[met][order]
+    bounds = np.searchsorted(met_codes, np.arange(len(names) + 1)).tolist()
+    gone = {names[i] for i in np.flatnonzero(recorded_file & ~file_meets).tolist()}
+    keep = {
+        names[i]: tuple(met_groups[bounds[i] : bounds[i + 1]].tolist())
+        for i in np.flatnonzero(recorded_file & file_meets).tolist()
+    }
     inputs.metadata.prefetch_footers(list(keep))
     totals = {path: inputs.metadata.footer(path).row_groups for path in keep}
     narrowed = candidates.dropped(gone)
@@ -285,23 +304,11 @@ def row_group_minmax(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     if not names or not candidates.files:
         return candidates
     paths = list(candidates.files)
-    inputs.metadata.prefetch_footers(paths)
-    counts = np.fromiter((inputs.metadata.row_groups(p) for p in paths), dtype=np.int64, count=len(paths))
+    counts = _row_group_counts(inputs, paths)
     field_ids = inputs.field_ids
     columns = inputs.metadata.stats_columns(paths, {n: field_ids.get(n) for n in names})
     mask = might_match_arrays(push_not(inputs.expr), columns, inputs.floats, int(counts.sum()))
-    ends = np.cumsum(counts)
-    keep: dict[str, tuple[int, ...]] = {}
-    totals: dict[str, int] = {}
-    for path, total, end in zip(paths, counts.tolist(), ends.tolist(), strict=True):
-        mine = mask[end - total : end]
-        current = candidates.files[path]
-        totals[path] = total
-        if current is None:
-            keep[path] = tuple(np.flatnonzero(mine).tolist())
-        else:
-            keep[path] = tuple(g for g in current if mine[g])
-    return candidates.narrowed(keep, totals)
+    return _keep_row_groups(candidates, paths, counts, mask)
 
 
 def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:

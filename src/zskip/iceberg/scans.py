@@ -162,12 +162,14 @@ class QueryScans:
         "files": []}`` (nothing can match).  One py4j call stages them all and rebuilds the plan.
         """
         import json
+        import uuid
 
-        java_frame = self.java.staged(json.dumps(list(choices)), self.frame.sparkSession._jsparkSession)
+        named = [{**choice, "set_id": f"zskip-read-{uuid.uuid4()}"} for choice in choices]
+        java_frame = self.java.staged(json.dumps(named), self.frame.sparkSession._jsparkSession)
         if java_frame is None:
             return None
-        ids = str(self.java.setIds())
-        self.staged_sets = [i for i in ids.split("\u0001") if i]
+        # a relation with files or a union of them stages its set; one reading nothing stages none
+        self.staged_sets = [c["set_id"] for c in named if c.get("files") or c.get("union")]
         return DataFrame(java_frame, self.frame.sparkSession)
 
 

@@ -661,7 +661,6 @@ public class Bridge {
       SparkSession session = (SparkSession) sessionObject;
       JsonNode root = (JsonNode) MAPPER.readTree(plan);
       IdentityHashMap replacements = new IdentityHashMap();
-      List setIds = new ArrayList();
       List resets = new ArrayList(); // Object[] {scan, its kept tasks}: what the planned query may read instead
       boolean union = false;
       for (int i = 0; i < root.size(); i++) {
@@ -702,12 +701,12 @@ public class Bridge {
                   relation.output(), (scala.collection.Seq) scala.collection.immutable.Nil$.MODULE$, false));
           continue;
         }
-        String setId = "zskip-read-" + UUID.randomUUID();
+        // the caller names each set, so it knows what it staged without asking again
+        String setId = item.has("set_id") ? at(item, "set_id").asText() : "zskip-read-" + UUID.randomUUID();
         ScanTaskSetManager.get().stageTasks(table, setId, chosen);
         synchronized (STAGED) {
           STAGED.put(setId, table);
         }
-        setIds.add(setId);
         Map options = new HashMap(relation.options().asCaseSensitiveMap());
         options.put("scan-task-set-id", setId);
         replacements.put(
@@ -716,7 +715,6 @@ public class Bridge {
                 relation.table(), relation.output(), relation.catalog(), relation.identifier(),
                 new CaseInsensitiveStringMap(options)));
       }
-      lastSetIds = setIds;
       if (replacements.isEmpty()) {
         return null;
       }
@@ -736,20 +734,6 @@ public class Bridge {
         }
       }
       return Dataset.ofRows(session, replaced);
-    }
-
-    List lastSetIds = new ArrayList();
-
-    /** The set ids the last {@code staged} call staged, one per replaced relation, joined by '\u0001'. */
-    public String setIds() {
-      StringBuilder out = new StringBuilder();
-      for (int i = 0; i < lastSetIds.size(); i++) {
-        if (i > 0) {
-          out.append('\u0001');
-        }
-        out.append((String) lastSetIds.get(i));
-      }
-      return out.toString();
     }
   }
 

@@ -45,7 +45,7 @@ from zskip.expr import (
     StartsWith,
 )
 from zskip.planning.footers import ColumnStats
-from zskip.planning.minmax import _might_leaf
+from zskip.planning.minmax import _is_nan, _might_leaf
 
 __all__ = ["StatsColumn", "might_match_arrays"]
 
@@ -273,10 +273,6 @@ def _lt(a: Any, b: Any) -> np.ndarray:
 
 def _eq(a: Any, b: Any) -> np.ndarray:
     return _filled(pc.equal(a, b), True)
-
-
-def _is_nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)
 
 
 @functools.singledispatch

@@ -9,7 +9,8 @@ the box; a literal with no exact value of the column's type bounds nothing.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -19,7 +20,7 @@ from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
 from zskip.expr import And, Between, Compare, Expr, In, equality_values
 from zskip.index.literals import InexactLiteral, exact_scalar
 
-__all__ = ["finest_ranges", "key_bounds", "query_intervals", "ranges_meet", "rank_bounds"]
+__all__ = ["RecordedKeyRanges", "key_bounds", "query_intervals", "ranges_meet", "rank_bounds"]
 
 
 def _conjuncts(expr: Expr) -> list[Expr]:
@@ -161,14 +162,46 @@ def leaf_column(leaf: Expr) -> str | None:
     return column.lower() if isinstance(column, str) else None
 
 
-def finest_ranges(file_path: pa.Array, row_group: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """The recorded key ranges (``(n, 2)``) to decide on: each file's row-group ranges where it has
-    them, its whole range where it has none."""
-    grouped = pc.is_in(file_path, value_set=pc.unique(pc.filter(file_path, pa.array(row_group >= 0)))).to_numpy(
-        zero_copy_only=False
-    )
-    use = (row_group >= 0) | ~grouped
-    return np.stack([low[use], high[use]], axis=1).astype(np.uint64)
+@dataclass(frozen=True)
+class RecordedKeyRanges:
+    """A clustering store's recorded key ranges as arrays, built once per store.
+
+    One entry per file (``group`` -1: its whole range) and per row group; ``file`` numbers the
+    entry's file in ``paths``.  ``finest`` marks the ranges a query box is decided on: a file's row
+    groups where it has them, its whole range where it has none.
+    """
+
+    paths: tuple[str, ...]
+    number: Mapping[str, int]  # path -> its index in ``paths``
+    file: np.ndarray  # int64
+    group: np.ndarray  # int64, -1: the whole file
+    low: np.ndarray  # uint64
+    high: np.ndarray  # uint64
+    finest: np.ndarray  # bool
+
+    @classmethod
+    def of(cls, ranges: pa.Table) -> RecordedKeyRanges:
+        encoded = pc.dictionary_encode(ranges["file_path"].combine_chunks())
+        paths = tuple(encoded.dictionary.to_pylist())
+        file = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        group = ranges["row_group"].to_numpy().astype(np.int64)
+        has_groups = np.zeros(len(paths), dtype=bool)
+        has_groups[file[group >= 0]] = True
+        return cls(
+            paths=paths,
+            number={path: i for i, path in enumerate(paths)},
+            file=file,
+            group=group,
+            low=ranges["min_key"].to_numpy().astype(np.uint64),
+            high=ranges["max_key"].to_numpy().astype(np.uint64),
+            finest=(group >= 0) | ~has_groups[file],
+        )
+
+    def of_files(self, paths: Iterable[str]) -> np.ndarray:
+        """Which entries belong to one of ``paths`` (paths with no recorded range are skipped)."""
+        wanted = np.zeros(len(self.paths), dtype=bool)
+        wanted[[self.number[p] for p in paths if p in self.number]] = True
+        return wanted[self.file]
 
 
 def ranges_meet(intervals: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:

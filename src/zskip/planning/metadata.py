@@ -26,6 +26,7 @@ from zskip.index.parquet_io import read_file
 from zskip.indexing.store import MANIFEST_PROPERTY
 from zskip.layout.store import STORE_PROPERTY, ClusteringStore, read_store
 from zskip.planning.cache import CACHE
+from zskip.planning.curve import RecordedKeyRanges
 from zskip.planning.footers import Footer, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
 
@@ -118,11 +119,11 @@ class SnapshotMetadata:
             lambda: read_store(load_table(self.spark, self.table, fresh=False), self.store_path),
         )
 
-    def curve_ranges(self, paths: Sequence[str]) -> pa.Table:
-        """The store's recorded key ranges (per file and per row group) of ``paths``."""
+    def curve_ranges(self) -> RecordedKeyRanges:
+        """The store's recorded key ranges (per file and per row group) as arrays (built once per store)."""
         store = self.store()
-        assert store is not None
-        return store.ranges.filter(pc.is_in(store.ranges["file_path"], value_set=pa.array(list(paths), pa.string())))
+        assert store is not None and self.store_path
+        return CACHE.get_or_load(("curve ranges", self.store_path), lambda: RecordedKeyRanges.of(store.ranges))
 
     def manifest(self) -> IndexManifest | None:
         path = self.manifest_path

@@ -27,7 +27,6 @@ from types import MappingProxyType
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 
 from zskip.expr import AlwaysFalse, Expr, columns_of
@@ -38,7 +37,7 @@ from zskip.indexing.lookup import index_verdicts, key_set_verdicts
 from zskip.indexing.store import MANIFEST_PROPERTY
 from zskip.layout.store import STORE_PROPERTY
 from zskip.planning.cache import CACHE
-from zskip.planning.curve import finest_ranges, query_intervals, ranges_meet
+from zskip.planning.curve import query_intervals, ranges_meet
 from zskip.planning.joins import JoinFilter, join_rank_bounds, ranges_holding_keys
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
 from zskip.planning.minmax import push_not
@@ -262,28 +261,34 @@ def _curve_narrow(inputs: PlanInputs, candidates: Candidates, extra_ranks: Mappi
         kind = arrow_type(found.type) if found is not None else None
         if kind is not None:
             arrow_types[column.name] = kind
-    ranges = inputs.metadata.curve_ranges(tuple(candidates.files))
-    if ranges.num_rows == 0:
+    recorded = inputs.metadata.curve_ranges()
+    chosen = recorded.of_files(candidates.files)
+    if not chosen.any():
         return candidates
-    low, high = ranges["min_key"].to_numpy(), ranges["max_key"].to_numpy()
-    groups = ranges["row_group"].to_numpy()
-    recorded = finest_ranges(ranges["file_path"], groups, low, high)
-    intervals = query_intervals(inputs.expr, store.spec, arrow_types, recorded=recorded, extra_ranks=extra_ranks)
+    low, high = recorded.low[chosen], recorded.high[chosen]
+    files, groups = recorded.file[chosen], recorded.group[chosen]
+    finest = recorded.finest[chosen]
+    intervals = query_intervals(
+        inputs.expr,
+        store.spec,
+        arrow_types,
+        recorded=np.stack([low[finest], high[finest]], axis=1),
+        extra_ranks=extra_ranks,
+    )
     if intervals is None:
         return candidates
     meets = ranges_meet(intervals, low, high)
     # per file: its whole range's verdict (row group -1) and its row groups that meet, file by file
-    encoded = pc.dictionary_encode(ranges["file_path"].combine_chunks())
-    codes, names = encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()
     whole = groups == -1
-    recorded_file = np.zeros(len(names), dtype=bool)
-    recorded_file[codes[whole]] = True
-    file_meets = np.zeros(len(names), dtype=bool)
-    file_meets[codes[whole]] = meets[whole]
+    recorded_file = np.zeros(len(recorded.paths), dtype=bool)
+    recorded_file[files[whole]] = True
+    file_meets = np.zeros(len(recorded.paths), dtype=bool)
+    file_meets[files[whole]] = meets[whole]
     met = ~whole & meets
-    order = np.lexsort((groups[met], codes[met]))
-    met_codes, met_groups = codes[met][order], groups[met][order]
-    bounds = np.searchsorted(met_codes, np.arange(len(names) + 1)).tolist()
+    order = np.lexsort((groups[met], files[met]))
+    met_files, met_groups = files[met][order], groups[met][order]
+    bounds = np.searchsorted(met_files, np.arange(len(recorded.paths) + 1)).tolist()
+    names = recorded.paths
     gone = {names[i] for i in np.flatnonzero(recorded_file & ~file_meets).tolist()}
     keep = {
         names[i]: tuple(met_groups[bounds[i] : bounds[i + 1]].tolist())

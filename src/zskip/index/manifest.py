@@ -8,10 +8,12 @@ manifest, old or new.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -74,6 +76,15 @@ class IndexManifest:
             if d.column.lower() == column.lower() and d.kind == kind:
                 return d
         return None
+
+    @functools.cached_property
+    def entries_by_file(self) -> Mapping[str, tuple[dict[str, Any], ...]]:
+        """Every entry as a row, grouped by its data file (built once per manifest: planning looks
+        up a few files per query, and the manifest never changes)."""
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for row in self.entries.to_pylist():
+            grouped.setdefault(row["data_file"], []).append(row)
+        return {path: tuple(rows) for path, rows in grouped.items()}
 
     def indexed_files(self, definition: IndexDefinition) -> set[str]:
         mask = pc.and_(

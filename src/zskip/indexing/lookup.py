@@ -6,6 +6,7 @@ fails or that does not parse is skipped with a warning, so its file or row group
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,22 +43,17 @@ def file_indexes(
     """The usable indexes on ``columns`` of each of ``data_files`` that has any (decoded blobs are
     kept in ``cache`` by Puffin path and offset: index files never change)."""
     wanted = {c.lower() for c in columns}
-    entries = manifest.entries.filter(
-        pc.and_(
-            pc.is_in(manifest.entries["data_file"], value_set=pc.unique(pc.cast(list(data_files), "string"))),
-            pc.is_in(pc.utf8_lower(manifest.entries["column"]), value_set=pc.cast(sorted(wanted), "string")),
-        )
-    )
+    by_file = manifest.entries_by_file
+    rows = [
+        row for path in dict.fromkeys(data_files) for row in by_file.get(path, ()) if row["column"].lower() in wanted
+    ]
     found: dict[str, tuple[tuple[int, ...], dict[str, BitmapIndex], dict[str, BloomIndex]]] = {}
-    rows = entries.to_pylist()
     for row, index in zip(rows, _load_many(rows, cache), strict=True):
         if isinstance(index, Exception):
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             continue
-        starts = [0]
-        for rows in row["row_group_rows"]:
-            starts.append(starts[-1] + rows)
-        _, bitmaps, blooms = found.setdefault(row["data_file"], (tuple(starts), {}, {}))
+        starts = (0, *itertools.accumulate(row["row_group_rows"]))
+        _, bitmaps, blooms = found.setdefault(row["data_file"], (starts, {}, {}))
         target: dict = bitmaps if row["kind"] == "bitmap" else blooms
         target[row["column"].lower()] = index
     return {path: FileIndexes(starts, bitmaps, blooms) for path, (starts, bitmaps, blooms) in found.items()}

@@ -424,7 +424,9 @@ def best_zskip(results: dict[str, dict]) -> str:
 
 def summary(results: dict[str, dict], head: dict[str, dict[str, float]] | None = None) -> list[str]:
     """D1-D6 for (a), (c) and the best zskip configuration; the speed-up over (c) from the head-to-head
-    runs where they exist."""
+    runs where they exist (nothing without a zskip configuration in the run)."""
+    if not any("zskip" in label for label in results):
+        return ["No zskip configuration in this run (see --layouts)."]
     best = best_zskip(results)
     head = head or {}
     a, c = results["(a) as loaded"], results.get("(c) Iceberg zorder", results["(a) as loaded"])

@@ -43,6 +43,12 @@ TABLES = {
     "(d) zskip zorder raw + bitmap": "lake.ssb.lineorder_zorder_raw",
 }
 OWN = "zskip's own ms"
+# what the labels of the runs in the report measured (git history holds the earlier reports)
+VERSIONS = (
+    "*before* is zskip at 93c2337 (`PYTHONPATH=<its src>`), *after* the commit this report came with; the "
+    "report of 9812197 compares 16725f0 with 93c2337 (on lineorder as loaded, zskip's own part 14.8-18.8 ms "
+    "-> -1.8-(-0.6) ms)."
+)
 
 
 def _ms(action: Callable[[], Any]) -> float:
@@ -118,6 +124,7 @@ def report(labels: list[str]) -> Path:
         f"`python bench/lineorder_planning.py` on {first['machine']}; labels {', '.join(labels)}, each measured "
         f"in its own run on the same tables (medians of {first['runs']} alternating runs, warm).",
         "",
+        *([f"Versions: {VERSIONS}", ""] if VERSIONS else []),
         "The SSB lineorder tables of `bench/ssb.py` (64 files as loaded, 2,321-2,559 row groups of 256 KiB "
         "per filter; 59 files after a rewrite), document 001's filters D1-D7. *Spark* is what plain `spark.sql` "
         "pays as well before executing: analysing the query, then optimising and planning it (Iceberg plans "
@@ -127,7 +134,7 @@ def report(labels: list[str]) -> Path:
         "*Cold*: the first call after the driver cache is emptied (footers, index blobs, the file list read "
         "again). (c) carries the bitmaps on lo_ordtotalprice and lo_revenue that `bench/ssb.py` builds to count "
         "the row groups holding a match, so zskip's stages run on it too. Spark's steps of the same query "
-        "wander by several milliseconds between runs and processes (compare the before/current pairs, each run "
+        "wander by several milliseconds between runs and processes (compare the runs of one version, each "
         "in its own process); zskip's own part is taken within one alternation and is the steadier figure.",
         "",
     ]

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from zskip.curves import ClusteringSpec, ColumnMapping, RankMapping, order_key_u64
 from zskip.expr import And, Between, Compare, In, Not, Or
-from zskip.planning.curve import key_bounds, query_intervals, ranges_meet
+from zskip.planning.curve import RecordedKeyRanges, key_bounds, query_intervals, ranges_meet
 
 TYPES = {"a": pa.int32(), "d": pa.date32()}
 
@@ -71,3 +71,23 @@ def test_ranges_meet() -> None:
     high = np.array([9, 10, 39, 40, 60, 46, 45], dtype=np.uint64)
     assert ranges_meet(intervals, low, high).tolist() == [False, True, False, True, False, True, True]
     assert ranges_meet(np.zeros((0, 2), np.uint64), low, high).tolist() == [False] * 7
+
+
+def test_recorded_key_ranges_decide_on_row_groups_where_a_file_has_them() -> None:
+    ranges = pa.table(
+        {
+            "file_path": ["f1", "f1", "f1", "f2", "f3", "f3"],
+            "row_group": [-1, 0, 1, -1, -1, 0],
+            "min_key": pa.array([0, 0, 6, 20, 40, 41], pa.uint64()),
+            "max_key": pa.array([9, 5, 9, 29, 2**64 - 1, 2**64 - 2], pa.uint64()),
+        }
+    )
+    recorded = RecordedKeyRanges.of(ranges)
+    assert recorded.paths == ("f1", "f2", "f3")
+    # f1 and f3 are decided on their row groups, f2 (no row-group ranges) on its whole range
+    assert recorded.finest.tolist() == [False, True, True, True, False, True]
+    assert recorded.high[4] == np.uint64(2**64 - 1)  # keys above 2**63 stay unsigned
+    assert recorded.of_files(["f2", "f3", "not recorded"]).tolist() == [False, False, False, True, True, True]
+    assert not recorded.of_files([]).any()
+    empty = RecordedKeyRanges.of(ranges.slice(0, 0))
+    assert empty.paths == () and not empty.of_files(["f1"]).any()

@@ -386,7 +386,7 @@ class _Simulator:
         cells = cut_sample(self.sample, spec.keys(self.sample), self.files, self.rows_per_group, self.rows)
         key = (*types, curve, mapping)
         self._cells[key] = cells
-        self._kept[key] = [kept_by_minmax(cells.stats, q.expr, self.floats) for q in self.workload]
+        self._kept[key] = [kept_by_minmax(cells, q.expr, self.floats) for q in self.workload]
         return self.with_indexes(key, tuple(types), curve, mapping, ())
 
     def with_indexes(
@@ -479,7 +479,7 @@ class _Simulator:
         if not cells.stats or part is None:
             return None
         if (key, column, number) not in self._admitted_cache:
-            self._admitted_cache[(key, column, number)] = kept_by_minmax(cells.stats, part, self.floats)
+            self._admitted_cache[(key, column, number)] = kept_by_minmax(cells, part, self.floats)
         return self._admitted_cache[(key, column, number)]
 
     def _matching_rows(self, column: str) -> list[np.ndarray | None]:

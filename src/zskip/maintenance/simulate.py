@@ -15,7 +15,8 @@ with the chance a Poisson model of the matches' density gives (``read_chances``)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,8 @@ import pyarrow.compute as pc
 from zskip.expr import And, Expr, columns_of
 from zskip.layout.cuts import FileCuts
 from zskip.planning.footers import ColumnStats
-from zskip.planning.minmax import might_match_pushed, push_not
+from zskip.planning.minmax import push_not
+from zskip.planning.minmax_arrays import StatsColumn, might_match_arrays
 from zskip.planning.workload import normalised
 
 __all__ = ["Cells", "cut_sample", "index_conjunct", "kept_by_minmax", "read_chances"]
@@ -47,6 +49,12 @@ class Cells:
     @property
     def row_groups(self) -> int:
         return len(self.file_of)
+
+    @functools.cached_property
+    def stats_columns(self) -> dict[str, StatsColumn]:
+        """``stats`` as one array per column (built once: every query of the workload is checked on them)."""
+        names = dict.fromkeys(name for group in self.stats for name in group)
+        return {name: StatsColumn.of([group.get(name) for group in self.stats]) for name in names}
 
     def files_read(self, chances: np.ndarray) -> float:
         """Files expected to be opened when each row group is read with its chance in ``chances``."""
@@ -146,10 +154,10 @@ def _bounds(
     return lows, highs
 
 
-def kept_by_minmax(stats: Sequence[Mapping[str, ColumnStats]], expr: Expr, floats: frozenset[str]) -> np.ndarray:
-    """Whether each row group's statistics admit a row where ``expr`` is TRUE."""
-    pushed = push_not(expr)
-    return np.fromiter((might_match_pushed(pushed, s, floats) for s in stats), dtype=bool, count=len(stats))
+def kept_by_minmax(cells: Cells, expr: Expr, floats: frozenset[str]) -> np.ndarray:
+    """Whether each simulated row group's statistics admit a row where ``expr`` is TRUE (all row
+    groups at once, as the planner checks real ones; none without simulated statistics)."""
+    return might_match_arrays(push_not(expr), cells.stats_columns, floats, len(cells.stats))
 
 
 def index_conjunct(expr: Expr, column: str) -> Expr | None:

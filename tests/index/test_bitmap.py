@@ -160,6 +160,8 @@ def test_at_most_is_the_set_of_rows_with_small_codes(cardinality: int) -> None:
     codes = np.searchsorted(np.unique(values), values)
     for code in sorted({-1, 0, cardinality // 2, cardinality - 1, cardinality}):
         assert sorted(index.at_most(code)) == np.flatnonzero(codes <= code).tolist()
+        assert sorted(index.with_code(code)) == np.flatnonzero(codes == code).tolist()
+        assert sorted(index.codes_between(code, code + 1)) == np.flatnonzero(codes == code).tolist()
 
 
 TYPED = [

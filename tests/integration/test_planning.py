@@ -84,15 +84,16 @@ def test_a_clustered_table_reads_few_files_and_explain_says_which_stage_skipped_
     result = zskip.explain(spark, table, "a BETWEEN 10 AND 30 AND d > DATE'2000-01-01'")
     assert result.files_total >= 12 and result.files_read <= result.files_total / 3
     names = [s.name for s in result.stages]
-    assert names[:5] == [
+    assert names[:6] == [
         "table metadata (cached per snapshot)",
         "partition + min/max (Iceberg)",
         "curve range",
         "indexes (bloom, bitmap)",
         "row-group min/max",
+        "read ranges (runs joined)",
     ]
     # when the curve or an index ruled something out, the plan says whether Spark alone would have read it
-    assert names[5:] in ([], ["check: would Spark's own scan read more?"])
+    assert names[6:] in ([], ["check: would Spark's own scan read more?"])
     assert all(
         later.files_kept <= earlier.files_kept for earlier, later in zip(result.stages, result.stages[1:], strict=False)
     )

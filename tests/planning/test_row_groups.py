@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from zskip.planning.footers import Footer
-from zskip.planning.row_groups import byte_runs
+from zskip.planning.row_groups import byte_runs, joined_runs, run_count
 
 
 def footer(lengths: list[int]) -> Footer:
@@ -26,3 +31,39 @@ def test_the_ranges_cover_exactly_the_kept_row_groups() -> None:
     f = footer([100, 3, 250, 1, 1, 80, 4000, 7])
     for kept in [(0,), (7,), (1, 3), (0, 2, 4, 6), tuple(range(8)), (2, 3, 4)]:
         assert midpoints_inside(f, byte_runs(f, kept)) == set(kept)
+
+
+def test_runs_separated_only_by_row_groups_the_reader_skips_make_one_range() -> None:
+    f = footer([100, 200, 50, 70, 30])
+    read_anyway = [True, True, False, False, True]
+    assert byte_runs(f, (1, 4), read_anyway=read_anyway) == [(104, 454)]
+    assert byte_runs(f, (0, 4), read_anyway=read_anyway) == [(4, 104), (424, 454)]  # row group 1 would be read
+
+
+def test_joined_runs_add_at_most_join_gap_row_groups_the_reader_would_read() -> None:
+    read_anyway = [True, True, True, False, True, True, True, True]
+    assert joined_runs((0, 2, 4), read_anyway, join_gap=1) == (0, 1, 2, 4)  # 3 is skipped by the reader
+    assert joined_runs((0, 7), read_anyway, join_gap=1) == (0, 7)  # five would be read between
+    assert joined_runs((0, 7), read_anyway, join_gap=5) == (0, 1, 2, 4, 5, 6, 7)
+    assert joined_runs((0, 2, 4), read_anyway, join_gap=0) == (0, 2, 4)
+    assert run_count((0, 1, 2, 4, 6, 7)) == 3 and run_count(()) == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 500), st.booleans(), st.booleans()), min_size=1, max_size=30),
+    st.integers(0, 3),
+)
+def test_the_reader_reads_exactly_the_joined_row_groups_in_as_few_ranges_as_the_gaps_allow(groups, join_gap) -> None:
+    lengths = [length for length, _, _ in groups]
+    kept = tuple(g for g, (_, keep, _) in enumerate(groups) if keep)
+    # a kept row group passed its statistics; the others may or may not
+    read_anyway = [keep or allowed for _, keep, allowed in groups]
+    f = footer(lengths)
+    joined = joined_runs(kept, read_anyway, join_gap)
+    assert set(kept) <= set(joined) and all(read_anyway[g] for g in joined)
+    ranges = byte_runs(f, joined, read_anyway=read_anyway)
+    read = {g for g in midpoints_inside(f, ranges) if read_anyway[g]}
+    assert read == set(joined)  # nothing the plan left out is read, nothing it kept is missed
+    gaps = [sum(read_anyway[b] for b in range(a + 1, c)) for a, c in itertools.pairwise(kept) if c > a + 1]
+    assert len(ranges) == (1 + sum(1 for n in gaps if n > join_gap) if kept else 0)

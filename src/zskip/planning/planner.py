@@ -9,7 +9,9 @@ not the stages, records how long each took and what it kept.
 2. ``curve range`` — the query box as curve-key intervals against each file's and row group's
    recorded key range (files optimize did not write have none and stay);
 3. ``indexes`` — bloom filters and bitmaps from the index manifest (unindexed files stay);
-4. ``row-group min/max`` — Parquet footer statistics of each row group left.
+4. ``row-group min/max`` — Parquet footer statistics of each row group left;
+5. ``read ranges`` — the one stage that adds: the row groups between two runs of a file's kept row
+   groups, where reading them costs less than opening the file again (``zskip.planning.row_groups``).
 
 A plan goes beyond Spark when the curve or index stage ruled out a row group whose statistics
 might match: Spark's own scan would read it.  Otherwise zskip hands back Spark's own DataFrame.
@@ -42,6 +44,7 @@ from zskip.planning.joins import JoinFilter, join_rank_bounds, ranges_holding_ke
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
 from zskip.planning.minmax import push_not
 from zskip.planning.minmax_arrays import StatsColumn, might_match_arrays
+from zskip.planning.row_groups import joined_runs, run_count
 from zskip.planning.workload import RECORDER
 
 __all__ = [
@@ -49,17 +52,21 @@ __all__ = [
     "JOIN_STAGE",
     "METADATA_STAGE",
     "PLANNING_PROPERTIES",
+    "READ_RANGES_STAGE",
     "STAGES",
     "Candidates",
+    "PlanInputs",
     "ScanPlan",
     "Stage",
     "StageResult",
     "plan_scan",
+    "statistics_allow",
 ]
 
 METADATA_STAGE = "table metadata (cached per snapshot)"
 ICEBERG_STAGE = "partition + min/max (Iceberg)"
 JOIN_STAGE = "join keys"
+READ_RANGES_STAGE = "read ranges (runs joined)"
 PLANNING_PROPERTIES = (MANIFEST_PROPERTY, STORE_PROPERTY)  # the table properties planning reads
 
 Groups = tuple[int, ...] | None  # the row groups of a file still in play; None: all of them
@@ -305,15 +312,22 @@ def row_group_minmax(inputs: PlanInputs, candidates: Candidates) -> Candidates:
 
     Every candidate row group is answered at once, over the statistics as arrays
     (``zskip.planning.minmax_arrays``)."""
-    names = {c.lower() for c in columns_of(inputs.expr)}
-    if not names or not candidates.files:
+    if not columns_of(inputs.expr) or not candidates.files:
         return candidates
     paths = list(candidates.files)
     counts = _row_group_counts(inputs, paths)
+    return _keep_row_groups(candidates, paths, counts, statistics_allow(inputs, paths, counts))
+
+
+def statistics_allow(inputs: PlanInputs, paths: list[str], counts: np.ndarray | None = None) -> np.ndarray:
+    """Per row group of ``paths``, file after file: whether its Parquet statistics leave the predicate
+    possibly true (what Iceberg's reader reads of a range covering it).  ``counts``: row groups per file."""
+    if counts is None:
+        counts = _row_group_counts(inputs, paths)
+    names = {c.lower() for c in columns_of(inputs.expr)}
     field_ids = inputs.field_ids
     columns = inputs.metadata.stats_columns(paths, {n: field_ids.get(n) for n in names})
-    mask = might_match_arrays(push_not(inputs.expr), columns, inputs.floats, int(counts.sum()))
-    return _keep_row_groups(candidates, paths, counts, mask)
+    return might_match_arrays(push_not(inputs.expr), columns, inputs.floats, int(counts.sum()))
 
 
 def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
@@ -347,6 +361,24 @@ def _apply_verdicts(inputs: PlanInputs, candidates: Candidates, verdicts: Mappin
     return candidates.dropped(gone).narrowed(keep, totals)
 
 
+def read_ranges(inputs: PlanInputs, candidates: Candidates) -> Candidates:
+    """Files read in several ranges get the row groups between two of their runs that the reader
+    would read anyway where there are at most ``JOIN_GAP`` of them: one range instead of two."""
+    split = [path for path, groups in candidates.files.items() if groups is not None and run_count(groups) > 1]
+    if not split:
+        return candidates
+    counts = _row_group_counts(inputs, split)
+    allowed = statistics_allow(inputs, split, counts)
+    keep: dict[str, tuple[int, ...]] = {}
+    totals: dict[str, int] = {}
+    for path, total, end in zip(split, counts.tolist(), np.cumsum(counts).tolist(), strict=True):
+        groups = candidates.files[path]
+        assert groups is not None
+        keep[path] = joined_runs(groups, allowed[end - total : end])
+        totals[path] = total
+    return candidates.narrowed(keep, totals)
+
+
 def _within(groups: tuple[int, ...], current: Groups) -> tuple[int, ...]:
     if current is None:
         return groups
@@ -355,14 +387,16 @@ def _within(groups: tuple[int, ...], current: Groups) -> tuple[int, ...]:
 
 
 # Selective stages first: an index usually rules out most files at once, and the row-group
-# statistics are then read only for the files left.  Every stage only removes candidates, so the
-# order changes what each stage reports, never the plan.
+# statistics are then read only for the files left.  Every stage but the last only removes
+# candidates, so their order changes what each stage reports, never the plan; the last adds back
+# row groups of files already kept, so it comes after every stage that removes.
 STAGES: tuple[Stage, ...] = (
     Stage(ICEBERG_STAGE, iceberg_files, beyond_spark=False, counts_row_groups=False),
     Stage(JOIN_STAGE, join_keys, beyond_spark=True, counts_row_groups=True),
     Stage("curve range", curve_range, beyond_spark=True, counts_row_groups=False),
     Stage("indexes (bloom, bitmap)", indexes, beyond_spark=True, counts_row_groups=True),
     Stage("row-group min/max", row_group_minmax, beyond_spark=False, counts_row_groups=True),
+    Stage(READ_RANGES_STAGE, read_ranges, beyond_spark=False, counts_row_groups=True),
 )
 
 
@@ -392,6 +426,7 @@ def run_stages(stages: tuple[Stage, ...], inputs: PlanInputs) -> tuple[Candidate
             groups = sum(len(g) if g is not None else inputs.metadata.row_groups(p) for p, g in after.files.items())
         run.results.append(StageResult(stage.name, len(after.files), groups, seconds))
         candidates = after
+    _forget_read(inputs, candidates, removed)
     if removed:
         clock = time.perf_counter()
         run.beyond_spark = _spark_reads_more(inputs, removed)
@@ -421,6 +456,17 @@ def _note_removed(
         lost = removed.setdefault(path, set())
         assert lost is not None
         lost.update(had - left)
+
+
+def _forget_read(inputs: PlanInputs, final: Candidates, removed: dict[str, set[int] | None]) -> None:
+    """Drop from ``removed`` what a later stage added back (the row groups joining two runs): read after all."""
+    for path, groups in final.files.items():
+        lost = removed.get(path)
+        if not lost:
+            continue
+        lost.difference_update(range(inputs.metadata.row_groups(path)) if groups is None else groups)
+        if not lost:
+            del removed[path]
 
 
 def _spark_reads_more(inputs: PlanInputs, removed: dict[str, set[int] | None]) -> bool:

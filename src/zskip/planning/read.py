@@ -16,8 +16,8 @@ from zskip.expr import to_sql
 from zskip.iceberg.predicates import filter_of, filtered_frame
 from zskip.iceberg.scans import QueryScans
 from zskip.iceberg.table import reads_other_state
-from zskip.planning.planner import PLANNING_PROPERTIES, ScanPlan, plan_scan
-from zskip.planning.row_groups import byte_runs
+from zskip.planning.planner import PLANNING_PROPERTIES, PlanInputs, ScanPlan, plan_scan, statistics_allow
+from zskip.planning.row_groups import byte_runs, run_count
 from zskip.planning.staging import keep_staged
 from zskip.units import format_bytes
 
@@ -157,14 +157,23 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
 
 def staged_choice(plan: ScanPlan, relation: int) -> dict[str, Any]:
     """What ``QueryScans.staged`` needs to have ``relation`` read only ``plan``'s kept files and row
-    groups: each kept file's task whole, or cut to one byte range per run of consecutive kept row groups."""
+    groups: each kept file's task whole, or cut to byte ranges of its runs of kept row groups (runs
+    separated only by row groups the reader skips by their statistics make one, see
+    ``zskip.planning.row_groups``)."""
     assert plan.scan is not None and plan.metadata is not None
     position = {path: i for i, path in enumerate(plan.scan.paths)}
+    split = [path for path, groups in plan.kept.items() if groups is not None and run_count(groups) > 1]
+    read_anyway: dict[str, Any] = {}
+    if split:  # which row groups between the runs the reader would read (statistics of all at once)
+        counts = [plan.metadata.row_groups(path) for path in split]
+        allowed = statistics_allow(PlanInputs(plan.scan, plan.expr, plan.metadata), split)
+        starts = [sum(counts[:i]) for i in range(len(counts))]
+        read_anyway = {path: allowed[a : a + n] for path, a, n in zip(split, starts, counts, strict=True)}
     files: list[list[Any]] = []
     for path, groups in plan.kept.items():
         if groups is None:
             files.append([position[path]])
         else:
-            runs = byte_runs(plan.metadata.footer(path), groups)
+            runs = byte_runs(plan.metadata.footer(path), groups, read_anyway=read_anyway.get(path))
             files.append([position[path], [offset for run in runs for offset in run]])
     return {"relation": relation, "scan": plan.scan.position, "files": files}

@@ -62,7 +62,10 @@ PINNED: dict[str, dict[str, tuple[int, int]]] = {
 }
 TOTAL_ROW_GROUPS = {"zorder-raw-bitmap": 152, "hilbert-rank-bloom": 153}
 # row groups the read-ranges stage adds, per configuration and query (none elsewhere)
-JOINED: dict[str, dict[str, int]] = {"zorder-raw-bitmap": {"D7": 4}, "hilbert-rank-bloom": {"D1": 2, "D3": 2}}
+JOINED: dict[str, dict[str, int]] = {
+    "zorder-raw-bitmap": {"D1": 2, "D3": 3, "D7": 7},
+    "hilbert-rank-bloom": {"D1": 2, "D3": 2},
+}
 
 
 def _counts(plan: zskip.Explain) -> tuple[tuple[int, int], int]:

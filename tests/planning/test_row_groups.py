@@ -40,30 +40,35 @@ def test_runs_separated_only_by_row_groups_the_reader_skips_make_one_range() -> 
     assert byte_runs(f, (0, 4), read_anyway=read_anyway) == [(4, 104), (424, 454)]  # row group 1 would be read
 
 
-def test_joined_runs_add_at_most_join_gap_row_groups_the_reader_would_read() -> None:
+def test_joined_runs_add_the_row_groups_the_reader_would_read_when_they_are_small() -> None:
+    f = footer([100, 200, 50, 70, 30, 40, 60, 10])
     read_anyway = [True, True, True, False, True, True, True, True]
-    assert joined_runs((0, 2, 4), read_anyway, join_gap=1) == (0, 1, 2, 4)  # 3 is skipped by the reader
-    assert joined_runs((0, 7), read_anyway, join_gap=1) == (0, 7)  # five would be read between
-    assert joined_runs((0, 7), read_anyway, join_gap=5) == (0, 1, 2, 4, 5, 6, 7)
-    assert joined_runs((0, 2, 4), read_anyway, join_gap=0) == (0, 2, 4)
+    assert joined_runs(f, (0, 2, 4), read_anyway, join_bytes=200) == (0, 1, 2, 4)  # 3 is skipped by the reader
+    assert joined_runs(f, (0, 2, 4), read_anyway, join_bytes=199) == (0, 2, 4)
+    assert joined_runs(f, (0, 7), read_anyway, join_bytes=379) == (0, 7)  # 1, 2, 4, 5, 6 hold 380 bytes
+    assert joined_runs(f, (0, 7), read_anyway, join_bytes=380) == (0, 1, 2, 4, 5, 6, 7)
+    assert joined_runs(f, (2, 4), read_anyway, join_bytes=0) == (2, 4)  # nothing to add: one range anyway
+    assert byte_runs(f, (2, 4), read_anyway=read_anyway) == [(304, 454)]
     assert run_count((0, 1, 2, 4, 6, 7)) == 3 and run_count(()) == 0
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(1, 500), st.booleans(), st.booleans()), min_size=1, max_size=30),
-    st.integers(0, 3),
+    st.integers(0, 1500),
 )
-def test_the_reader_reads_exactly_the_joined_row_groups_in_as_few_ranges_as_the_gaps_allow(groups, join_gap) -> None:
+def test_the_reader_reads_exactly_the_joined_row_groups_in_as_few_ranges_as_the_gaps_allow(groups, join_bytes) -> None:
     lengths = [length for length, _, _ in groups]
     kept = tuple(g for g, (_, keep, _) in enumerate(groups) if keep)
     # a kept row group passed its statistics; the others may or may not
     read_anyway = [keep or allowed for _, keep, allowed in groups]
     f = footer(lengths)
-    joined = joined_runs(kept, read_anyway, join_gap)
+    joined = joined_runs(f, kept, read_anyway, join_bytes)
     assert set(kept) <= set(joined) and all(read_anyway[g] for g in joined)
     ranges = byte_runs(f, joined, read_anyway=read_anyway)
     read = {g for g in midpoints_inside(f, ranges) if read_anyway[g]}
     assert read == set(joined)  # nothing the plan left out is read, nothing it kept is missed
-    gaps = [sum(read_anyway[b] for b in range(a + 1, c)) for a, c in itertools.pairwise(kept) if c > a + 1]
-    assert len(ranges) == (1 + sum(1 for n in gaps if n > join_gap) if kept else 0)
+    gap_bytes = [
+        sum(lengths[b] for b in range(a + 1, c) if read_anyway[b]) for a, c in itertools.pairwise(kept) if c > a + 1
+    ]
+    assert len(ranges) == (1 + sum(1 for n in gap_bytes if n > join_bytes) if kept else 0)

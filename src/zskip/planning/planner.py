@@ -363,7 +363,7 @@ def _apply_verdicts(inputs: PlanInputs, candidates: Candidates, verdicts: Mappin
 
 def read_ranges(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     """Files read in several ranges get the row groups between two of their runs that the reader
-    would read anyway where there are at most ``JOIN_GAP`` of them: one range instead of two."""
+    would read anyway where those hold at most ``JOIN_GAP_BYTES``: one range instead of two."""
     split = [path for path, groups in candidates.files.items() if groups is not None and run_count(groups) > 1]
     if not split:
         return candidates
@@ -374,7 +374,7 @@ def read_ranges(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     for path, total, end in zip(split, counts.tolist(), np.cumsum(counts).tolist(), strict=True):
         groups = candidates.files[path]
         assert groups is not None
-        keep[path] = joined_runs(groups, allowed[end - total : end])
+        keep[path] = joined_runs(inputs.metadata.footer(path), groups, allowed[end - total : end])
         totals[path] = total
     return candidates.narrowed(keep, totals)
 

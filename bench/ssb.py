@@ -643,8 +643,9 @@ def report_ssb(args, counts_by_table, qs, results, build, head, *, load_seconds,
         "",
         "Counted the same way for every configuration with `zskip.explain_sql`: lineorder data files opened "
         "(plain Spark: every file Iceberg plans); row groups read (plain Spark: those whose statistics cannot rule "
-        "the filter out, as Iceberg's reader skips the others; zskip: the row groups its stages kept, each run of "
-        "them staged as its own task, see `zskip.planning.row_groups`); their bytes. *Rows scanned* is measured: "
+        "the filter out, as Iceberg's reader skips the others; zskip: the row groups its stages kept, read in byte "
+        "ranges of consecutive row groups joined across small gaps, see `zskip.planning.row_groups`); their bytes. "
+        "*Rows scanned* is measured: "
         "Spark's `numOutputRows` of the "
         "lineorder scan in the warm-up run. Wall time is the median of "
         f"{args.runs} runs after one warm-up, zskip's planning included. Iceberg's adaptive split size is off "

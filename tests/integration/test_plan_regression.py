@@ -5,7 +5,7 @@ configurations; the figures were recorded with the planner of 0.3.0 + session 4 
 path became a pipeline over per-snapshot metadata).  ``zskip.sql``, ``zskip.explain_sql``,
 ``zskip.explain`` and ``zskip.read`` must plan exactly these counts and return Spark's rows.
 The counts are those the stages that rule out keep; the read-ranges stage, added later, then joins
-runs of a file across a row group the reader would read anyway (``JOINED``).
+runs of a file across small row groups the reader would read anyway (``JOINED``).
 """
 
 from __future__ import annotations

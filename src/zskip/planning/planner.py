@@ -61,6 +61,7 @@ __all__ = [
     "StageResult",
     "plan_scan",
     "statistics_allow",
+    "statistics_allow_by_file",
 ]
 
 METADATA_STAGE = "table metadata (cached per snapshot)"
@@ -330,6 +331,14 @@ def statistics_allow(inputs: PlanInputs, paths: list[str], counts: np.ndarray | 
     return might_match_arrays(push_not(inputs.expr), columns, inputs.floats, int(counts.sum()))
 
 
+def statistics_allow_by_file(inputs: PlanInputs, paths: list[str]) -> dict[str, np.ndarray]:
+    """``statistics_allow`` of ``paths`` (one array call), cut into one array per file."""
+    counts = _row_group_counts(inputs, paths)
+    allowed = statistics_allow(inputs, paths, counts)
+    ends = np.cumsum(counts).tolist()
+    return {path: allowed[end - n : end] for path, n, end in zip(paths, counts.tolist(), ends, strict=True)}
+
+
 def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     """Files and row groups that bloom filters or bitmaps prove cannot match go (unindexed files stay)."""
     manifest = inputs.metadata.manifest()
@@ -367,15 +376,13 @@ def read_ranges(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     split = [path for path, groups in candidates.files.items() if groups is not None and run_count(groups) > 1]
     if not split:
         return candidates
-    counts = _row_group_counts(inputs, split)
-    allowed = statistics_allow(inputs, split, counts)
     keep: dict[str, tuple[int, ...]] = {}
     totals: dict[str, int] = {}
-    for path, total, end in zip(split, counts.tolist(), np.cumsum(counts).tolist(), strict=True):
+    for path, allowed in statistics_allow_by_file(inputs, split).items():
         groups = candidates.files[path]
         assert groups is not None
-        keep[path] = joined_runs(inputs.metadata.footer(path), groups, allowed[end - total : end])
-        totals[path] = total
+        keep[path] = joined_runs(inputs.metadata.footer(path), groups, allowed)
+        totals[path] = len(allowed)
     return candidates.narrowed(keep, totals)
 
 

@@ -16,7 +16,7 @@ from zskip.expr import to_sql
 from zskip.iceberg.predicates import filter_of, filtered_frame
 from zskip.iceberg.scans import QueryScans
 from zskip.iceberg.table import reads_other_state
-from zskip.planning.planner import PLANNING_PROPERTIES, PlanInputs, ScanPlan, plan_scan, statistics_allow
+from zskip.planning.planner import PLANNING_PROPERTIES, PlanInputs, ScanPlan, plan_scan, statistics_allow_by_file
 from zskip.planning.row_groups import byte_runs, run_count
 from zskip.planning.staging import keep_staged
 from zskip.units import format_bytes
@@ -163,12 +163,9 @@ def staged_choice(plan: ScanPlan, relation: int) -> dict[str, Any]:
     assert plan.scan is not None and plan.metadata is not None
     position = {path: i for i, path in enumerate(plan.scan.paths)}
     split = [path for path, groups in plan.kept.items() if groups is not None and run_count(groups) > 1]
-    read_anyway: dict[str, Any] = {}
-    if split:  # which row groups between the runs the reader would read (statistics of all at once)
-        counts = [plan.metadata.row_groups(path) for path in split]
-        allowed = statistics_allow(PlanInputs(plan.scan, plan.expr, plan.metadata), split)
-        starts = [sum(counts[:i]) for i in range(len(counts))]
-        read_anyway = {path: allowed[a : a + n] for path, a, n in zip(split, starts, counts, strict=True)}
+    # which row groups between the runs the reader would read (the read-ranges stage asked the same of
+    # these files; asking again, in one array call, keeps the plan free of per-stage scratch state)
+    read_anyway = statistics_allow_by_file(PlanInputs(plan.scan, plan.expr, plan.metadata), split) if split else {}
     files: list[list[Any]] = []
     for path, groups in plan.kept.items():
         if groups is None:

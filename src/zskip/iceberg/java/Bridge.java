@@ -847,21 +847,17 @@ public class Bridge {
 
   /** The JSON of {@code task}'s schema, written once per staging call (a scan's tasks share one schema). */
   static String schemaJson(FileScanTask task, IdentityHashMap texts) {
-    String text = (String) texts.get(task.schema());
-    if (text == null) {
-      text = SchemaParser.toJson(task.schema());
-      texts.put(task.schema(), text);
+    if (!texts.containsKey(task.schema())) {
+      texts.put(task.schema(), SchemaParser.toJson(task.schema()));
     }
-    return text;
+    return (String) texts.get(task.schema());
   }
 
   static String specJson(FileScanTask task, IdentityHashMap texts) {
-    String text = (String) texts.get(task.spec());
-    if (text == null) {
-      text = PartitionSpecParser.toJson(task.spec());
-      texts.put(task.spec(), text);
+    if (!texts.containsKey(task.spec())) {
+      texts.put(task.spec(), PartitionSpecParser.toJson(task.spec()));
     }
-    return text;
+    return (String) texts.get(task.spec());
   }
 
   static DeleteFile[] deletes(FileScanTask task) {

@@ -125,6 +125,24 @@ def test_bitmap_answers_equal_a_row_by_row_check(data: dict[str, list[Any]], exp
     assert (verdict.file is Match.MIGHT_MATCH) == bool(expected)
 
 
+@settings(max_examples=400, deadline=None)
+@given(tables(), predicates, st.integers(1, 4), st.sampled_from(sorted(COLUMNS)))
+def test_a_column_without_an_index_never_costs_a_row_group_holding_a_match(
+    data: dict[str, list[Any]], expr: Expr, row_groups: int, unindexed: str
+) -> None:
+    """Exact row sets of the indexed columns meet "might be true" row groups of the other column
+    (an AND stops early, its exact parts intersected row by row): every row group holding a
+    matching row stays."""
+    indexes = file_indexes(data, row_groups)
+    indexes = FileIndexes(indexes.row_group_starts, {c: b for c, b in indexes.bitmaps.items() if c != unindexed}, {})
+    rows = [{name: data[name][r] for name in data} for r in range(len(data["i"]))]
+    verdict = evaluate(expr, indexes)
+    starts = indexes.row_group_starts
+    for g, match in enumerate(verdict.row_groups):
+        if any(truth(expr, rows[r]) is True for r in range(starts[g], starts[g + 1])):
+            assert match is Match.MIGHT_MATCH, g
+
+
 @settings(max_examples=100, deadline=None)
 @given(tables())
 def test_bitmap_round_trips_through_bytes(data: dict[str, list[Any]]) -> None:

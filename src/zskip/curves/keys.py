@@ -100,19 +100,24 @@ def _signed(values: np.ndarray) -> np.ndarray:
     return values.astype(np.int64).view(np.uint64) ^ SIGN_BIT
 
 
+def _filled(array: pa.Array, fill: object) -> pa.Array:
+    """``array`` with nulls replaced by ``fill`` (their keys are overwritten); a kernel call only when needed."""
+    return array.fill_null(fill) if array.null_count else array
+
+
 def _integer_keys(array: pa.Array) -> np.ndarray:
     if pa.types.is_uint64(array.type):
-        return np.asarray(array.fill_null(0).to_numpy(), dtype=np.uint64)
-    values = array.fill_null(0).to_numpy(zero_copy_only=False)
+        return np.asarray(_filled(array, 0).to_numpy(), dtype=np.uint64)
+    values = _filled(array, 0).to_numpy(zero_copy_only=False)
     return _signed(values)
 
 
 def _boolean_keys(array: pa.Array) -> np.ndarray:
-    return _signed(np.asarray(array.fill_null(False).to_numpy(zero_copy_only=False), dtype=np.int64))
+    return _signed(np.asarray(_filled(array, False).to_numpy(zero_copy_only=False), dtype=np.int64))
 
 
 def _float_keys(array: pa.Array) -> np.ndarray:
-    values = np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.float64)
+    values = np.asarray(_filled(array, 0).to_numpy(zero_copy_only=False), dtype=np.float64)
     # Adding 0.0 turns -0.0 into +0.0 (IEEE round-to-nearest), so equal values share a key.
     bits = (values + 0.0).view(np.uint64)
     negative = (bits & SIGN_BIT) != 0

@@ -75,8 +75,7 @@ class _Maybe:
 
 def evaluate(expr: Expr, indexes: FileIndexes) -> Verdict:
     """Which of the file and its row groups might hold a row where ``expr`` is TRUE."""
-    result = _eval(expr, indexes)
-    groups = _groups(result, indexes)
+    groups = _groups(_true_rows(expr, indexes), indexes)
     verdicts = tuple(Match.MIGHT_MATCH if g else Match.CANNOT_MATCH for g in groups)
     file = Match.MIGHT_MATCH if groups.any() or indexes.row_group_count == 0 else Match.CANNOT_MATCH
     return Verdict(file, verdicts)
@@ -132,6 +131,39 @@ def matching_rows(expr: Expr, indexes: FileIndexes) -> BitMap | None:
     """The exact rows where ``expr`` is TRUE when bitmaps answer all of it, else ``None``."""
     result = _eval(expr, indexes)
     return result.true if isinstance(result, _Exact) else None
+
+
+def _true_rows(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:
+    """``_eval`` where only the rows making ``expr`` TRUE matter (a whole predicate, not a part under
+    NOT): the parts of a top-level AND are taken equalities first, the AND stops at the first part
+    that leaves no row, and no part's FALSE rows are built.  The ``false`` of an exact answer here is
+    empty, not the FALSE rows."""
+    if not isinstance(expr, And):
+        return _eval(expr, indexes)
+    true: BitMap | None = None
+    groups: np.ndarray | None = None
+    for child in sorted(expr.children, key=_cost):
+        part = _true_rows(child, indexes)
+        if isinstance(part, _Exact):
+            true = part.true if true is None else true & part.true
+            if not true:
+                return _Exact(BitMap(), BitMap())
+        else:
+            groups = part.groups if groups is None else groups & part.groups
+            if not groups.any():
+                return _Maybe(groups)
+    if groups is None:
+        assert true is not None
+        return _Exact(true, BitMap())
+    return _Maybe(groups if true is None else groups & _groups(_Exact(true, BitMap()), indexes))
+
+
+def _cost(expr: Expr) -> int:
+    """How early an AND takes ``expr``: an equality costs one bitmap operation per bit slice (a range,
+    two) and most often leaves no row of a file at all."""
+    if isinstance(expr, Compare) and expr.op == "=":
+        return 0
+    return 1 if isinstance(expr, Leaf) else 2
 
 
 def _groups(result: _Exact | _Maybe, indexes: FileIndexes) -> np.ndarray:

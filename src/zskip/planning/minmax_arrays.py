@@ -228,7 +228,9 @@ def _leaf(leaf: Leaf, negated: bool, columns: Columns, floats: frozenset[str], n
 
 
 def _filled(values: pa.Array | pa.ChunkedArray, fill: bool) -> np.ndarray:
-    return np.asarray(pc.fill_null(values, fill).to_numpy(zero_copy_only=False), dtype=bool)
+    if values.null_count:  # filling costs a kernel call even when nothing is null
+        values = pc.fill_null(values, fill)
+    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=bool)
 
 
 EXACT_FLOAT_INT = 2**53  # integers a double holds exactly

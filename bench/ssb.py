@@ -115,7 +115,6 @@ def counts(spark, query: str, lineorder: str, *, through_zskip: bool) -> dict[st
     return {
         "files": sum(e.files_read if through_zskip else _stage(e, ICEBERG_STAGE).files_kept for e in plans),
         "row_groups": sum(e.row_groups_read for e in plans),
-        "matching": sum(e.row_groups_read for e in plans),
         "bytes": sum(e.bytes_read for e in plans),
         "rows_planned": sum(e.rows_read for e in plans),
         "planning": sum(e.planning_seconds for e in plans) if through_zskip else 0.0,
@@ -149,7 +148,11 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     parser.add_argument("--warehouse", default=str(Path(tempfile.gettempdir()) / "zskip-bench-warehouse"))
     parser.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "zskip-tpch"), help="TPC-H files")
     parser.add_argument("--output", default=str(DOCS), help="where ssb.md and its charts go")
-    parser.add_argument("--layouts", default="a,b,c,d,e,f,g", help="which layouts, e.g. a,c,d (see the report)")
+    parser.add_argument(
+        "--layouts",
+        default="a,b,c,d,e,f,g,h",
+        help="which configurations, e.g. a,c,d (see the report; h: (c)'s table read through zskip with bitmaps)",
+    )
     parser.add_argument(
         "--kinds", default="minmax,bloom,bitmap", help="skipping of the zskip layouts: minmax, bloom, bitmap"
     )
@@ -225,13 +228,22 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
             }
         results[label] = run_queries(spark, _swap(qs, base, layout), layout, through_zskip=False, runs=args.runs)
         print(label, flush=True)
-    # the row groups of (c) that hold a match: bitmaps are exact on document 001's filters
     if "(c) Iceberg zorder" in results:
+        for name in [q for q in DOC001 if q in qs]:  # the row groups of (c) holding a match, from the data
+            results["(c) Iceberg zorder"][name]["matching"] = row_groups_holding(
+                spark, _swap(qs, base, copy)[name], copy
+            )
+        # bitmaps on (c) too: bench/lineorder_planning.py plans zskip's stages on every table of this run
         for column in ("lo_ordtotalprice", "lo_revenue"):
             create_index(spark, copy, column, kind="bitmap")
-        for name in [q for q in DOC001 if q in qs]:
-            plans = [e for e in explain_sql(spark, _swap(qs, base, copy)[name]) if e.table == copy]
-            results["(c) Iceberg zorder"][name]["matching"] = sum(e.row_groups_read for e in plans)
+        if "h" in layouts:  # the same table read through zskip: what its planning and indexes alone change
+            for column in [c for c in INDEXED if c not in ("lo_ordtotalprice", "lo_revenue")]:
+                create_index(spark, copy, column, kind="bitmap")
+            build[SAME_TABLE] = {"index_bytes": sum(i.index_bytes for i in list_indexes(spark, copy))}
+            results[SAME_TABLE] = run_queries(spark, _swap(qs, base, copy), copy, through_zskip=True, runs=args.runs)
+            for name in [q for q in DOC001 if q in qs]:
+                results[SAME_TABLE][name]["matching"] = results["(c) Iceberg zorder"][name]["matching"]
+            print(SAME_TABLE, flush=True)
     zskip_layouts = {"d": ("zorder", "raw"), "e": ("zorder", "rank"), "f": ("hilbert", "rank")}
     tables: dict[str, tuple[str, str | None]] = {}  # zskip configuration: its table, its index kind
     for curve, mapping in [zskip_layouts[letter] for letter in sorted(zskip_layouts) if letter in layouts]:
@@ -252,6 +264,8 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         )
         build[f"{label}, min/max"] = {"layout": seconds}
         swapped = _swap(qs, base, layout)
+        # the row groups holding a match, from the data (what read ranges join is read, not matched)
+        holding = {name: row_groups_holding(spark, swapped[name], layout) for name in DOC001 if name in swapped}
         if "minmax" in kinds:
             results[f"{label}, min/max"] = run_queries(spark, swapped, layout, through_zskip=True, runs=args.runs)
         for kind in [k for k in ("bloom", "bitmap") if k in kinds]:
@@ -262,6 +276,9 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
             build[f"{label}, + {kind}"] = {"index": seconds, "index_bytes": index_bytes}
             results[f"{label}, + {kind}"] = run_queries(spark, swapped, layout, through_zskip=True, runs=args.runs)
             tables[f"{label}, + {kind}"] = (layout, kind)
+        for name, held in holding.items():
+            for configuration in [c for c in results if c.startswith(f"{label},")]:
+                results[configuration][name]["matching"] = held
             if kind != kinds[-1]:  # the last kind stays for the head-to-head runs
                 for column in INDEXED:
                     drop_index(spark, layout, column, kind)
@@ -309,8 +326,14 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         best = best_zskip(results)
         head = head_to_head(spark, qs, results, best, tables[best], base=base, copy=copy, runs=args.paired_runs)
         print("head to head", flush=True)
+    same: dict[str, dict[str, float]] = {}
+    if SAME_TABLE in results and args.paired_runs > 0:
+        same = head_to_head(
+            spark, qs, results, SAME_TABLE, (copy, "bitmap"), base=base, copy=copy, runs=args.paired_runs
+        )
+        print("same table head to head", flush=True)
     total = time.perf_counter() - clock
-    report_ssb(args, counts_by_table, qs, results, build, head, load_seconds=load_seconds, total_seconds=total)
+    report_ssb(args, counts_by_table, qs, results, build, head, same, load_seconds=load_seconds, total_seconds=total)
     return results
 
 
@@ -416,8 +439,9 @@ def _swap(qs: dict[str, str], base: str, layout: str) -> dict[str, str]:
 
 
 def best_zskip(results: dict[str, dict]) -> str:
-    """The zskip configuration reading the fewest row groups over document 001's filters D1-D6."""
-    zskip_labels = [label for label in results if "zskip" in label]
+    """The zskip layout reading the fewest row groups over document 001's filters D1-D6 ((h) is
+    Iceberg's own layout, reported beside them)."""
+    zskip_labels = [label for label in results if "zskip" in label and label != SAME_TABLE]
     present = [q for q in DOC001 if q in results["(a) as loaded"]]
     return min(zskip_labels, key=lambda label: sum(results[label][q]["row_groups"] for q in present))
 
@@ -495,6 +519,17 @@ def charts(results: dict[str, dict], names: list[str], directory: Path, prefix: 
 
 
 STAR = "(g) zskip star, min/max"
+SAME_TABLE = "(h) Iceberg zorder, read through zskip + bitmap"
+
+
+def same_table_lines() -> list[str]:
+    return [
+        "(h) is (c)'s own table, with zskip's bitmaps on the indexed columns and read through `zskip.sql`: "
+        "both sides of each pair read the same files, so the ratio is what zskip's planning and indexes "
+        "alone change. Where zskip rules out nothing beyond Spark's own scan it returns the query as Spark "
+        "planned it and pays only its planning.",
+        "",
+    ]
 
 
 def star_lines(results: dict[str, dict]) -> list[str]:
@@ -614,7 +649,7 @@ def growth(earlier_json: Path, results: dict[str, dict], scale_factor: float) ->
     ]
 
 
-def report_ssb(args, counts_by_table, qs, results, build, head, *, load_seconds, total_seconds) -> None:  # type: ignore[no-untyped-def]
+def report_ssb(args, counts_by_table, qs, results, build, head, same, *, load_seconds, total_seconds) -> None:  # type: ignore[no-untyped-def]
     labels = list(results)
     names = list(qs)
     header = ["query", *labels]
@@ -628,7 +663,7 @@ def report_ssb(args, counts_by_table, qs, results, build, head, *, load_seconds,
         "# Star Schema Benchmark",
         "",
         f"One run of `python bench/ssb.py --scale-factor {args.scale_factor:g} --runs {args.runs}"
-        + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != "a,b,c,d,e,f,g" else "")
+        + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != "a,b,c,d,e,f,g,h" else "")
         + f"` on {machine()}, "
         f"{total_seconds / 60:.0f} minutes in all "
         + (
@@ -682,6 +717,7 @@ def report_ssb(args, counts_by_table, qs, results, build, head, *, load_seconds,
         ),
         "",
         *(head_lines(head, best_zskip(results), args.paired_runs) if head else []),
+        *(head_lines(same, SAME_TABLE, args.paired_runs) + same_table_lines() if same else []),
         *(star_lines(results) if STAR in results else []),
         *(growth(Path(args.compare), results, args.scale_factor) if args.compare else []),
         "## Layout and index builds",
@@ -714,7 +750,7 @@ def report_ssb(args, counts_by_table, qs, results, build, head, *, load_seconds,
     write_report(args.report, report, Path(args.output))
     # every measured figure, for anyone who wants to draw it differently
     figures = {c: {n: {k: v for k, v in m.items() if k != "result"} for n, m in r.items()} for c, r in results.items()}
-    everything = {"queries": qs, "build": build, "results": figures, "head_to_head": head}
+    everything = {"queries": qs, "build": build, "results": figures, "head_to_head": head, "same_table": same}
     (Path(args.output) / f"{args.report}.json").write_text(json.dumps(everything, indent=1))
 
 

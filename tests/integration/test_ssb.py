@@ -78,6 +78,8 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_scale(spark, tmp_path) -> None:
     # (h): (c)'s own table through zskip never opens more of its files than Spark's scan of it does
     assert results[benchmark.SAME_TABLE]["D1"]["files"] <= results["(c) Iceberg zorder"]["D1"]["files"]
     assert f"## Head to head: (c) Iceberg zorder against {benchmark.SAME_TABLE}" in report
+    # each index kind is measured alone: the blooms went before the bitmaps were built (the last kind stays)
+    assert {i.kind for i in zskip.list_indexes(spark, "lake.ssb.lineorder_zorder_raw")} == {"bitmap"}
     for chart in ("ssb-files.png", "ssb-row-groups.png", "ssb-speedup.png"):
         assert (tmp_path / chart).stat().st_size > 10_000
     plain, clustered = results["(a) as loaded"]["D1"], results["(f) zskip hilbert rank, + bitmap"]["D1"]

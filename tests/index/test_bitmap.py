@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from zskip.expr import And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
 from zskip.index.bitmap import BitmapIndex
-from zskip.index.evaluate import FileIndexes, Match, evaluate, matching_rows
+from zskip.index.evaluate import FileIndexes, Match, bitmaps_answer, evaluate, matching_rows
 
 
 def spark_cmp(a: Any, b: Any) -> int:
@@ -117,6 +117,7 @@ def test_bitmap_answers_equal_a_row_by_row_check(data: dict[str, list[Any]], exp
     rows = [{name: data[name][r] for name in data} for r in range(len(data["i"]))]
     expected = [r for r, row in enumerate(rows) if truth(expr, row) is True]
     assert sorted(matching_rows(expr, indexes)) == expected
+    assert bitmaps_answer(expr, set(COLUMNS))  # every column has a bitmap: every row is decided
     verdict = evaluate(expr, indexes)
     starts = indexes.row_group_starts
     for g, match in enumerate(verdict.row_groups):
@@ -136,6 +137,8 @@ def test_a_column_without_an_index_never_costs_a_row_group_holding_a_match(
     indexes = file_indexes(data, row_groups)
     indexes = FileIndexes(indexes.row_group_starts, {c: b for c, b in indexes.bitmaps.items() if c != unindexed}, {})
     rows = [{name: data[name][r] for name in data} for r in range(len(data["i"]))]
+    # the planner's static question (may a stage leave every row to the bitmaps?) agrees with the answer
+    assert bitmaps_answer(expr, set(indexes.bitmaps)) == (matching_rows(expr, indexes) is not None)
     verdict = evaluate(expr, indexes)
     starts = indexes.row_group_starts
     for g, match in enumerate(verdict.row_groups):

@@ -105,6 +105,38 @@ def test_a_clustered_table_reads_few_files_and_explain_says_which_stage_skipped_
     assert same_rows(zskip.read(spark, table, narrow).select("x"), spark.table(table).where(narrow).select("x"))
 
 
+def test_the_curve_stage_is_left_out_only_where_bitmaps_decide_every_row_and_the_plan_is_the_same(
+    spark, monkeypatch
+) -> None:
+    import dataclasses
+
+    from zskip.planning import planner
+
+    table = make_table(spark, "lake.plan.clustered_bitmaps", rows=40_000, files=6, properties=SMALL_ROW_GROUPS)
+    zskip.optimize(spark, table, by=["a", "d"], target_file_size=table_bytes(spark, table) // 16)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    zskip.create_index(spark, table, "d", kind="bitmap")
+    filters = ["a = 17 AND d > DATE'2000-01-01'", "a BETWEEN 10 AND 11", "a = 17 AND s = 'k4'"]
+    skipped = {where: zskip.explain(spark, table, where) for where in filters}
+    curve = {where: [s for s in result.stages if s.name == "curve range"] for where, result in skipped.items()}
+    assert all(len(found) == 1 for found in curve.values())
+    assert "bitmaps on a, d decide every row" in (curve[filters[0]][0].skipped or "")
+    assert curve[filters[1]][0].skipped  # one column, bitmapped
+    assert curve[filters[2]][0].skipped is None  # s has no bitmap: the curve stage runs
+    assert "not run: bitmaps on a, d" in str(skipped[filters[0]])
+    always = tuple(
+        dataclasses.replace(stage, unneeded=None) if stage.name == "curve range" else stage for stage in planner.STAGES
+    )
+    monkeypatch.setitem(planner.plan_scan.__kwdefaults__, "stages", always)
+    for where, result in skipped.items():
+        ran = zskip.explain(spark, table, where)
+        assert all(s.skipped is None for s in ran.stages)
+        assert (ran.files, ran.row_groups_read) == (result.files, result.row_groups_read), where
+    monkeypatch.undo()
+    for where in filters:
+        assert same_rows(zskip.read(spark, table, where), spark.table(table).where(where))
+
+
 def test_derived_frames_keep_working_and_old_reads_are_released(spark, bitmapped, monkeypatch) -> None:
     from zskip.planning import staging
 

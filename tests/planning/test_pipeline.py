@@ -55,6 +55,27 @@ def test_the_pipeline_runs_stages_in_order_and_times_each() -> None:
     assert not unchanged.beyond_spark  # a stage beyond Spark that removed nothing: Spark's scan reads the same
 
 
+def test_a_stage_the_later_ones_make_unneeded_is_not_run_and_says_why() -> None:
+    ran: list[str] = []
+
+    def listing(inputs: PlanInputs, candidates: Candidates) -> Candidates:
+        return Candidates.of(dict.fromkeys(inputs.scan.paths))
+
+    def costly(inputs: PlanInputs, candidates: Candidates) -> Candidates:
+        ran.append("costly")
+        return candidates.dropped({"b"})
+
+    inputs = PlanInputs(scan=_scan(("a", "b")), expr=AlwaysTrue(), metadata=None)  # type: ignore[arg-type]
+    unneeded = Stage("costly", costly, True, False, unneeded=lambda i, c: "a later stage decides every row")
+    final, run = run_stages((Stage("listing", listing, False, False), unneeded), inputs)
+    assert ran == [] and dict(final.files) == {"a": None, "b": None}
+    assert run.results[1].name == "costly" and run.results[1].skipped == "a later stage decides every row"
+    assert run.results[0].skipped is None and not run.beyond_spark
+    needed = Stage("costly", costly, True, False, unneeded=lambda i, c: None)
+    final, run = run_stages((Stage("listing", listing, False, False), needed), inputs)
+    assert ran == ["costly"] and dict(final.files) == {"a": None} and run.results[1].skipped is None
+
+
 FIELDS = {
     "d": Field("d", 1, "date"),
     "ts": Field("ts", 2, "timestamptz"),

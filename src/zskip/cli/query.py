@@ -65,7 +65,8 @@ def _print_explain(console: Console, title: str, result: Explain) -> None:
     )
     for stage in result.stages:
         groups = "" if stage.row_groups_kept is None else str(stage.row_groups_kept)
-        stages.add_row(stage.name, str(stage.files_kept), groups, f"{stage.seconds * 1000:.0f}")
+        name = f"{stage.name} (not run: {stage.skipped})" if stage.skipped else stage.name
+        stages.add_row(name, str(stage.files_kept), groups, f"{stage.seconds * 1000:.0f}")
     console.print(stages)
     console.print(
         f"reads {result.files_read} of {result.files_total} files ({result.row_groups_read} of "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -25,7 +25,16 @@ from zskip.index.bloom import BloomIndex
 from zskip.index.hashing import plain_hashes
 from zskip.index.literals import exact_scalar
 
-__all__ = ["FileIndexes", "Match", "Verdict", "evaluate", "key_sets_verdict", "matching_rows", "probe_hashes"]
+__all__ = [
+    "FileIndexes",
+    "Match",
+    "Verdict",
+    "bitmaps_answer",
+    "evaluate",
+    "key_sets_verdict",
+    "matching_rows",
+    "probe_hashes",
+]
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +140,34 @@ def matching_rows(expr: Expr, indexes: FileIndexes) -> BitMap | None:
     """The exact rows where ``expr`` is TRUE when bitmaps answer all of it, else ``None``."""
     result = _eval(expr, indexes)
     return result.true if isinstance(result, _Exact) else None
+
+
+@functools.singledispatch
+def bitmaps_answer(expr: Expr, columns: Collection[str]) -> bool:
+    """Whether bitmaps on ``columns`` (lower-case names) decide every row of ``expr``: each leaf is one a
+    bitmap answers, on one of them.  Known from the predicate alone, before any index is read (a literal
+    the column's type cannot hold still leaves its leaf to "might be true" when it is evaluated)."""
+    return False  # Opaque, TRUE, FALSE: evaluate leaves them to "might be true" per row group
+
+
+@bitmaps_answer.register(And)
+@bitmaps_answer.register(Or)
+def _(expr: And | Or, columns: Collection[str]) -> bool:
+    return all(bitmaps_answer(child, columns) for child in expr.children)
+
+
+@bitmaps_answer.register
+def _(expr: Not, columns: Collection[str]) -> bool:
+    return bitmaps_answer(expr.child, columns)
+
+
+@bitmaps_answer.register(Compare)
+@bitmaps_answer.register(Between)
+@bitmaps_answer.register(In)
+@bitmaps_answer.register(IsNull)
+@bitmaps_answer.register(StartsWith)
+def _(expr: Leaf, columns: Collection[str]) -> bool:
+    return expr.column.lower() in columns
 
 
 def _true_rows(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:

@@ -7,7 +7,8 @@ not the stages, records how long each took and what it kept.
 1. ``partition + min/max`` — the files of the tasks Spark's own Iceberg scan planned (Iceberg's
    partition and file min/max pruning with the pushed filters);
 2. ``curve range`` — the query box as curve-key intervals against each file's and row group's
-   recorded key range (files optimize did not write have none and stay);
+   recorded key range (files optimize did not write have none and stay); not run when bitmaps on
+   every column of the predicate cover the few files left (the index stage then decides every row);
 3. ``indexes`` — bloom filters and bitmaps from the index manifest (unindexed files stay);
 4. ``row-group min/max`` — Parquet footer statistics of each row group left;
 5. ``read ranges`` — the one stage that adds: the row groups between two runs of a file's kept row
@@ -34,7 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from zskip.expr import AlwaysFalse, Expr, columns_of
 from zskip.iceberg.scans import IcebergScan, JoinKeys, arrow_type
 from zskip.iceberg.table import load_table
-from zskip.index.evaluate import Match, Verdict
+from zskip.index.evaluate import Match, Verdict, bitmaps_answer
 from zskip.indexing.lookup import index_verdicts, key_set_verdicts
 from zskip.indexing.store import MANIFEST_PROPERTY
 from zskip.layout.store import STORE_PROPERTY
@@ -122,6 +123,8 @@ class Stage:
     run: Callable[[PlanInputs, Candidates], Candidates]
     beyond_spark: bool  # True: Spark's own scan does not skip what this stage rules out
     counts_row_groups: bool  # True: its result says which row groups stay (footers are read)
+    # why the stages after this one will rule out all it could (then it is not run), or None
+    unneeded: Callable[[PlanInputs, Candidates], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,7 @@ class StageResult:
     files_kept: int
     row_groups_kept: int | None  # None: not known without reading footers
     seconds: float
+    skipped: str | None = None  # why the stage was not run (a later one rules out all it could)
 
 
 @dataclass(frozen=True)
@@ -191,6 +195,31 @@ def iceberg_files(inputs: PlanInputs, candidates: Candidates) -> Candidates:
 def curve_range(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     """Files and row groups whose recorded curve-key range meets none of the query box's intervals go."""
     return _curve_narrow(inputs, candidates, {})
+
+
+EXACT_INDEX_FILES = 32  # at most this many files: exact bitmaps alone are cheaper than the curve first
+
+
+def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
+    """Why the curve stage can rule out nothing the index stage will not, or ``None``.
+
+    When every candidate file has a bitmap on every column of a predicate bitmaps answer whole, the
+    index stage keeps exactly the row groups holding a matching row, which no sound stage removes; the
+    curve stage (a query-box descent, 1-2 ms whatever the file count) would only save the index stage
+    work on the files it drops, and for a few files that work costs less than the descent.
+    """
+    manifest = inputs.metadata.manifest() if candidates.files else None
+    if manifest is None or len(candidates.files) > EXACT_INDEX_FILES or inputs.metadata.store() is None:
+        return None
+    columns = {c.lower() for c in columns_of(inputs.expr)}
+    if not columns or not bitmaps_answer(inputs.expr, columns):
+        return None
+    by_file = manifest.entries_by_file
+    for path in candidates.files:
+        indexed = {row["column"].lower() for row in by_file.get(path, ()) if row["kind"] == "bitmap"}
+        if not columns <= indexed:
+            return None
+    return "bitmaps on " + ", ".join(sorted(columns)) + " decide every row of these files"
 
 
 def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
@@ -400,7 +429,7 @@ def _within(groups: tuple[int, ...], current: Groups) -> tuple[int, ...]:
 STAGES: tuple[Stage, ...] = (
     Stage(ICEBERG_STAGE, iceberg_files, beyond_spark=False, counts_row_groups=False),
     Stage(JOIN_STAGE, join_keys, beyond_spark=True, counts_row_groups=True),
-    Stage("curve range", curve_range, beyond_spark=True, counts_row_groups=False),
+    Stage("curve range", curve_range, beyond_spark=True, counts_row_groups=False, unneeded=curve_unneeded),
     Stage("indexes (bloom, bitmap)", indexes, beyond_spark=True, counts_row_groups=True),
     Stage("row-group min/max", row_group_minmax, beyond_spark=False, counts_row_groups=True),
     Stage(READ_RANGES_STAGE, read_ranges, beyond_spark=False, counts_row_groups=True),
@@ -424,14 +453,15 @@ def run_stages(stages: tuple[Stage, ...], inputs: PlanInputs) -> tuple[Candidate
     removed: dict[str, set[int] | None] = {}  # what stages beyond Spark ruled out (None: a whole file)
     for stage in stages:
         clock = time.perf_counter()
-        after = stage.run(inputs, candidates)
+        skipped = stage.unneeded(inputs, candidates) if stage.unneeded is not None else None
+        after = candidates if skipped is not None else stage.run(inputs, candidates)
         seconds = time.perf_counter() - clock
         if stage.beyond_spark:
             _note_removed(inputs, candidates, after, removed)
         groups = None
         if stage.counts_row_groups:
             groups = sum(len(g) if g is not None else inputs.metadata.row_groups(p) for p, g in after.files.items())
-        run.results.append(StageResult(stage.name, len(after.files), groups, seconds))
+        run.results.append(StageResult(stage.name, len(after.files), groups, seconds, skipped))
         candidates = after
     _forget_read(inputs, candidates, removed)
     if removed:

@@ -32,6 +32,7 @@ class StageCount:
     files_kept: int
     row_groups_kept: int | None
     seconds: float
+    skipped: str | None = None  # why the stage was not run: a later one rules out all it could
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,8 @@ class Explain(Displayed):
         ]
         for stage in self.stages:
             groups = "" if stage.row_groups_kept is None else f", {stage.row_groups_kept:,} row groups"
-            rows.append((f"stage: {stage.name}", f"{stage.files_kept:,} files{groups} ({stage.seconds * 1000:.1f} ms)"))
+            ran = f"not run: {stage.skipped}" if stage.skipped else f"{stage.seconds * 1000:.1f} ms"
+            rows.append((f"stage: {stage.name}", f"{stage.files_kept:,} files{groups} ({ran})"))
         rows.extend(("note", note) for note in self.notes)
         return rows
 
@@ -90,7 +92,7 @@ def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
         rows_read=plan.rows_read(),
         bytes_read=plan.bytes_read(),
         planning_seconds=plan.planning_seconds,
-        stages=tuple(StageCount(s.name, s.files_kept, s.row_groups_kept, s.seconds) for s in plan.stages),
+        stages=tuple(StageCount(s.name, s.files_kept, s.row_groups_kept, s.seconds, s.skipped) for s in plan.stages),
         analysis_seconds=plan.analysis_seconds,
         notes=plan.notes,
         files=tuple(sorted(plan.kept)),

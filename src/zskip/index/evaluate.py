@@ -85,9 +85,11 @@ class _Maybe:
 def evaluate(expr: Expr, indexes: FileIndexes) -> Verdict:
     """Which of the file and its row groups might hold a row where ``expr`` is TRUE."""
     groups = _groups(_true_rows(expr, indexes), indexes)
-    verdicts = tuple(Match.MIGHT_MATCH if g else Match.CANNOT_MATCH for g in groups)
-    file = Match.MIGHT_MATCH if groups.any() or indexes.row_group_count == 0 else Match.CANNOT_MATCH
-    return Verdict(file, verdicts)
+    if not groups.any():
+        file = Match.MIGHT_MATCH if indexes.row_group_count == 0 else Match.CANNOT_MATCH
+        return Verdict(file, (Match.CANNOT_MATCH,) * indexes.row_group_count)
+    verdicts = tuple(Match.MIGHT_MATCH if g else Match.CANNOT_MATCH for g in groups.tolist())
+    return Verdict(Match.MIGHT_MATCH, verdicts)
 
 
 def key_sets_verdict(indexes: FileIndexes, key_sets: Sequence[tuple[str, np.ndarray]]) -> Verdict | None:
@@ -206,11 +208,20 @@ def _cost(expr: Expr) -> int:
 def _groups(result: _Exact | _Maybe, indexes: FileIndexes) -> np.ndarray:
     if isinstance(result, _Maybe):
         return result.groups
+    if not result.true:  # the usual answer for most files: no row
+        return np.zeros(indexes.row_group_count, dtype=bool)
     starts = indexes.row_group_starts
-    return np.array(
-        [result.true.range_cardinality(starts[g], starts[g + 1]) > 0 for g in range(indexes.row_group_count)],
-        dtype=bool,
-    )
+    if len(result.true) > 64 * indexes.row_group_count:  # many rows: count each row group's instead
+        return np.array(
+            [result.true.range_cardinality(starts[g], starts[g + 1]) > 0 for g in range(indexes.row_group_count)],
+            dtype=bool,
+        )
+    # the row groups a few TRUE rows fall in, all at once (rows are ascending)
+    rows = np.frombuffer(result.true.to_array(), dtype=np.uint32)
+    holding = np.zeros(indexes.row_group_count, dtype=bool)
+    found = np.searchsorted(np.asarray(starts, dtype=np.int64), rows, side="right") - 1
+    holding[found[(found >= 0) & (found < indexes.row_group_count)]] = True
+    return holding
 
 
 def _everywhere(indexes: FileIndexes) -> _Maybe:

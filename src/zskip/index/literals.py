@@ -24,13 +24,13 @@ def exact_scalar(value: Any, kind: pa.DataType) -> pa.Scalar:
     """``value`` as a scalar of ``kind``, or ``InexactLiteral`` (one query asks once per file: cached)."""
     try:
         spelled = repr(value) if isinstance(value, float) else None
-        return _exact_scalar(value, type(value), spelled, kind)
+        return _exact_scalar(value, type(value).__qualname__, spelled, kind)
     except TypeError:  # an unhashable literal: converted each time
         return _convert(value, kind)
 
 
 @functools.lru_cache(maxsize=1024)
-def _exact_scalar(value: Any, value_type: type, spelled: str | None, kind: pa.DataType) -> pa.Scalar:
+def _exact_scalar(value: Any, value_type: str, spelled: str | None, kind: pa.DataType) -> pa.Scalar:
     # value_type keeps 1, 1.0 and True apart and a float's spelling 0.0 and -0.0 (each pair hashes
     # alike); exceptions are never cached
     return _convert(value, kind)

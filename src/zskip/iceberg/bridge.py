@@ -18,7 +18,7 @@ from typing import Any
 from zskip.iceberg.janino import compiled
 from zskip.iceberg.jvm import jvm_of
 
-__all__ = ["bridge", "read_answer"]
+__all__ = ["bridge", "read_answer", "read_text"]
 
 _lock = threading.Lock()
 _BRIDGES: list[tuple[Any, Any]] = []  # (JVM view, Bridge instance): one per JVM
@@ -35,7 +35,9 @@ def bridge(spark: Any) -> Any:
             if known is jvm:
                 return instance
         gateway: Any = spark.sparkContext._gateway
-        cls = compiled(spark, "Bridge.java").getClassLoader().loadClass("zskip.bridge.Bridge")
+        cls = (
+            compiled(spark, "Bridge.java", uses="SnapshotFiles.java").getClassLoader().loadClass("zskip.bridge.Bridge")
+        )
         constructor = cls.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0))
         instance = constructor.newInstance(gateway.new_array(jvm.java.lang.Object, 0))
         _BRIDGES.append((jvm, instance))
@@ -44,11 +46,16 @@ def bridge(spark: Any) -> Any:
 
 def read_answer(answer: str) -> Any:
     """The JSON an answer of the bridge holds (a long answer names a local file: read, then removed)."""
+    return json.loads(read_text(answer))
+
+
+def read_text(answer: str) -> str:
+    """The text an answer of the bridge holds (a long answer names a local file: read, then removed)."""
     if answer.startswith("\u0000"):
         path = answer[1:]
         try:
             with open(path, encoding="utf-8") as stream:
-                answer = stream.read()
+                return stream.read()
         finally:
             os.unlink(path)
-    return json.loads(answer)
+    return answer

@@ -23,10 +23,14 @@ _lock = threading.Lock()
 _COMPILED: list[tuple[Any, str, Any]] = []  # (JVM view, source, SimpleCompiler that cooked it)
 
 
-def compiled(spark: Any, source: str) -> Any:
+def compiled(spark: Any, source: str, *, uses: str | None = None) -> Any:
     """The Janino ``SimpleCompiler`` that compiled ``source`` (a file of ``zskip/iceberg/java/``) in
-    ``spark``'s JVM: its ``getClassLoader()`` loads the classes, ``getBytecodes()`` holds them."""
+    ``spark``'s JVM: its ``getClassLoader()`` loads the classes, ``getBytecodes()`` holds them.
+
+    ``uses``: another source whose classes ``source`` refers to (compiled first; its loader is the parent).
+    """
     jvm = jvm_of(spark)
+    parent = compiled(spark, uses).getClassLoader() if uses is not None else None
     for known, name, compiler in _COMPILED:
         if known is jvm and name == source:
             return compiler
@@ -34,17 +38,19 @@ def compiled(spark: Any, source: str) -> Any:
         for known, name, compiler in _COMPILED:
             if known is jvm and name == source:
                 return compiler
-        compiler = _compile(jvm, source)
+        compiler = _compile(jvm, source, parent)
         _COMPILED.append((jvm, source, compiler))
         return compiler
 
 
-def _compile(jvm: Any, source: str) -> Any:
+def _compile(jvm: Any, source: str, parent: Any) -> Any:
     started = time.perf_counter()
     text = resources.files("zskip.iceberg").joinpath(f"java/{source}").read_text(encoding="utf-8")
     try:
         compiler = jvm.org.codehaus.janino.SimpleCompiler()
-        compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
+        compiler.setParentClassLoader(
+            parent if parent is not None else jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        )
         compiler.cook(text)
     except Exception as exc:
         lines = str(exc).splitlines()

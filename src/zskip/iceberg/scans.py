@@ -39,7 +39,7 @@ from zskip.expr import (
     Or,
     StartsWith,
 )
-from zskip.iceberg.bridge import bridge, read_answer
+from zskip.iceberg.bridge import bridge, read_answer, read_text
 
 __all__ = [
     "Field",
@@ -49,6 +49,8 @@ __all__ = [
     "TableRelation",
     "arrow_type",
     "expr_from_json",
+    "listed_scan_count",
+    "planned_tasks",
     "query_scans",
     "release_staged",
 ]
@@ -197,7 +199,9 @@ def query_scans(frame: DataFrame, properties: Sequence[str] = ()) -> QueryScans:
         for item in described.get("joins", ())
     )
     settings = dict(described.get("settings", {}))
-    return QueryScans(frame, java, frozenset(described["output"]), scans, relations, joins, settings)
+    # the query as planned: its relations read through the snapshots' file lists (``SnapshotFiles.java``)
+    planned = DataFrame(java.frame(), frame.sparkSession)
+    return QueryScans(planned, java, frozenset(described["output"]), scans, relations, joins, settings)
 
 
 def _scan(position: int, item: Mapping[str, Any]) -> IcebergScan:
@@ -316,6 +320,18 @@ def arrow_type(iceberg_type: str) -> pa.DataType | None:
         precision, scale = (int(p) for p in iceberg_type[len("decimal(") : -1].split(","))
         return pa.decimal128(precision, scale)
     return None
+
+
+def planned_tasks(frame: DataFrame) -> list[str]:
+    """Every task the Iceberg scans of ``frame``'s plan will read, one ``file, start, length, residual``
+    line each (tab-separated), sorted: to compare two plans of a query."""
+    text = read_text(str(bridge(frame.sparkSession).plannedTasks(frame._jdf)))
+    return text.split("\n") if text else []
+
+
+def listed_scan_count(spark: Any) -> int:
+    """How many Iceberg scans in ``spark``'s JVM took their tasks from a snapshot's file list."""
+    return int(bridge(spark).listedScans())
 
 
 def release_staged(spark: Any, set_ids: Sequence[str]) -> None:

@@ -265,6 +265,56 @@ public class Bridge {
     }
   }
 
+  /** An analysed plan taken as it is: Spark does not analyse it again. */
+  public static class Analysed extends org.apache.spark.sql.execution.QueryExecution {
+    Analysed(SparkSession session, LogicalPlan analysed) {
+      super(
+          session,
+          analysed,
+          org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$3(),
+          org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$4());
+      analysed.setAnalyzed();
+    }
+
+    public LogicalPlan analyzed() {
+      return logical();
+    }
+  }
+
+  /**
+   * {@code frame} with each Iceberg relation of a table's current state reading through
+   * {@link SnapshotFiles} (its scans plan from the snapshot's file list in memory), unless the
+   * session sets {@code spark.zskip.planning.listedFiles} to false; the same rows, columns and plan.
+   */
+  static Dataset listed(Dataset frame) {
+    SparkSession session = frame.sparkSession();
+    if (session.conf().get("spark.zskip.planning.listedFiles", "true").equalsIgnoreCase("false")) {
+      return frame;
+    }
+    LogicalPlan analysed = frame.queryExecution().analyzed();
+    IdentityHashMap replacements = new IdentityHashMap();
+    List pending = new ArrayList();
+    pending.add(analysed);
+    while (!pending.isEmpty()) {
+      LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
+      if (node instanceof DataSourceV2Relation && ((DataSourceV2Relation) node).table() instanceof SparkTable) {
+        DataSourceV2Relation relation = (DataSourceV2Relation) node;
+        SparkTable table = SnapshotFiles.reading((SparkTable) relation.table());
+        if (table != null) {
+          replacements.put(
+              relation,
+              new DataSourceV2Relation(
+                  table, relation.output(), relation.catalog(), relation.identifier(), relation.options()));
+        }
+      }
+      pending.addAll(javaList(node.children()));
+    }
+    if (replacements.isEmpty()) {
+      return frame;
+    }
+    return new Dataset(new Analysed(session, replace(analysed, replacements)), frame.encoder());
+  }
+
   static List javaList(Object iterableOrSeq) {
     List out = new ArrayList();
     if (iterableOrSeq instanceof scala.collection.Iterable) {
@@ -300,8 +350,9 @@ public class Bridge {
     final List joins = new ArrayList();
 
     Scans(Dataset frame, String[] properties) throws Exception {
-      this.frame = frame;
+      this.frame = listed(frame);
       this.properties = properties;
+      frame = this.frame;
       SparkPlan plan = frame.queryExecution().sparkPlan();
       scala.collection.Iterator leaves = plan.collectLeaves().iterator();
       while (leaves.hasNext()) {
@@ -330,6 +381,11 @@ public class Bridge {
         }
       }
       findJoins(frame.queryExecution().optimizedPlan());
+    }
+
+    /** The query as planned: its current-state Iceberg relations read through {@link SnapshotFiles}. */
+    public Dataset frame() {
+      return frame;
     }
 
     /** The scan (index into {@code scans}) producing expression id {@code id}, or -1. */
@@ -867,6 +923,16 @@ public class Bridge {
       out[i] = (DeleteFile) listed.get(i);
     }
     return out;
+  }
+
+  /** The tasks {@code frame}'s Iceberg scans will read, one line each (see {@link SnapshotFiles#plannedTasks}). */
+  public String plannedTasks(Dataset frame) throws Exception {
+    return answer(SnapshotFiles.plannedTasks(frame));
+  }
+
+  /** How many scans took their tasks from a snapshot's file list in this JVM. */
+  public long listedScans() {
+    return SnapshotFiles.seededScans();
   }
 
   /** Release staged task sets ({@code setIds} joined by '\u0001'); unknown ids are ignored. */

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.tables import make_table
-from zskip.iceberg.scans import listed_scan_count, planned_tasks, query_scans
+from zskip.iceberg.scans import forget_listed_files, listed_scan_count, planned_tasks, query_scans
 
 TABLE = "lake.listed.evolved"
 
@@ -101,3 +101,13 @@ def test_a_new_snapshot_is_listed_anew(spark) -> None:
         "0 AS p",
     ).writeTo(table).append()
     assert query_scans(spark.table(table).where("a >= 0")).frame.count() == first + 500
+
+
+def test_forgotten_lists_are_read_again(spark, evolved) -> None:
+    where = "a BETWEEN 10 AND 20"
+    expected = planned_tasks(spark.table(evolved).where(where))
+    forget_listed_files(spark)
+    before = listed_scan_count(spark)
+    listed = query_scans(spark.table(evolved).where(where)).frame
+    assert listed_scan_count(spark) == before + 1
+    assert planned_tasks(listed) == expected

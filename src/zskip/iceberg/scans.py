@@ -49,6 +49,7 @@ __all__ = [
     "TableRelation",
     "arrow_type",
     "expr_from_json",
+    "forget_listed_files",
     "listed_scan_count",
     "planned_tasks",
     "query_scans",
@@ -332,6 +333,11 @@ def planned_tasks(frame: DataFrame) -> list[str]:
 def listed_scan_count(spark: Any) -> int:
     """How many Iceberg scans in ``spark``'s JVM took their tasks from a snapshot's file list."""
     return int(bridge(spark).listedScans())
+
+
+def forget_listed_files(spark: Any) -> None:
+    """Forget every snapshot's file list in ``spark``'s JVM (a cold start, for benchmarks)."""
+    bridge(spark).forgetListedFiles()
 
 
 def release_staged(spark: Any, set_ids: Sequence[str]) -> None:

@@ -930,6 +930,11 @@ public class Bridge {
     return answer(SnapshotFiles.plannedTasks(frame));
   }
 
+  /** Forget every snapshot's file list (the next query of each table reads its manifests again). */
+  public void forgetListedFiles() {
+    SnapshotFiles.clear();
+  }
+
   /** How many scans took their tasks from a snapshot's file list in this JVM. */
   public long listedScans() {
     return SnapshotFiles.seededScans();

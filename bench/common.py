@@ -22,7 +22,13 @@ def bench_session(warehouse: str | Path, *, master: str = "local[*]") -> Any:
     return zskip.session(
         warehouse=warehouse,
         master=master,
-        conf={"spark.driver.memory": "12g", "spark.sql.shuffle.partitions": "8"},
+        # Spark deletes a finished query's shuffle files only after the driver's JVM collects it; with
+        # a 12 GB heap that can wait past the default 30 minutes, and SF 10's joins fill the disk first
+        conf={
+            "spark.driver.memory": "12g",
+            "spark.sql.shuffle.partitions": "8",
+            "spark.cleaner.periodicGC.interval": "3min",
+        },
     )
 
 

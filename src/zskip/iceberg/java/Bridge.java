@@ -212,16 +212,7 @@ public class Bridge {
 
   /** Calls the one-argument method {@code name(type)} that {@code target} has or inherits, protected or not. */
   static Object callWith(Object target, String name, Class type, Object argument) throws Exception {
-    for (Class cls = target.getClass(); cls != null; cls = cls.getSuperclass()) {
-      try {
-        Method method = cls.getDeclaredMethod(name, new Class[] {type});
-        method.setAccessible(true);
-        return method.invoke(target, new Object[] {argument});
-      } catch (NoSuchMethodException e) {
-        // inherited from further up
-      }
-    }
-    throw new IllegalStateException("no method " + name + " on " + target.getClass().getName());
+    return SnapshotFiles.invoke(target, name, new Class[] {type}, new Object[] {argument});
   }
 
   /**

@@ -133,7 +133,8 @@ public class SnapshotFiles {
     throw new NoSuchFieldException(name);
   }
 
-  static Object invoke(Object target, String name, Class[] types, Object[] arguments) throws Exception {
+  /** Calls the method {@code name(types)} that {@code target} has or inherits, protected or not. */
+  public static Object invoke(Object target, String name, Class[] types, Object[] arguments) throws Exception {
     for (Class cls = target.getClass(); cls != null; cls = cls.getSuperclass()) {
       try {
         Method method = cls.getDeclaredMethod(name, types);

@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 import zskip
 from zskip.errors import ConcurrentChangeError, InvalidOptionError, UnknownColumnError, UnknownIndexError
-from zskip.expr import And, Compare, Expr, In, Not, Or
+from zskip.expr import And, Compare, Expr, In, Not, Or, bind
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import load_table
 from zskip.index.evaluate import Match
@@ -34,10 +34,11 @@ def files_holding(spark, table: str, where: str) -> set[str]:
 
 
 def verdicts(spark, table: str, expr: Expr):
+    """Index verdicts of ``expr`` (by column names, bound here to the table's field ids as the planner binds them)."""
     iceberg = load_table(spark, table)
     manifest, _ = read_manifest(iceberg)
     live = data_files(spark, table)["file_path"].to_pylist()
-    return live, index_verdicts(manifest, live, expr)
+    return live, index_verdicts(manifest, live, bind(expr, {f.name: f.id for f in iceberg.schema()}))
 
 
 @pytest.fixture(scope="module")

@@ -199,7 +199,7 @@ def test_bad_input_gets_a_clear_error_and_changes_nothing(spark) -> None:
     snapshot = snapshot_id(spark, table)
     with pytest.raises(UnknownTableError, match=r"no Iceberg table 'lake\.opt\.nope'"):
         optimize(spark, "lake.opt.nope", by=["a"])
-    with pytest.raises(UnknownColumnError, match="has no column 'zz'; its columns are: a, b, d"):
+    with pytest.raises(UnknownColumnError, match="has no column 'zz'; its columns are: 'a', 'b', 'd'"):
         optimize(spark, table, by=["a", "zz"])
     with pytest.raises(InvalidOptionError, match="curve must be one of"):
         optimize(spark, table, by=["a"], curve="peano")

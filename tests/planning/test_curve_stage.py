@@ -34,7 +34,7 @@ def key(value, kind) -> int:
 
 def test_only_top_level_conjuncts_bound_a_column() -> None:
     s = spec()
-    expr = And((Compare("A", ">=", 10), Between("a", 5, 20), Compare("d", "<", datetime.date(1975, 1, 1))))
+    expr = And((Compare("a", ">=", 10), Between("a", 5, 20), Compare("d", "<", datetime.date(1975, 1, 1))))
     bounds = key_bounds(expr, s, TYPES)
     assert bounds["a"] == (key(10, pa.int32()), key(20, pa.int32()))
     assert bounds["d"] == (None, key(datetime.date(1975, 1, 1), pa.date32()))

@@ -81,11 +81,12 @@ def list_(ctx: Context, table: str, as_json: bool) -> None:
         click.echo(f"{table} has no indexes; `zskip index create {table} COLUMN --kind bitmap` builds one")
         return
     report = Table(title=f"indexes of {table}")
-    for name in ("column", "kind", "options", "files indexed", "index files missing", "size"):
+    for name in ("column", "field id", "kind", "options", "files indexed", "index files missing", "size"):
         report.add_column(name, justify="left" if name in ("column", "kind", "options") else "right")
     for i in found:
         report.add_row(
-            i.column,
+            i.column if i.unused is None else f"[yellow]{i.column} (unused)[/]",
+            "-" if i.field_id is None else str(i.field_id),
             i.kind,
             json.dumps(i.options) if i.options else "",
             f"{i.files_indexed} / {i.files_total}",
@@ -93,6 +94,9 @@ def list_(ctx: Context, table: str, as_json: bool) -> None:
             format_bytes(i.index_bytes),
         )
     Console().print(report)
+    for i in found:
+        if i.unused is not None:
+            click.echo(f"the {i.kind} index of {i.column}: {i.unused}")
     if any(i.files_missing for i in found):
         click.echo(f"some index files are missing; `zskip index refresh {table}` indexes those data files again")
 

@@ -25,18 +25,45 @@ __all__ = ["CURVES", "MAPPINGS", "ClusteringSpec", "ColumnMapping"]
 
 CURVES = ("hilbert", "zorder", "linear")
 MAPPINGS = ("rank", "raw")
-SPEC_VERSION = 1
+# 2: each column carries its Iceberg field id and type (1 named columns only; read through
+# ``zskip.layout.store``, which finds the field ids they meant)
+SPEC_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
 class ColumnMapping:
-    """One clustered column and how its keys become ranks."""
+    """One clustered column and how its keys become ranks.
+
+    ``field_id`` and ``iceberg_type`` say which column of the table it is and what type its keys
+    were computed from; ``name`` is how the table spelled it then (what rows are keyed by, and what
+    a user is shown).  ``None``: not known (a spec built outside a table, or written before 0.4).
+    """
 
     name: str
     mapping: RankMapping | RawMapping | DimensionMapping
+    field_id: int | None = None
+    iceberg_type: str | None = None
 
     def ranks(self, values: pa.Array | pa.ChunkedArray) -> np.ndarray:
         return self.mapping.ranks(order_key_u64(values))
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "mapping": self.mapping.to_json()}
+        if self.field_id is not None:
+            out["field_id"] = self.field_id
+        if self.iceberg_type is not None:
+            out["type"] = self.iceberg_type
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ColumnMapping:
+        field_id = data.get("field_id")
+        return cls(
+            str(data["name"]),
+            mapping_from_json(data["mapping"]),
+            None if field_id is None else int(field_id),
+            data.get("type"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +92,18 @@ class ClusteringSpec:
     @property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
+
+    @property
+    def field_ids(self) -> tuple[int | None, ...]:
+        return tuple(c.field_id for c in self.columns)
+
+    def column_of(self, field_id: int) -> ColumnMapping | None:
+        """The clustered column that is field ``field_id``, if any."""
+        return next((c for c in self.columns if c.field_id is not None and c.field_id == field_id), None)
+
+    def with_columns(self, columns: Sequence[ColumnMapping]) -> ClusteringSpec:
+        """This spec with its columns replaced (same curve, bits and mappings; new names or ids)."""
+        return ClusteringSpec(curve=self.curve, bits=self.bits, columns=tuple(columns))
 
     def keys(self, table: pa.Table | Mapping[str, pa.Array | pa.ChunkedArray]) -> np.ndarray:
         """Curve key (``uint64``) of every row of ``table``."""
@@ -125,7 +164,7 @@ class ClusteringSpec:
                 "version": self.version,
                 "curve": self.curve,
                 "bits": self.bits,
-                "columns": [{"name": c.name, "mapping": c.mapping.to_json()} for c in self.columns],
+                "columns": [c.to_json() for c in self.columns],
             },
             separators=(",", ":"),
         )
@@ -138,5 +177,5 @@ class ClusteringSpec:
                 f"clustering spec version {data['version']} is newer than this zskip understands "
                 f"({SPEC_VERSION}); upgrade zskip"
             )
-        columns = tuple(ColumnMapping(c["name"], mapping_from_json(c["mapping"])) for c in data["columns"])
-        return cls(curve=data["curve"], bits=int(data["bits"]), columns=columns, version=int(data["version"]))
+        columns = tuple(ColumnMapping.from_json(c) for c in data["columns"])
+        return cls(curve=data["curve"], bits=int(data["bits"]), columns=columns, version=int(data.get("version", 1)))

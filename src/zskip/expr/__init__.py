@@ -6,12 +6,14 @@ the column they are compared with.  Anything the planner cannot reason about is 
 never prunes, and Spark still applies it.
 """
 
+from zskip.expr.bind import bind, is_bound
 from zskip.expr.nodes import (
     LEAVES,
     AlwaysFalse,
     AlwaysTrue,
     And,
     Between,
+    Column,
     Compare,
     Expr,
     In,
@@ -24,7 +26,7 @@ from zskip.expr.nodes import (
     columns_of,
     equality_values,
 )
-from zskip.expr.sql import literal_sql, to_sql
+from zskip.expr.sql import literal_sql, quoted, to_sql
 
 __all__ = [
     "LEAVES",
@@ -32,6 +34,7 @@ __all__ = [
     "AlwaysTrue",
     "And",
     "Between",
+    "Column",
     "Compare",
     "Expr",
     "In",
@@ -41,8 +44,11 @@ __all__ = [
     "Opaque",
     "Or",
     "StartsWith",
+    "bind",
     "columns_of",
     "equality_values",
+    "is_bound",
     "literal_sql",
+    "quoted",
     "to_sql",
 ]

@@ -31,7 +31,7 @@ def matching_rows(table: pa.Table, expr: Expr) -> np.ndarray:
     >>> matching_rows(pa.table({"a": [1, 5, None]}), Compare("a", ">", 2)).tolist()
     [False, True, False]
     """
-    names = {name.lower(): name for name in table.column_names}
+    names = {name: name for name in table.column_names}
     try:
         return _evaluate(table, _arrow(expr, names, True))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError):
@@ -55,8 +55,8 @@ def _arrow(expr: Expr, names: dict[str, str], upper: bool) -> pc.Expression:
     return _TRUE if upper else _FALSE  # a node not known here
 
 
-def _field(column: str, names: dict[str, str]) -> pc.Expression:
-    name = names.get(column.lower())
+def _field(column: str | int, names: dict[str, str]) -> pc.Expression:
+    name = names.get(column) if isinstance(column, str) else None
     if name is None:
         raise ValueError(f"column {column!r} is not in the sample")
     return pc.field(name)

@@ -11,6 +11,7 @@ __all__ = [
     "AlwaysTrue",
     "And",
     "Between",
+    "Column",
     "Compare",
     "Expr",
     "In",
@@ -26,12 +27,16 @@ __all__ = [
 
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
 
+# A column as a predicate names it: text as the query wrote it, or, once bound to a table's schema
+# (``zskip.expr.bind``), its Iceberg field id, which no rename, drop or re-add can give to another column.
+Column = str | int
+
 
 @dataclass(frozen=True, slots=True)
 class Compare:
     """``column <op> value`` with ``op`` one of ``= != < <= > >=``."""
 
-    column: str
+    column: Column
     op: str
     value: Any
 
@@ -46,7 +51,7 @@ class Compare:
 class Between:
     """``column BETWEEN low AND high`` (both ends included)."""
 
-    column: str
+    column: Column
     low: Any
     high: Any
 
@@ -55,7 +60,7 @@ class Between:
 class In:
     """``column IN (values)``; NULLs in the list match nothing and are dropped."""
 
-    column: str
+    column: Column
     values: tuple[Any, ...]
 
     def __post_init__(self) -> None:
@@ -66,14 +71,14 @@ class In:
 class IsNull:
     """``column IS NULL``; ``Not(IsNull(c))`` is ``IS NOT NULL``."""
 
-    column: str
+    column: Column
 
 
 @dataclass(frozen=True, slots=True)
 class StartsWith:
     """``column LIKE 'prefix%'`` on a string column."""
 
-    column: str
+    column: Column
     prefix: str
 
 
@@ -124,8 +129,8 @@ def equality_values(expr: Expr) -> tuple[Any, ...] | None:
     return None
 
 
-def columns_of(expr: Expr) -> set[str]:
-    """Names of the columns ``expr`` reasons about (opaque parts name none)."""
+def columns_of(expr: Expr) -> set[Column]:
+    """The columns ``expr`` reasons about (names, or field ids once bound; opaque parts name none)."""
     if isinstance(expr, (And, Or)):
         return set().union(*(columns_of(c) for c in expr.children))
     if isinstance(expr, Not):

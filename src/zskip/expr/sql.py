@@ -28,13 +28,24 @@ from zskip.expr.nodes import (
     StartsWith,
 )
 
-__all__ = ["literal_sql", "to_sql"]
+__all__ = ["literal_sql", "quoted", "to_sql"]
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _name(column: str) -> str:
+def _name(column: str | int) -> str:
+    if isinstance(column, int):
+        return f"`#{column}`"  # a bound column: its field id (shown in debugging output only)
     return column if _PLAIN_NAME.fullmatch(column) else "`" + column.replace("`", "``") + "`"
+
+
+def quoted(name: str) -> str:
+    """``name`` as a Spark SQL identifier, whatever it holds (dots, spaces, backticks).
+
+    >>> quoted("a.b"), quoted("it`s")
+    ('`a.b`', '`it``s`')
+    """
+    return "`" + name.replace("`", "``") + "`"
 
 
 def literal_sql(value: Any) -> str:

@@ -65,7 +65,7 @@ COMPARISONS = {"lt": "<", "lt_eq": "<=", "gt": ">", "gt_eq": ">=", "eq": "=", "n
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    """A top-level column of the table: its name as the filter wrote it, field id and Iceberg type."""
+    """A column of the table: its name as the table spells it (dotted for a nested field), field id and Iceberg type."""
 
     name: str
     id: int
@@ -87,7 +87,7 @@ class IcebergScan:
     properties: Mapping[str, str]  # the table properties planning asked for
     output: frozenset[int]  # expression ids of the columns the scan produces
     expr: Expr  # the pushed conjuncts in zskip's predicate IR (AlwaysTrue when none)
-    fields: Mapping[str, Field]  # the filtered columns, by lower-cased name
+    fields: Mapping[str, Field]  # the filtered columns, by their names in the table's schema
     paths: tuple[str, ...]  # the file of each of the scan's tasks, in task order
     records: tuple[int, ...]
     sizes: tuple[int, ...]
@@ -206,8 +206,11 @@ def query_scans(frame: DataFrame, properties: Sequence[str] = ()) -> QueryScans:
 
 
 def _scan(position: int, item: Mapping[str, Any]) -> IcebergScan:
-    fields = {f["name"].lower(): Field(f["name"], int(f["id"]), f["type"]) for f in item["fields"]}
-    parts = [expr_from_json(f, fields) for f in item["filters"]]
+    # by the term as Spark pushed it (the table's own spelling, or another case when the session
+    # ignores case): the IR names each column as the schema does
+    by_term = {f.get("term", f["name"]): Field(f["name"], int(f["id"]), f["type"]) for f in item["fields"]}
+    fields = {f.name: f for f in by_term.values()}
+    parts = [expr_from_json(f, by_term) for f in item["filters"]]
     expr: Expr = parts[0] if len(parts) == 1 else And(tuple(parts)) if parts else AlwaysTrue()
     prefix = item["prefix"]
     paths = tuple(p[1:] if p.startswith("\u0000") else prefix + p for p in item["files"])
@@ -227,7 +230,10 @@ def _scan(position: int, item: Mapping[str, Any]) -> IcebergScan:
 
 
 def expr_from_json(node: Mapping[str, Any], fields: Mapping[str, Field]) -> Expr:
-    """One Iceberg expression (as the JVM helper writes it) in zskip's IR; anything unfamiliar is ``Opaque``."""
+    """One Iceberg expression (as the JVM helper writes it) in zskip's IR; anything unfamiliar is ``Opaque``.
+
+    ``fields``: the table's field for each term the filter names (a term not there names no column of
+    the table, and its condition never prunes)."""
     op = node["op"]
     if op == "and":
         return And((expr_from_json(node["left"], fields), expr_from_json(node["right"], fields)))
@@ -240,10 +246,10 @@ def expr_from_json(node: Mapping[str, Any], fields: Mapping[str, Field]) -> Expr
     if op == "false":
         return AlwaysFalse()
     term = node.get("term")
-    found = fields.get(term.lower()) if term is not None else None
+    found = fields.get(term) if term is not None else None
     if found is None:
         return Opaque(node.get("text") or _text(node))
-    column = str(term)
+    column = found.name
     try:
         if op == "is_null":
             return IsNull(column)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,15 @@ from zskip.errors import UnknownColumnError, UnknownTableError, UnsupportedTypeE
 from zskip.iceberg.jvm import java_session, jvm_of
 from zskip.iceberg.spark_errors import error_class, first_line, is_spark_error
 
-__all__ = ["IcebergTable", "apply_properties", "load_table", "properties_update", "reads_other_state"]
+__all__ = [
+    "IcebergTable",
+    "SchemaField",
+    "apply_properties",
+    "load_table",
+    "properties_update",
+    "reads_other_state",
+    "schema_fields",
+]
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +43,38 @@ CLUSTERABLE = (
     "StringType",
     "BinaryType",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaField:
+    """A column of an Iceberg schema: its name (dotted path for a nested field), field id and type."""
+
+    name: str
+    id: int
+    type: str  # Iceberg's type text: int, long, decimal(9, 2), string, struct<...>, ...
+    nested: bool  # inside a struct (or a list or map)
+    has_default: bool = False  # an initial default: what files written before the field existed hold
+
+
+def schema_fields(schema_json: str | Mapping[str, Any]) -> list[SchemaField]:
+    """Every field of an Iceberg schema (as ``SchemaParser.toJson`` writes it), top-level ones first in
+    schema order, then nested ones by their dotted paths."""
+    data = json.loads(schema_json) if isinstance(schema_json, str) else schema_json
+    top: list[SchemaField] = []
+    nested: list[SchemaField] = []
+
+    def walk(fields: list[Mapping[str, Any]], prefix: str) -> None:
+        for item in fields:
+            kind = item["type"]
+            name = prefix + str(item["name"])
+            text = kind if isinstance(kind, str) else str(kind.get("type"))
+            default = item.get("initial-default") is not None
+            (nested if prefix else top).append(SchemaField(name, int(item["id"]), text, bool(prefix), default))
+            if isinstance(kind, Mapping) and kind.get("type") == "struct":
+                walk(kind["fields"], name + ".")
+
+    walk(data["fields"], "")
+    return top + nested
 
 
 @dataclass
@@ -68,15 +108,78 @@ class IcebergTable:
         """The name Iceberg gives the table (``catalog.namespace.table``), as its scans report it."""
         return str(self.java.name())
 
-    def field_ids(self, names: Iterable[str]) -> dict[str, int]:
-        """Iceberg field ids of top-level columns, by the names given (found case-insensitively)."""
-        schema = self.java.schema()
-        ids = {}
+    def schema(self) -> list[SchemaField]:
+        """Every field of the current schema (one py4j call)."""
+        parser = self.jvm.org.apache.iceberg.SchemaParser
+        return schema_fields(str(parser.toJson(self.java.schema())))
+
+    def schema_history(self) -> list[list[SchemaField]]:
+        """Every schema the table's metadata still holds, oldest first (the current one among them)."""
+        parser = self.jvm.org.apache.iceberg.SchemaParser
+        found = [json.loads(str(parser.toJson(s))) for s in self.java.schemas().values()]
+        found.sort(key=lambda data: int(data.get("schema-id", 0)))
+        return [schema_fields(data) for data in found]
+
+    def old_names(self) -> Callable[[str], SchemaField | None]:
+        """How a name written by zskip before 0.4 (which stored names, not field ids) is tied to a field.
+
+        That zskip matched names ignoring case, against whatever schema was current then.  A name that
+        meant one field in every schema the table's metadata holds meant that field when it was
+        written; a name that meant two fields (a column dropped or renamed and another added under
+        its name) could have meant either, and is tied to none.  The field as the oldest schema
+        holding it saw it is returned: its type then, before any promotion.
+        """
+        meant: dict[str, dict[int, SchemaField]] = {}
+        for schema in self.schema_history():
+            for field in schema:
+                if not field.nested:
+                    meant.setdefault(field.name.lower(), {}).setdefault(field.id, field)
+
+        def find(name: str) -> SchemaField | None:
+            found = meant.get(name.lower(), {})
+            return next(iter(found.values())) if len(found) == 1 else None
+
+        return find
+
+    def case_sensitive(self) -> bool:
+        """Whether the session resolves column names case-sensitively (``spark.sql.caseSensitive``)."""
+        return str(self.spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+
+    def resolve(self, names: Sequence[str]) -> list[SchemaField]:
+        """The top-level columns ``names`` name, found as Spark finds them in this session: the exact
+        name first; otherwise, unless the session is case-sensitive, the one column equal to it
+        ignoring case.  Raises ``UnknownColumnError`` or, for a nested field, ``UnsupportedTypeError``."""
+        fields = self.schema()
+        top = {f.name: f for f in fields if not f.nested}
+        nested = {f.name: f for f in fields if f.nested}
+        sensitive = self.case_sensitive()
+        out = []
         for name in names:
-            found = schema.caseInsensitiveFindField(name)
-            if found is not None:
-                ids[name] = int(found.fieldId())
-        return ids
+            found = top.get(name)
+            if found is None and not sensitive:
+                alike = [f for f in top.values() if f.name.lower() == name.lower()]
+                if len(alike) > 1:
+                    raise UnknownColumnError(
+                        f"{name!r} names {len(alike)} columns of {self.name} that differ only in case "
+                        f"({', '.join(repr(f.name) for f in alike)}); spell it exactly, with "
+                        "spark.sql.caseSensitive=true"
+                    )
+                found = alike[0] if alike else None
+            if found is None:
+                path = nested.get(name) or next(
+                    (f for f in nested.values() if not sensitive and f.name.lower() == name.lower()), None
+                )
+                if path is not None:
+                    raise UnsupportedTypeError(
+                        f"{name!r} is a nested field of {self.name}; zskip clusters and indexes top-level "
+                        "columns only (nested fields are not supported): use a top-level copy of it"
+                    )
+                raise UnknownColumnError(
+                    f"table {self.name} has no column {name!r}; its columns are: "
+                    f"{', '.join(repr(f.name) for f in top.values())}"
+                )
+            out.append(found)
+        return out
 
     def write_file(self, path: str, data: bytes) -> None:
         """Write a whole file through the table's FileIO (whatever storage the catalog uses)."""
@@ -118,16 +221,12 @@ class IcebergTable:
         return not bool(self.java.spec().isUnpartitioned())
 
     def column_types(self, columns: Sequence[str]) -> dict[str, DataType]:
-        """Spark types of ``columns`` (resolved case-insensitively), each one clusterable."""
-        fields = {f.name.lower(): f for f in self.spark_schema().fields}
+        """Spark types of ``columns`` by the names the table spells them (resolved as ``resolve``
+        does), each one clusterable."""
+        spark_fields = {f.name: f for f in self.spark_schema().fields}
         resolved: dict[str, DataType] = {}
-        for column in columns:
-            field = fields.get(column.lower())
-            if field is None:
-                raise UnknownColumnError(
-                    f"table {self.name} has no column {column!r}; its columns are: "
-                    f"{', '.join(f.name for f in self.spark_schema().fields)}"
-                )
+        for found in self.resolve(columns):
+            field = spark_fields[found.name]
             if isinstance(field.dataType, (StructType, ArrayType, MapType)) or (
                 type(field.dataType).__name__ not in CLUSTERABLE
             ):

@@ -20,7 +20,41 @@ from zskip.index.kinds import IndexDefinition, blob_type
 from zskip.index.parquet_io import open_parquet, read_file, write_file
 from zskip.index.puffin import CHECKSUM, PuffinWriter
 
-__all__ = ["BlobEntry", "build_file_indexes", "copy_blobs"]
+__all__ = ["BlobEntry", "build_file_indexes", "column_indices_of", "copy_blobs", "top_level_field_ids"]
+
+
+def top_level_field_ids(schema: pa.Schema) -> dict[int, int]:
+    """Position of each top-level column of a Parquet file's schema, by the Iceberg field id it carries."""
+    out: dict[int, int] = {}
+    for position, item in enumerate(schema):
+        raw = (item.metadata or {}).get(b"PARQUET:field_id")
+        if raw is not None:
+            out[int(raw)] = position
+    return out
+
+
+def column_indices_of(parquet: Any, positions: Sequence[int]) -> list[int]:
+    """The Parquet leaf columns of the top-level columns at ``positions`` (names never parsed: a dot or
+    a backtick in a name means nothing here)."""
+    schema = parquet.schema_arrow
+    leaves: list[int] = []
+    start = 0
+    for position, item in enumerate(schema):
+        width = _leaf_count(item.type)
+        if position in positions:
+            leaves.extend(range(start, start + width))
+        start += width
+    return leaves
+
+
+def _leaf_count(kind: pa.DataType) -> int:
+    if pa.types.is_struct(kind):
+        return sum(_leaf_count(kind.field(i).type) for i in range(kind.num_fields))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _leaf_count(kind.value_type)
+    if pa.types.is_map(kind):
+        return _leaf_count(kind.key_type) + _leaf_count(kind.item_type)
+    return 1
 
 
 @dataclass(frozen=True)
@@ -28,7 +62,8 @@ class BlobEntry:
     """Where one index of one data file lives (a row of the index manifest)."""
 
     data_file: str
-    column: str
+    field_id: int
+    column: str  # the name the table gave field ``field_id`` when the index was defined
     kind: str
     puffin_path: str
     offset: int
@@ -40,26 +75,47 @@ class BlobEntry:
 
 
 def build_file_indexes(
-    data_file: str, definitions: Sequence[IndexDefinition], puffin_path: str, *, snapshot_id: int = -1
+    data_file: str,
+    definitions: Sequence[IndexDefinition],
+    puffin_path: str,
+    *,
+    snapshot_id: int = -1,
+    absent_is_null: frozenset[int] = frozenset(),
 ) -> list[BlobEntry]:
-    """Index ``data_file``'s columns as ``definitions`` say; write the blobs to ``puffin_path``."""
+    """Index ``data_file``'s columns as ``definitions`` say; write the blobs to ``puffin_path``.
+
+    Columns are found in the file by field id, whatever they were called when it was written.  A
+    field the file lacks (added to the table since) is indexed as NULL in every row when it is in
+    ``absent_is_null`` (a field with no initial default), and not indexed otherwise."""
     parquet = open_parquet(data_file)
-    names = {name.lower(): name for name in parquet.schema_arrow.names}
-    columns = sorted({d.column for d in definitions})
-    missing = [c for c in columns if c.lower() not in names]
-    if missing:
-        raise KeyError(f"{data_file} has no column {', '.join(missing)}")
+    positions = top_level_field_ids(parquet.schema_arrow)
+    wanted = sorted({d.field_id for d in definitions if d.field_id is not None})
+    present = sorted(positions[i] for i in wanted if i in positions)  # schema order, as a read returns them
+    leaves = column_indices_of(parquet, present)
     groups = [
-        parquet.read_row_group(g, columns=[names[c.lower()] for c in columns]) for g in range(parquet.num_row_groups)
+        parquet.reader.read_row_group(g, column_indices=leaves) if present else None
+        for g in range(parquet.num_row_groups)
     ]
-    row_group_rows = tuple(t.num_rows for t in groups)
+    row_group_rows = tuple(parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups))
     buffer = io.BytesIO()
     writer = PuffinWriter(buffer, properties={"created-by": "zskip"})
     written = []
     for definition in definitions:
-        name = names[definition.column.lower()]
-        kind = parquet.schema_arrow.field(name).type
-        parts = [t.column(name) for t in groups] or [pa.chunked_array([], type=kind)]
+        if definition.field_id is None or (
+            definition.field_id not in positions and definition.field_id not in absent_is_null
+        ):
+            continue
+        if definition.field_id in positions:
+            where = present.index(positions[definition.field_id])
+            kind = parquet.schema_arrow.field(positions[definition.field_id]).type
+            parts = [t.column(where) for t in groups if t is not None] or [pa.chunked_array([], type=kind)]
+        else:  # not in this file (added to the table since): NULL in every row
+            # bitmaps take Arrow's null type (no literal converts to it); a bloom filter needs a type it
+            # can hash, and an empty filter of any type holds no value
+            kind = pa.null() if definition.kind == "bitmap" else pa.int64()
+            parts = [pa.chunked_array([pa.nulls(n, kind)], type=kind) for n in row_group_rows] or [
+                pa.chunked_array([], type=kind)
+            ]
         if definition.kind == "bitmap":
             payload = BitmapIndex.build(pa.chunked_array([c for p in parts for c in p.chunks], type=kind)).to_bytes()
         else:
@@ -68,6 +124,7 @@ def build_file_indexes(
             blob_type(definition.kind),
             payload,
             snapshot_id=snapshot_id,
+            fields=(definition.field_id,),  # Puffin's own reference to the column: its field id
             properties={"column": definition.column, "data-file": data_file},
         )
         written.append((definition, meta))
@@ -76,6 +133,7 @@ def build_file_indexes(
     return [
         BlobEntry(
             data_file=data_file,
+            field_id=int(definition.field_id),  # type: ignore[arg-type]
             column=definition.column,
             kind=definition.kind,
             puffin_path=puffin_path,
@@ -103,11 +161,13 @@ def copy_blobs(puffin_path: str, entries: Sequence[dict[str, Any]]) -> list[Blob
             blob_type(entry["kind"]),
             stored,
             codec=entry["codec"],
+            fields=(int(entry["field_id"]),),
             properties={"column": entry["column"], "data-file": entry["data_file"]},
         )
         copied.append(
             BlobEntry(
                 data_file=entry["data_file"],
+                field_id=int(entry["field_id"]),
                 column=entry["column"],
                 kind=entry["kind"],
                 puffin_path=puffin_path,

@@ -19,7 +19,21 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
 
-from zskip.expr import AlwaysFalse, And, Between, Compare, Expr, In, IsNull, Leaf, Not, Or, StartsWith, equality_values
+from zskip.expr import (
+    AlwaysFalse,
+    And,
+    Between,
+    Column,
+    Compare,
+    Expr,
+    In,
+    IsNull,
+    Leaf,
+    Not,
+    Or,
+    StartsWith,
+    equality_values,
+)
 from zskip.index.bitmap import BitmapIndex
 from zskip.index.bloom import BloomIndex
 from zskip.index.hashing import plain_hashes
@@ -56,11 +70,12 @@ class Verdict:
 
 @dataclass(frozen=True)
 class FileIndexes:
-    """The indexes of one data file, with where each row group starts (``row_group_starts[-1]`` = rows)."""
+    """The indexes of one data file, with where each row group starts (``row_group_starts[-1]`` = rows),
+    by column as the predicates evaluated against them name columns (field ids when planning)."""
 
     row_group_starts: tuple[int, ...]
-    bitmaps: Mapping[str, BitmapIndex]
-    blooms: Mapping[str, BloomIndex]
+    bitmaps: Mapping[Column, BitmapIndex]
+    blooms: Mapping[Column, BloomIndex]
 
     @property
     def rows(self) -> int:
@@ -92,7 +107,7 @@ def evaluate(expr: Expr, indexes: FileIndexes) -> Verdict:
     return Verdict(Match.MIGHT_MATCH, verdicts)
 
 
-def key_sets_verdict(indexes: FileIndexes, key_sets: Sequence[tuple[str, np.ndarray]]) -> Verdict | None:
+def key_sets_verdict(indexes: FileIndexes, key_sets: Sequence[tuple[Column, np.ndarray]]) -> Verdict | None:
     """Which row groups might hold a row whose ``column`` is one of ``keys`` for every ``(column, keys)``
     (sorted, distinct ``int64`` keys of whole-number columns), from those columns' bitmaps (exact rows,
     intersected across columns) or bloom filters; ``None`` when no column has an index.
@@ -102,8 +117,8 @@ def key_sets_verdict(indexes: FileIndexes, key_sets: Sequence[tuple[str, np.ndar
     """
     parts: list[_Exact | _Maybe] = []
     for column, keys in key_sets:
-        bitmap = indexes.bitmaps.get(column.lower())
-        bloom = indexes.blooms.get(column.lower())
+        bitmap = indexes.bitmaps.get(column)
+        bloom = indexes.blooms.get(column)
         try:
             if bitmap is not None and pa.types.is_integer(bitmap.dictionary.type):
                 true = bitmap.rows_with(keys)
@@ -145,8 +160,8 @@ def matching_rows(expr: Expr, indexes: FileIndexes) -> BitMap | None:
 
 
 @functools.singledispatch
-def bitmaps_answer(expr: Expr, columns: Collection[str]) -> bool:
-    """Whether bitmaps on ``columns`` (lower-case names) decide every row of ``expr``: each leaf is one a
+def bitmaps_answer(expr: Expr, columns: Collection[Column]) -> bool:
+    """Whether bitmaps on ``columns`` (as ``expr`` names them) decide every row of ``expr``: each leaf is one a
     bitmap answers, on one of them.  Known from the predicate alone, before any index is read (a literal
     the column's type cannot hold still leaves its leaf to "might be true" when it is evaluated)."""
     return False  # Opaque, TRUE, FALSE: evaluate leaves them to "might be true" per row group
@@ -154,12 +169,12 @@ def bitmaps_answer(expr: Expr, columns: Collection[str]) -> bool:
 
 @bitmaps_answer.register(And)
 @bitmaps_answer.register(Or)
-def _(expr: And | Or, columns: Collection[str]) -> bool:
+def _(expr: And | Or, columns: Collection[Column]) -> bool:
     return all(bitmaps_answer(child, columns) for child in expr.children)
 
 
 @bitmaps_answer.register
-def _(expr: Not, columns: Collection[str]) -> bool:
+def _(expr: Not, columns: Collection[Column]) -> bool:
     return bitmaps_answer(expr.child, columns)
 
 
@@ -168,8 +183,8 @@ def _(expr: Not, columns: Collection[str]) -> bool:
 @bitmaps_answer.register(In)
 @bitmaps_answer.register(IsNull)
 @bitmaps_answer.register(StartsWith)
-def _(expr: Leaf, columns: Collection[str]) -> bool:
-    return expr.column.lower() in columns
+def _(expr: Leaf, columns: Collection[Column]) -> bool:
+    return expr.column in columns
 
 
 def _true_rows(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:

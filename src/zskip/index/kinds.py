@@ -20,11 +20,17 @@ def blob_type(kind: str) -> str:
 
 @dataclass(frozen=True)
 class IndexDefinition:
-    """An index a user asked for: one column, one kind, its options (``fpp`` for bloom)."""
+    """An index a user asked for: one column, one kind, its options (``fpp`` for bloom).
+
+    ``field_id`` is the column's Iceberg field id, what the index is of; ``column`` is how the table
+    spelled it when the index was defined (shown to users).  ``None``: not known (a manifest written
+    before 0.4 whose name could not be tied to one field: such an index is never used).
+    """
 
     column: str
     kind: str
     options: Mapping[str, Any] = field(default_factory=dict)
+    field_id: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, str) or self.kind not in KINDS:
@@ -47,11 +53,16 @@ class IndexDefinition:
         return float(self.options.get("fpp", DEFAULT_FPP))
 
     def to_json(self) -> dict[str, Any]:
-        return {"column": self.column, "kind": self.kind, "options": dict(self.options)}
+        return {"column": self.column, "kind": self.kind, "options": dict(self.options), "field_id": self.field_id}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> IndexDefinition:
         options = dict(data.get("options", {}))
         if isinstance(options.get("fpp"), str):  # 0.3.0 stored fpp="0.1" given as text as it came
             options["fpp"] = float(options["fpp"])
-        return cls(str(data["column"]), str(data["kind"]), options)
+        field_id = data.get("field_id")
+        return cls(str(data["column"]), str(data["kind"]), options, None if field_id is None else int(field_id))
+
+    def label(self) -> str:
+        """``column:kind``, as users see an index named."""
+        return f"{self.column}:{self.kind}"

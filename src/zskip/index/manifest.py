@@ -4,6 +4,12 @@ One Puffin file holds the definitions (JSON) and the entries (an Arrow table, on
 file, column and kind).  A manifest is never changed: every publish writes a new one and swaps
 the table property that points at it (see ``zskip.indexing.store``), so readers see a whole
 manifest, old or new.
+
+Definitions and entries name their column by Iceberg field id (``field_id``); the name beside it
+is how the table spelled the column then, for people.  Manifests written before 0.4 named columns
+only: they load with ``field_id`` unknown (null), and ``resolved`` ties each name to the field
+it meant, or to none (then its entries are never used).  Their blobs had other type names, so a
+zskip that matched by name never reads a manifest of this version.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import functools
 import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,12 +30,14 @@ from zskip.index.puffin import PuffinWriter, read_puffin
 
 __all__ = ["ENTRY_SCHEMA", "IndexManifest"]
 
-DEFINITIONS_BLOB = "zskip-index-definitions-v1"
-ENTRIES_BLOB = "zskip-index-entries-v1"
+DEFINITIONS_BLOB = "zskip-index-definitions-v2"
+ENTRIES_BLOB = "zskip-index-entries-v2"
+LEGACY_BLOBS = ("zskip-index-definitions-v1", "zskip-index-entries-v1")  # 0.3: columns by name
 
 ENTRY_SCHEMA = pa.schema(
     [
         ("data_file", pa.string()),
+        ("field_id", pa.int32()),
         ("column", pa.string()),
         ("kind", pa.string()),
         ("puffin_path", pa.string()),
@@ -48,6 +56,7 @@ def entries_table(entries: Iterable[BlobEntry]) -> pa.Table:
     return pa.table(
         {
             "data_file": [e.data_file for e in rows],
+            "field_id": [e.field_id for e in rows],
             "column": [e.column for e in rows],
             "kind": [e.kind for e in rows],
             "puffin_path": [e.puffin_path for e in rows],
@@ -71,11 +80,18 @@ class IndexManifest:
     def empty(cls) -> IndexManifest:
         return cls((), ENTRY_SCHEMA.empty_table())
 
-    def definition(self, column: str, kind: str) -> IndexDefinition | None:
+    def definition(self, field_id: int, kind: str) -> IndexDefinition | None:
         for d in self.definitions:
-            if d.column.lower() == column.lower() and d.kind == kind:
+            if d.field_id == field_id and d.kind == kind:
                 return d
         return None
+
+    def _of(self, field_id: int | None, kind: str) -> pa.ChunkedArray:
+        """A mask of the entries of ``(field_id, kind)``; none for an unknown field id."""
+        if field_id is None:
+            return pa.chunked_array([pa.array([False] * self.entries.num_rows, pa.bool_())])
+        same = pc.fill_null(pc.equal(self.entries["field_id"], pa.scalar(field_id, pa.int32())), False)
+        return pc.and_(same, pc.equal(self.entries["kind"], kind))
 
     @functools.cached_property
     def entries_by_file(self) -> Mapping[str, tuple[dict[str, Any], ...]]:
@@ -87,29 +103,53 @@ class IndexManifest:
         return {path: tuple(rows) for path, rows in grouped.items()}
 
     def indexed_files(self, definition: IndexDefinition) -> set[str]:
-        mask = pc.and_(
-            pc.equal(self.entries["column"], definition.column), pc.equal(self.entries["kind"], definition.kind)
-        )
-        return set(self.entries.filter(mask)["data_file"].to_pylist())
+        return set(self.entries.filter(self._of(definition.field_id, definition.kind))["data_file"].to_pylist())
+
+    def entries_of(self, definition: IndexDefinition) -> pa.Table:
+        return self.entries.filter(self._of(definition.field_id, definition.kind))
 
     def with_entries(self, entries: Sequence[BlobEntry] | pa.Table) -> IndexManifest:
         added = entries if isinstance(entries, pa.Table) else entries_table(entries)
         return IndexManifest(self.definitions, pa.concat_tables([self.entries, added.cast(ENTRY_SCHEMA)]))
 
     def with_definition(self, definition: IndexDefinition) -> IndexManifest:
-        others = tuple(
-            d for d in self.definitions if (d.column.lower(), d.kind) != (definition.column.lower(), definition.kind)
-        )
+        others = tuple(d for d in self.definitions if (d.field_id, d.kind) != (definition.field_id, definition.kind))
         return IndexManifest((*others, definition), self.entries)
 
-    def without(self, column: str, kind: str) -> IndexManifest:
-        definitions = tuple(d for d in self.definitions if (d.column.lower(), d.kind) != (column.lower(), kind))
-        keep = pc.invert(
-            pc.and_(
-                pc.equal(pc.utf8_lower(self.entries["column"]), column.lower()), pc.equal(self.entries["kind"], kind)
-            )
+    def without(self, definition: IndexDefinition) -> IndexManifest:
+        """This manifest without ``definition`` and its entries."""
+        definitions = tuple(d for d in self.definitions if d != definition)
+        return IndexManifest(
+            definitions, self.entries.filter(pc.invert(self._of(definition.field_id, definition.kind)))
         )
+
+    def only_fields(self, field_ids: set[int]) -> IndexManifest:
+        """Definitions and entries of the fields ``field_ids`` (others left the schema, or were never known)."""
+        definitions = tuple(d for d in self.definitions if d.field_id in field_ids)
+        ids = pa.array(sorted(field_ids), pa.int32())
+        keep = pc.fill_null(pc.is_in(self.entries["field_id"], value_set=ids), False)
         return IndexManifest(definitions, self.entries.filter(keep))
+
+    def resolved(self, field_of: Callable[[str], int | None]) -> IndexManifest:
+        """A manifest written before 0.4 (columns by name only) with each name tied to the field id
+        ``field_of`` gives it; a name it gives none keeps an unknown id, and its entries are never used.
+        A manifest that knows its field ids is returned as it is."""
+        if all(d.field_id is not None for d in self.definitions) and self.entries["field_id"].null_count == 0:
+            return self
+        names = set(self.entries["column"].to_pylist()) | {d.column for d in self.definitions}
+        ids = {name: field_of(name) for name in names}
+        definitions = tuple(
+            d if d.field_id is not None else IndexDefinition(d.column, d.kind, d.options, ids[d.column])
+            for d in self.definitions
+        )
+        known = self.entries["field_id"].to_pylist()
+        filled = [
+            k if k is not None else ids[c] for k, c in zip(known, self.entries["column"].to_pylist(), strict=True)
+        ]
+        entries = self.entries.set_column(
+            self.entries.schema.get_field_index("field_id"), "field_id", pa.array(filled, pa.int32())
+        )
+        return IndexManifest(definitions, entries)
 
     def only_files(self, live: set[str]) -> IndexManifest:
         """Entries of data files still in the table (others left the current snapshot)."""
@@ -139,10 +179,17 @@ class IndexManifest:
 
     @classmethod
     def from_bytes(cls, data: bytes, *, name: str = "index manifest") -> IndexManifest:
+        """A manifest as stored; one written before 0.4 loads with unknown field ids (see ``resolved``)."""
         reader = read_puffin(data, name=name)
         blobs = {b.type: b for b in reader.blobs}
-        if DEFINITIONS_BLOB not in blobs or ENTRIES_BLOB not in blobs:
+        for definitions_blob, entries_blob in ((DEFINITIONS_BLOB, ENTRIES_BLOB), LEGACY_BLOBS):
+            if definitions_blob in blobs and entries_blob in blobs:
+                break
+        else:
             raise ValueError(f"{name} is not a zskip index manifest")
-        definitions = tuple(IndexDefinition.from_json(d) for d in json.loads(reader.read(blobs[DEFINITIONS_BLOB])))
-        entries = pa.ipc.open_stream(reader.read(blobs[ENTRIES_BLOB])).read_all()
-        return cls(definitions, entries)
+        found = json.loads(reader.read(blobs[definitions_blob]))
+        definitions = tuple(IndexDefinition.from_json(d) for d in found)
+        entries = pa.ipc.open_stream(reader.read(blobs[entries_blob])).read_all()
+        if "field_id" not in entries.column_names:  # 0.3: by name only
+            entries = entries.add_column(1, "field_id", pa.nulls(entries.num_rows, pa.int32()))
+        return cls(definitions, entries.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA))

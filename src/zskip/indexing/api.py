@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -17,7 +18,7 @@ import pyarrow.fs as pafs
 from pyspark.sql import SparkSession
 
 from zskip.display import Displayed
-from zskip.errors import InvalidOptionError, UnknownIndexError
+from zskip.errors import InvalidOptionError, UnknownColumnError, UnknownIndexError, UnsupportedTypeError
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import IcebergTable, load_table
 from zskip.index.kinds import IndexDefinition
@@ -100,6 +101,8 @@ class IndexInfo:
     index_bytes: int
     files_missing: int = 0  # live data files whose entry points at an index file that no longer exists
     bytes_unindexed: int = 0  # bytes of the live data files without a readable entry
+    field_id: int | None = None  # the column's Iceberg field id
+    unused: str | None = None  # why the index is never used (its column was dropped), or None
 
 
 @dataclass(frozen=True)
@@ -131,8 +134,9 @@ def create_index(
         raise InvalidOptionError(f"kind must be 'bloom' or 'bitmap', not {kind!r}")
     IndexDefinition(column, kind, options)  # bad options fail before the table is touched
     iceberg = load_table(spark, table)
-    (resolved,) = iceberg.column_types([column])
-    definition = IndexDefinition(resolved, kind, options)
+    iceberg.column_types([column])  # a column zskip can index
+    (field,) = iceberg.resolve([column])
+    definition = IndexDefinition(field.name, kind, options, field.id)
     return _update(spark, iceberg, add=definition, progress=progress)
 
 
@@ -146,14 +150,29 @@ def drop_index(spark: SparkSession, table: str, column: str, kind: str) -> Index
     started = time.monotonic()
     iceberg = load_table(spark, table)
     manifest, path = read_manifest(iceberg, strict=True)
-    if manifest.definition(column, kind) is None:
+    found = _definition_named(iceberg, manifest, column, kind)
+    if found is None:
         raise UnknownIndexError(
             f"{table} has no {kind} index on {column!r}; `zskip index list {table}` shows its indexes"
         )
-    smaller = manifest.without(column, kind)
+    smaller = manifest.without(found)
     dropped = manifest.entries.num_rows - smaller.entries.num_rows
     new_path = publish(iceberg, smaller, expected=path)
     return IndexResult(table, (), 0, 0, 0, dropped, 0, new_path, time.monotonic() - started)
+
+
+def _definition_named(iceberg: IcebergTable, manifest: IndexManifest, column: str, kind: str) -> IndexDefinition | None:
+    """The ``kind`` index on the column ``column`` names now, or else on a column that has left the
+    schema and was called ``column`` when the index was defined."""
+    try:
+        (field,) = iceberg.resolve([column])
+    except (UnknownColumnError, UnsupportedTypeError):
+        field = None
+    if field is not None and (found := manifest.definition(field.id, kind)) is not None:
+        return found
+    live = {f.id for f in iceberg.schema()}
+    gone = [d for d in manifest.definitions if d.kind == kind and d.column == column and d.field_id not in live]
+    return gone[0] if gone else None
 
 
 def list_indexes(spark: SparkSession, table: str) -> list[IndexInfo]:
@@ -169,19 +188,19 @@ def list_indexes(spark: SparkSession, table: str) -> list[IndexInfo]:
 def index_coverage(iceberg: IcebergTable, sizes: Mapping[str, int]) -> list[IndexInfo]:
     """``list_indexes`` for a loaded table whose live data files (path to bytes) are already known."""
     manifest, _ = read_manifest(iceberg, strict=True)
+    names = {f.id: f.name for f in iceberg.schema()}
     live = set(sizes)
     current = manifest.only_files(live)
     missing = missing_files(current.puffin_paths())
     out = []
     for d in manifest.definitions:
-        mask = pc.and_(pc.equal(current.entries["column"], d.column), pc.equal(current.entries["kind"], d.kind))
-        entries = current.entries.filter(mask)
+        entries = current.entries_of(d) if d.field_id in names else current.entries.slice(0, 0)
         gone = pc.is_in(entries["puffin_path"], value_set=pa.array(sorted(missing), pa.string()))
         present = entries.filter(pc.invert(gone))
         covered = set(present["data_file"].to_pylist())
         out.append(
             IndexInfo(
-                d.column,
+                names.get(d.field_id, d.column) if d.field_id is not None else d.column,
                 d.kind,
                 dict(d.options),
                 len(covered),
@@ -189,9 +208,20 @@ def index_coverage(iceberg: IcebergTable, sizes: Mapping[str, int]) -> list[Inde
                 int(pc.sum(present["length"]).as_py() or 0),
                 len(set(entries.filter(gone)["data_file"].to_pylist())),
                 sum(size for path, size in sizes.items() if path not in covered),
+                d.field_id,
+                None if d.field_id in names else _why_unused(d),
             )
         )
     return out
+
+
+def _why_unused(definition: IndexDefinition) -> str:
+    if definition.field_id is None:
+        return (
+            f"written before 0.4 for a name ({definition.column!r}) that has meant more than one column: "
+            "never used; refresh_indexes drops it"
+        )
+    return f"its column (field id {definition.field_id}) has left the table: never used; refresh_indexes drops it"
 
 
 def vacuum(spark: SparkSession, table: str, *, older_than: timedelta | float | str = "1d") -> VacuumResult:
@@ -241,21 +271,35 @@ def _update(
 ) -> IndexResult:
     started = time.monotonic()
     manifest, path = read_manifest(iceberg, strict=True)
+    before = manifest
+    schema = iceberg.schema()
     if add is not None:
-        existing = manifest.definition(add.column, add.kind)
+        assert add.field_id is not None
+        existing = manifest.definition(add.field_id, add.kind)
         if existing is not None and dict(existing.options) != dict(add.options):
-            manifest = manifest.without(add.column, add.kind)  # new options: rebuild every file
+            manifest = manifest.without(existing)  # new options: rebuild every file
         manifest = manifest.with_definition(add)
     elif not manifest.definitions:
         return IndexResult(iceberg.name, (), 0, 0, 0, 0, 0, path, time.monotonic() - started)
     live = _live_files(spark, iceberg)
+    # indexes of columns that left the schema (or were never tied to one) go; the rest take the
+    # names the table gives their columns now
+    names = {f.id: f.name for f in schema if not f.nested}
+    gone = [d.label() for d in manifest.definitions if d.field_id not in names]
+    if gone:
+        log.warning("%s: dropping indexes whose column left the table: %s", iceberg.name, ", ".join(gone))
+    manifest = manifest.only_fields(set(names))
+    manifest = IndexManifest(
+        tuple(dataclasses.replace(d, column=names[d.field_id]) for d in manifest.definitions if d.field_id in names),
+        manifest.entries,
+    )
     current = manifest.only_files(live)
     missing = missing_files(current.puffin_paths())
     if missing:
         # entries whose index file is gone index nothing: drop them, and their data files are rebuilt below
         log.warning("%s: %d index files are missing; their data files are indexed again", iceberg.name, len(missing))
         current = current.without_puffins(missing)
-    dropped = manifest.entries.num_rows - current.entries.num_rows
+    dropped = before.entries.num_rows - current.entries.num_rows
     work: dict[str, list[IndexDefinition]] = defaultdict(list)
     for definition in current.definitions:
         done = current.indexed_files(definition)
@@ -264,7 +308,10 @@ def _update(
     already = len(live) - len(work)  # data files every index already covered
     snapshot = iceberg.current_snapshot_id() or -1
     puffins = {f: new_puffin_path(iceberg) for f in work}
-    entries = build_indexes(spark, work, puffins, snapshot_id=snapshot, progress=progress)
+    absent_is_null = frozenset(f.id for f in schema if not f.has_default)
+    entries = build_indexes(
+        spark, work, puffins, snapshot_id=snapshot, absent_is_null=absent_is_null, progress=progress
+    )
     written = _puffin_bytes(entries)
     updated = current.with_entries(entries)
     merges = _merge_plan(updated.entries, iceberg)
@@ -272,7 +319,14 @@ def _update(
         merged = merge_puffins(spark, updated.entries, merges)
         updated = IndexManifest(updated.definitions, merged)
         log.info("merged %d small index files into %d", sum(len(m) for _, m in merges), len(merges))
-    if not work and dropped == 0 and add is None and not merges:
+    if (
+        not work
+        and dropped == 0
+        and add is None
+        and not merges
+        and not gone
+        and current.definitions == before.definitions
+    ):
         return IndexResult(iceberg.name, _names(current), 0, already, len(live), 0, 0, path, time.monotonic() - started)
     new_path = publish(iceberg, updated, expected=path)
     log.info(
@@ -319,7 +373,7 @@ def _merge_plan(entries: pa.Table, iceberg: IcebergTable) -> list[tuple[str, lis
 
 
 def _names(manifest: IndexManifest) -> tuple[str, ...]:
-    return tuple(f"{d.column}:{d.kind}" for d in manifest.definitions)
+    return tuple(d.label() for d in manifest.definitions)
 
 
 def _puffin_bytes(entries: pa.Table) -> int:

@@ -26,9 +26,12 @@ def build_indexes(
     puffin_paths: Mapping[str, str],
     *,
     snapshot_id: int,
+    absent_is_null: frozenset[int] = frozenset(),
     progress: Progress | None = None,
 ) -> pa.Table:
-    """Build the indexes ``work`` names per data file; the manifest entries (``ENTRY_SCHEMA``) of every blob."""
+    """Build the indexes ``work`` names per data file; the manifest entries (``ENTRY_SCHEMA``) of every blob.
+
+    ``absent_is_null``: fields a file without them holds as NULL in every row (see ``build_file_indexes``)."""
     files = sorted(work)
     if not files:
         return ENTRY_SCHEMA.empty_table()
@@ -42,7 +45,9 @@ def build_indexes(
         def task(part: Iterable[tuple[str, list[dict], str]]) -> Iterator[BlobEntry]:
             for data_file, definitions, puffin_path in part:
                 parsed = [IndexDefinition.from_json(d) for d in definitions]
-                yield from build_file_indexes(data_file, parsed, puffin_path, snapshot_id=snapshot_id)
+                yield from build_file_indexes(
+                    data_file, parsed, puffin_path, snapshot_id=snapshot_id, absent_is_null=absent_is_null
+                )
 
         entries = spark.sparkContext.parallelize(chunk, len(chunk)).mapPartitions(task).collect()
         tables.append(entries_table(entries))

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.expr import And, Compare, Expr, In, columns_of
+from zskip.expr import And, Column, Compare, Expr, In, columns_of
 from zskip.index.bitmap import BitmapIndex
 from zskip.index.bloom import BloomIndex, FilterSet
 from zskip.index.evaluate import FileIndexes, Match, Verdict, evaluate, key_sets_verdict, probe_hashes
@@ -38,16 +38,13 @@ class BlobCache(Protocol):
 
 
 def file_indexes(
-    manifest: IndexManifest, data_files: Iterable[str], columns: set[str], *, cache: BlobCache | None = None
+    manifest: IndexManifest, data_files: Iterable[str], field_ids: set[int], *, cache: BlobCache | None = None
 ) -> dict[str, FileIndexes]:
-    """The usable indexes on ``columns`` of each of ``data_files`` that has any (decoded blobs are
-    kept in ``cache`` by Puffin path and offset: index files never change)."""
-    wanted = {c.lower() for c in columns}
+    """The usable indexes on the fields ``field_ids`` of each of ``data_files`` that has any, by field id
+    (decoded blobs are kept in ``cache`` by Puffin path and offset: index files never change)."""
     by_file = manifest.entries_by_file
-    rows = [
-        row for path in dict.fromkeys(data_files) for row in by_file.get(path, ()) if row["column"].lower() in wanted
-    ]
-    found: dict[str, tuple[tuple[int, ...], dict[str, BitmapIndex], dict[str, BloomIndex]]] = {}
+    rows = [row for path in dict.fromkeys(data_files) for row in by_file.get(path, ()) if row["field_id"] in field_ids]
+    found: dict[str, tuple[tuple[int, ...], dict[Column, BitmapIndex], dict[Column, BloomIndex]]] = {}
     for row, index in zip(rows, _load_many(rows, cache), strict=True):
         if isinstance(index, Exception):
             log.warning("skipping a damaged index (its rows are kept): %s", index)
@@ -55,7 +52,7 @@ def file_indexes(
         starts = (0, *itertools.accumulate(row["row_group_rows"]))
         _, bitmaps, blooms = found.setdefault(row["data_file"], (starts, {}, {}))
         target: dict = bitmaps if row["kind"] == "bitmap" else blooms
-        target[row["column"].lower()] = index
+        target[row["field_id"]] = index
     return {path: FileIndexes(starts, bitmaps, blooms) for path, (starts, bitmaps, blooms) in found.items()}
 
 
@@ -98,32 +95,36 @@ def index_verdicts(
 ) -> dict[str, Verdict]:
     """Verdicts for the files with index entries on ``expr``'s columns; files absent here are kept.
 
+    ``expr`` is bound (its columns are field ids, ``zskip.expr.bind``): an index answers for the field it
+    was built on, whatever the column is called now.
+
     With a ``cache`` and the manifest's path as ``manifest_key``, the file-level bloom filters of
     each equality conjunct's column are probed for every file at once first (``FilterSet``): a file
     whose filter cannot hold the value cannot match, and only the rest are evaluated one by one.
     """
-    lowered = _lower_columns(expr)
     files = list(data_files)
     verdicts: dict[str, Verdict] = {}
     if cache is not None and manifest_key is not None:
-        ruled_out = _bloom_prefilter(manifest, files, lowered, cache, manifest_key)
+        ruled_out = _bloom_prefilter(manifest, files, expr, cache, manifest_key)
         verdicts.update(dict.fromkeys(ruled_out, Verdict(Match.CANNOT_MATCH, ())))
         files = [path for path in files if path not in ruled_out]
-    indexes = file_indexes(manifest, files, columns_of(lowered), cache=cache)
-    verdicts.update({path: evaluate(lowered, found) for path, found in indexes.items()})
+    ids = {c for c in columns_of(expr) if isinstance(c, int)}
+    indexes = file_indexes(manifest, files, ids, cache=cache)
+    verdicts.update({path: evaluate(expr, found) for path, found in indexes.items()})
     return verdicts
 
 
 def key_set_verdicts(
     manifest: IndexManifest,
     data_files: Iterable[str],
-    key_sets: Sequence[tuple[str, np.ndarray]],
+    key_sets: Sequence[tuple[Column, np.ndarray]],
     *,
     cache: BlobCache | None = None,
 ) -> dict[str, Verdict]:
-    """Verdicts for the files whose indexes on the key sets' columns answer (see ``key_sets_verdict``);
-    files absent here are kept."""
-    indexes = file_indexes(manifest, data_files, {column for column, _ in key_sets}, cache=cache)
+    """Verdicts for the files whose indexes on the key sets' columns (field ids) answer (see
+    ``key_sets_verdict``); files absent here are kept."""
+    ids = {column for column, _ in key_sets if isinstance(column, int)}
+    indexes = file_indexes(manifest, data_files, ids, cache=cache)
     verdicts = {path: key_sets_verdict(found, key_sets) for path, found in indexes.items()}
     return {path: verdict for path, verdict in verdicts.items() if verdict is not None}
 
@@ -151,6 +152,8 @@ def _bloom_prefilter(
         else:
             continue
         column = leaf.column
+        if not isinstance(column, int):
+            continue  # not bound to a field: no index is of it
         blooms: _ColumnBlooms = cache.get_or_load(
             ("column blooms", manifest_key, column), partial(_column_blooms, manifest, column, cache)
         )
@@ -167,13 +170,9 @@ def _bloom_prefilter(
     return ruled_out
 
 
-def _column_blooms(manifest: IndexManifest, column: str, cache: BlobCache) -> _ColumnBlooms:
-    entries = manifest.entries.filter(
-        pc.and_(
-            pc.equal(manifest.entries["kind"], "bloom"),
-            pc.equal(pc.utf8_lower(manifest.entries["column"]), column.lower()),
-        )
-    )
+def _column_blooms(manifest: IndexManifest, field_id: int, cache: BlobCache) -> _ColumnBlooms:
+    same = pc.fill_null(pc.equal(manifest.entries["field_id"], pa.scalar(field_id, pa.int32())), False)
+    entries = manifest.entries.filter(pc.and_(pc.equal(manifest.entries["kind"], "bloom"), same))
     chosen: dict[str, BloomIndex] = {}
     rows = entries.to_pylist()
     for row, index in zip(rows, _load_many(rows, cache), strict=True):  # later entries of a file win
@@ -190,19 +189,3 @@ def _column_blooms(manifest: IndexManifest, column: str, cache: BlobCache) -> _C
         rows={path: i for i, path in enumerate(paths)},
         filters=FilterSet.of([chosen[path].file for path in paths]),
     )
-
-
-def _lower_columns(expr: Expr) -> Expr:
-    """The predicate with column names lower-cased (Spark resolves names case-insensitively)."""
-    from dataclasses import fields, replace
-
-    from zskip.expr import AlwaysFalse, AlwaysTrue, And, Not, Opaque, Or
-
-    if isinstance(expr, (And, Or)):
-        return type(expr)(tuple(_lower_columns(c) for c in expr.children))
-    if isinstance(expr, Not):
-        return Not(_lower_columns(expr.child))
-    if isinstance(expr, (Opaque, AlwaysTrue, AlwaysFalse)):
-        return expr
-    assert any(f.name == "column" for f in fields(expr))
-    return replace(expr, column=expr.column.lower())

@@ -20,7 +20,15 @@ from zskip.index.manifest import IndexManifest
 from zskip.index.parquet_io import read_file, resolve, write_file
 from zskip.index.puffin import CorruptIndexError
 
-__all__ = ["MANIFEST_PROPERTY", "index_dir", "missing_files", "new_puffin_path", "publish", "read_manifest"]
+__all__ = [
+    "MANIFEST_PROPERTY",
+    "index_dir",
+    "missing_files",
+    "new_puffin_path",
+    "publish",
+    "read_manifest",
+    "resolved",
+]
 
 FILE = pafs.FileType.File
 
@@ -49,7 +57,8 @@ def read_manifest(table: IcebergTable, *, strict: bool = False) -> tuple[IndexMa
     if not path:
         return IndexManifest.empty(), None
     try:
-        return IndexManifest.from_bytes(read_file(path), name=path), path
+        manifest = IndexManifest.from_bytes(read_file(path), name=path)
+        return resolved(manifest, table), path
     except Exception as exc:  # missing or damaged: every file counts as unindexed, nothing is skipped
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if strict:
@@ -60,6 +69,27 @@ def read_manifest(table: IcebergTable, *, strict: bool = False) -> tuple[IndexMa
             ) from None
         log.warning("ignoring the index manifest %s of %s: %s", path, table.name, reason)
         return IndexManifest.empty(), path
+
+
+def resolved(manifest: IndexManifest, table: IcebergTable) -> IndexManifest:
+    """``manifest`` with the names a pre-0.4 manifest stored tied to field ids (``IcebergTable.old_names``);
+    a name tied to none is logged, and its index is never used."""
+    if all(d.field_id is not None for d in manifest.definitions) and manifest.entries["field_id"].null_count == 0:
+        return manifest
+    find = table.old_names()
+
+    def field_of(name: str) -> int | None:
+        found = find(name)
+        if found is None:
+            log.warning(
+                "%s: the index manifest (written before zskip 0.4) names column %r, which has meant more than "
+                "one column of the table: its index is not used; create it again",
+                table.name,
+                name,
+            )
+        return None if found is None else found.id
+
+    return manifest.resolved(field_of)
 
 
 def missing_files(paths: Iterable[str]) -> set[str]:

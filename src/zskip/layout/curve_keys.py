@@ -42,6 +42,7 @@ from pyspark.sql.types import (
 )
 
 from zskip.curves import ClusteringSpec, order_key_u64
+from zskip.expr import quoted
 
 __all__ = [
     "Carrier",
@@ -84,8 +85,8 @@ _NULL_STAND_INS = {"double": "0.0D", "bytes": "CAST('' AS BINARY)", "long": "0L"
 
 def carrier_value(name: str, dtype: DataType) -> tuple[Column, Carrier]:
     """The carrier expression of column ``name``, null where the column is null."""
-    column = F.col(f"`{name}`")
-    quoted = f"`{name}`"
+    column = F.col(quoted(name))
+    identifier = quoted(name)
     if isinstance(dtype, (FloatType, DoubleType)):
         return column.cast("double"), Carrier("double", "float64")
     if isinstance(dtype, (StringType, BinaryType)):
@@ -93,14 +94,16 @@ def carrier_value(name: str, dtype: DataType) -> tuple[Column, Carrier]:
     if isinstance(dtype, DecimalType):
         if dtype.precision > 18:
             return column, Carrier("decimal", f"decimal128({dtype.precision}, {dtype.scale})")
-        unscaled = F.expr(f"CAST({quoted} * 1{'0' * dtype.scale}BD AS BIGINT)") if dtype.scale else column.cast("long")
+        unscaled = (
+            F.expr(f"CAST({identifier} * 1{'0' * dtype.scale}BD AS BIGINT)") if dtype.scale else column.cast("long")
+        )
         return unscaled, Carrier("long", "int64")
     if isinstance(dtype, DateType):
-        expr = F.expr(f"CAST(unix_date({quoted}) AS BIGINT)")
+        expr = F.expr(f"CAST(unix_date({identifier}) AS BIGINT)")
     elif isinstance(dtype, TimestampType):
-        expr = F.expr(f"unix_micros({quoted})")
+        expr = F.expr(f"unix_micros({identifier})")
     elif isinstance(dtype, TimestampNTZType):
-        expr = F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {quoted})")
+        expr = F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {identifier})")
     else:  # boolean, byte, short, int, long
         expr = column.cast("long")
     return expr, Carrier("long", "int64")
@@ -149,7 +152,7 @@ def curve_key_inputs(spec: ClusteringSpec, types: Mapping[str, DataType]) -> tup
     kinds = []
     for column in spec.columns:
         expr, kind = carrier(column.name, types[column.name])
-        arguments += [expr, F.col(f"`{column.name}`").isNull()]
+        arguments += [expr, F.col(quoted(column.name)).isNull()]
         kinds.append(kind)
     return arguments, CurveKeys(spec, tuple(kinds))
 
@@ -177,4 +180,4 @@ def _column_key(name: str, dtype: DataType) -> Column:
     def column_key(values: pd.Series, nulls: pd.Series) -> pd.Series:
         return pd.Series(signed_key(_keys_from_carrier(values, nulls, kind)))
 
-    return column_key(expr, F.col(f"`{name}`").isNull()).alias(name)
+    return column_key(expr, F.col(quoted(name)).isNull()).alias(name)

@@ -24,6 +24,7 @@ from pyspark.sql.types import ByteType, DataType, IntegerType, LongType, ShortTy
 
 from zskip.curves import DimensionMapping, order_key_u64
 from zskip.errors import InvalidOptionError, UnknownColumnError
+from zskip.expr import quoted
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.table import IcebergTable, load_table
 
@@ -142,8 +143,8 @@ def fit_dimension(spark: SparkSession, resolved: ResolvedDimension, bits: int) -
     source = spark.table(resolved.table.name)
     if snapshot_id is not None:  # both reads below see the same rows, whatever commits meanwhile
         source = spark.read.option("snapshot-id", str(snapshot_id)).table(resolved.table.name)
-    key = f"`{resolved.key}`"
-    by = [f"`{c}`" for c in resolved.by]
+    key = quoted(resolved.key)
+    by = [quoted(c) for c in resolved.by]
     present = source.where(f"{key} IS NOT NULL")
     keys = collect_arrow(present.select(*by, key).orderBy(*by, key).select(key))
     values = keys.column(0) if keys.num_columns else None

@@ -12,6 +12,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from zskip.curves import order_key_u64
+from zskip.expr import quoted
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.table import load_table
 from zskip.layout.store import SUMMARY_PROPERTY, read_store
@@ -52,8 +53,8 @@ def file_bounds(spark: SparkSession, table: str, columns: Sequence[str]) -> pa.T
     """Per live data file: path, record_count, size, and ``<col>__lower`` / ``<col>__upper`` bounds."""
     selects = ["file_path", "record_count", "file_size_in_bytes"]
     for c in columns:
-        selects.append(f"readable_metrics.`{c}`.lower_bound AS `{c}__lower`")
-        selects.append(f"readable_metrics.`{c}`.upper_bound AS `{c}__upper`")
+        selects.append(f"readable_metrics.{quoted(c)}.lower_bound AS {quoted(c + '__lower')}")
+        selects.append(f"readable_metrics.{quoted(c)}.upper_bound AS {quoted(c + '__upper')}")
     return collect_arrow(spark.sql(f"SELECT {', '.join(selects)} FROM {table}.files WHERE content = 0"))
 
 
@@ -91,7 +92,7 @@ def inspect(spark: SparkSession, table: str, *, columns: Sequence[str] | None = 
     layouts = []
     if bounds.num_rows:
         fraction = min(1.0, 2.0 * LOOKUP_SAMPLE / max(rows, 1))
-        frame = spark.table(table).select(*[f"`{c}`" for c in names])
+        frame = spark.table(table).select(*[quoted(c) for c in names])
         sample = collect_arrow(frame.sample(fraction=fraction, seed=11).limit(LOOKUP_SAMPLE))
         for name in names:
             share, unknown = lookup_fraction(

@@ -27,11 +27,12 @@ from zskip.curves import (
 )
 from zskip.display import Displayed
 from zskip.errors import InvalidOptionError
+from zskip.expr import quoted
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.predicates import filtered_frame
 from zskip.iceberg.rewrite import StagedGroup, commit_rewrites, plan_file_tasks, stage_group
-from zskip.iceberg.table import IcebergTable, load_table, properties_update
+from zskip.iceberg.table import IcebergTable, SchemaField, load_table, properties_update
 from zskip.layout.curve_keys import SIGN
 from zskip.layout.cuts import FileCuts
 from zskip.layout.dimensions import Dimension, ResolvedDimension, fit_dimension, resolve_dimension
@@ -49,7 +50,7 @@ from zskip.layout.key_ranges import compute_key_ranges
 from zskip.layout.options import OptimizeOptions
 from zskip.layout.routing import keyed_route_column, partition_tokens
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
-from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY, ClusteringStore, read_store, write_store
+from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY, ClusteringStore, read_store, renamed, write_store
 from zskip.units import format_bytes
 
 __all__ = ["DEFAULT_ROW_GROUP_SIZE", "STEPS", "OptimizeResult", "clustering_store", "optimize"]
@@ -219,9 +220,10 @@ def optimize(
         return result("the table is empty: nothing to do")
     with clock.step("select files"):
         store = read_store(target.iceberg)
-        same_spec = store is not None and _same_layout(
-            store.spec, target.columns, options.curve, options.mapping, target.dimensions
-        )
+        if store is not None:  # its columns under their names of today (rows are keyed by name)
+            names = {f.id: f.name for f in target.iceberg.schema() if not f.nested}
+            store = dataclasses.replace(store, spec=renamed(store.spec, names))
+        same_spec = store is not None and _same_layout(store.spec, target, options.curve, options.mapping)
         selection = select_rewrite(spark, table, files, store if same_spec else None, options)
     if not selection.files:
         return result(selection.reason)
@@ -233,15 +235,66 @@ def optimize(
     )
     plan = batches(groups, max_commits=options.max_commits if options.partial_progress else 1)
     log.info("optimize %s: %s; %d groups in %d commits", table, selection.reason, len(groups), len(plan))
-    if target.iceberg.property(ROW_GROUP_PROPERTY) != str(options.row_group_size):
-        # Iceberg's writer takes the row-group size only from this table property.
+    row_group_before = target.iceberg.property(ROW_GROUP_PROPERTY)
+    if row_group_before != str(options.row_group_size):
+        # Iceberg's writer takes the row-group size only from this table property; a run that fails
+        # before its first commit puts the old value back (``_restore_row_group_size``)
         properties_update(target.iceberg, {ROW_GROUP_PROPERTY: str(options.row_group_size)})
         target.iceberg.refresh()
+    snapshots: list[int] = []
+    try:
+        written = _rewrite_batches(
+            spark, target, options, plan, groups, fitted, start_snapshot, clock, report, snapshots
+        )
+    except BaseException:
+        if row_group_before != str(options.row_group_size) and not snapshots:
+            _restore_row_group_size(target.iceberg, row_group_before, str(options.row_group_size))
+        raise
+    with clock.step("commit"):
+        after = files_from_arrow(data_files(spark, table))
+    return result(
+        selection.reason,
+        files_after=len(after),
+        bytes_after=sum(f.size_bytes for f in after),
+        files_rewritten=len(selected),
+        files_written=written,
+        rows_rewritten=sum(f.record_count for f in selected),
+        groups=len(groups),
+        commits=len(snapshots),
+        snapshot_id=snapshots[-1],
+        snapshot_ids=tuple(snapshots),
+        clustering=_summary(fitted.spec, target.columns, options.mapping, options.target_file_size),
+    )
 
+
+def _restore_row_group_size(iceberg: IcebergTable, before: str | None, ours: str) -> None:
+    """Put back the row-group size property a run that committed nothing set, unless someone changed
+    it since (a run that committed a batch keeps the setting its files were written with)."""
+    try:
+        iceberg.refresh()
+        if iceberg.property(ROW_GROUP_PROPERTY) == ours:
+            properties_update(iceberg, {ROW_GROUP_PROPERTY: before})
+    except Exception as exc:  # the run's own error matters more
+        log.warning("could not restore %s of %s: %s", ROW_GROUP_PROPERTY, iceberg.name, exc)
+
+
+def _rewrite_batches(
+    spark: SparkSession,
+    target: Target,
+    options: OptimizeOptions,
+    plan: list[list[FileGroup]],
+    groups: list[FileGroup],
+    fitted: FittedSpec,
+    start_snapshot: int,
+    clock: _StepClock,
+    report: Progress,
+    snapshots: list[int],
+) -> int:
+    """Rewrite and commit each batch of groups, adding each commit's snapshot id to ``snapshots``;
+    how many files were written."""
+    written = 0
     tasks = plan_file_tasks(target.iceberg, start_snapshot)
     summary_text = _summary(fitted.spec, target.columns, options.mapping, options.target_file_size)
-    snapshots: list[int] = []
-    written = 0
     ranges = fitted.kept_ranges
     done_groups = 0
     for batch in plan:
@@ -270,21 +323,7 @@ def optimize(
         finally:
             for staged_group in staged:
                 staged_group.release()
-    with clock.step("commit"):
-        after = files_from_arrow(data_files(spark, table))
-    return result(
-        selection.reason,
-        files_after=len(after),
-        bytes_after=sum(f.size_bytes for f in after),
-        files_rewritten=len(selected),
-        files_written=written,
-        rows_rewritten=sum(f.record_count for f in selected),
-        groups=len(groups),
-        commits=len(snapshots),
-        snapshot_id=snapshots[-1],
-        snapshot_ids=tuple(snapshots),
-        clustering=summary_text,
-    )
+    return written
 
 
 @dataclass(frozen=True)
@@ -294,6 +333,7 @@ class Target:
     name: str  # as the caller gave it
     iceberg: IcebergTable
     types: dict[str, DataType]  # the columns to cluster on, spelled as the table spells them, in order
+    fields: Mapping[str, SchemaField]  # the same columns' field ids and Iceberg types
     dimensions: Mapping[str, ResolvedDimension]  # by lower-cased foreign key
     bits: int  # per column of the curve
 
@@ -307,6 +347,7 @@ def resolve_target(spark: SparkSession, table: str, options: OptimizeOptions) ->
     clustered within each partition already) and more columns than the curve can hold."""
     iceberg = load_table(spark, table)
     types = iceberg.column_types(list(options.columns))
+    fields = {f.name: f for f in iceberg.resolve(list(types))}
     dimensions = {
         column.lower(): resolve_dimension(spark, options.dimensions[column.lower()], types[column])
         for column in types
@@ -323,7 +364,7 @@ def resolve_target(spark: SparkSession, table: str, options: OptimizeOptions) ->
         bits = bits_per_column(len(types))
     except ValueError as exc:
         raise InvalidOptionError(str(exc)) from None
-    return Target(name=table, iceberg=iceberg, types=types, dimensions=dimensions, bits=bits)
+    return Target(name=table, iceberg=iceberg, types=types, fields=fields, dimensions=dimensions, bits=bits)
 
 
 def select_rewrite(
@@ -370,7 +411,7 @@ def fit_or_keep_spec(
         kept = store.for_files({f.path for f in files} - {f.path for f in selection.files})
         return FittedSpec(store.spec, None, store.next_generation(), kept)
     report("sampling", 0, 1)
-    spec, sample = _fit_spec(
+    fitted, sample = _fit_spec(
         spark,
         target.name,
         target.types,
@@ -381,6 +422,12 @@ def fit_or_keep_spec(
         dimensions=target.dimensions,
     )
     report("sampling", 1, 1)
+    spec = fitted.with_columns(
+        [
+            dataclasses.replace(c, field_id=target.fields[c.name].id, iceberg_type=target.fields[c.name].type)
+            for c in fitted.columns
+        ]
+    )
     return FittedSpec(spec, sample, 0, None)
 
 
@@ -391,7 +438,7 @@ def ordered_rows(staged: StagedGroup, group: FileGroup, fitted: FittedSpec, type
     tokens = partition_tokens(staged.table.spark, cuts.files)
     # A deterministic hash of the whole row splits the rows of a key too heavy for one file (a
     # low-cardinality column) in proportion, and the same way if a task is retried.
-    tie = F.xxhash64(*[F.col(f"`{name}`") for name in frame.columns])
+    tie = F.xxhash64(*[F.col(quoted(name)) for name in frame.columns])
     both = keyed_route_column(staged.table.spark, fitted.spec, types, cuts, tokens, tie)
     return (
         frame.withColumn(ROUTE_COLUMN, both)
@@ -482,7 +529,7 @@ def _fit_spec(
     columns = list(types)
     dimensions = dimensions or {}
     fraction = min(1.0, 1.2 * SAMPLE_ROWS / max(rows, 1))
-    frame = spark.table(table).select(*[f"`{c}`" for c in columns], FILE_COLUMN)
+    frame = spark.table(table).select(*[quoted(c) for c in columns], FILE_COLUMN)
     if fraction < 1.0:
         frame = frame.sample(fraction=fraction, seed=7)
     sample = collect_arrow(frame.limit(SAMPLE_ROWS))
@@ -490,17 +537,12 @@ def _fit_spec(
     return spec_from_sample(sample, types, curve=curve, mapping=mapping, bits=bits, fixed=fixed), sample
 
 
-def _same_layout(
-    spec: ClusteringSpec,
-    columns: list[str],
-    curve: str,
-    mapping: str,
-    dimensions: Mapping[str, ResolvedDimension] | None = None,
-) -> bool:
-    """Whether ``spec`` clusters ``columns`` the way this optimize asks (then it can go on incrementally)."""
-    dimensions = dimensions or {}
+def _same_layout(spec: ClusteringSpec, target: Target, curve: str, mapping: str) -> bool:
+    """Whether ``spec`` clusters ``target``'s columns (the same fields, in order) the way this optimize
+    asks (then it can go on incrementally)."""
+    dimensions = target.dimensions
     wanted = RankMapping if mapping == "rank" else RawMapping
-    if [c.lower() for c in spec.column_names] != [c.lower() for c in columns] or spec.curve != curve:
+    if list(spec.field_ids) != [target.fields[c].id for c in target.columns] or spec.curve != curve:
         return False
     for column in spec.columns:
         asked = dimensions.get(column.name.lower())
@@ -526,6 +568,7 @@ def _summary(spec: ClusteringSpec, columns: list[str], mapping: str, target_file
             "curve": spec.curve,
             "mapping": mapping,
             "columns": columns,
+            "field_ids": list(spec.field_ids),
             "bits": spec.bits,
             "target_file_size": target_file_size,
         }

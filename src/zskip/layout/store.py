@@ -9,9 +9,11 @@ Ranges are kept per file (``row_group = -1``) and per Parquet row group; files n
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -27,6 +29,8 @@ __all__ = [
     "SUMMARY_PROPERTY",
     "ClusteringStore",
     "read_store",
+    "renamed",
+    "with_field_ids",
     "write_store",
 ]
 
@@ -103,4 +107,36 @@ def read_store(table: IcebergTable, path: str | None = None) -> ClusteringStore 
     except Exception as exc:  # a missing file surfaces as a py4j error
         log.warning("ignoring the clustering store %s of %s: %s", path, table.name, str(exc).splitlines()[0])
         return None
-    return ClusteringStore(spec=spec, ranges=ranges, path=path)
+    return ClusteringStore(spec=with_field_ids(spec, table), ranges=ranges, path=path)
+
+
+def with_field_ids(spec: ClusteringSpec, table: IcebergTable) -> ClusteringSpec:
+    """A spec written before 0.4 (columns by name) with each column tied to the field it meant
+    (``IcebergTable.old_names``); a column tied to none keeps no field id, and no query is bounded by it."""
+    if all(c.field_id is not None for c in spec.columns):
+        return spec
+    find = table.old_names()
+    columns = []
+    for column in spec.columns:
+        found = find(column.name) if column.field_id is None else None
+        if column.field_id is None and found is None:
+            log.warning(
+                "%s: the clustering spec (written before zskip 0.4) names column %r, which has meant more than "
+                "one column of the table: no query is bounded by it; optimize again to cluster anew",
+                table.name,
+                column.name,
+            )
+        columns.append(
+            column if found is None else dataclasses.replace(column, field_id=found.id, iceberg_type=found.type)
+        )
+    return spec.with_columns(columns)
+
+
+def renamed(spec: ClusteringSpec, names: Mapping[int, str]) -> ClusteringSpec:
+    """``spec`` with each column under the name ``names`` gives its field id now (rows are keyed by
+    name, so a spec kept across a rename must read the column under its new one)."""
+    columns = [
+        dataclasses.replace(c, name=names[c.field_id]) if c.field_id is not None and c.field_id in names else c
+        for c in spec.columns
+    ]
+    return spec if columns == list(spec.columns) else spec.with_columns(columns)

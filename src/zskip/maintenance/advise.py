@@ -35,10 +35,10 @@ from pyspark.sql.types import DataType
 
 from zskip.curves import CURVES, bits_per_column, order_key_u64
 from zskip.errors import InvalidOptionError, UnknownColumnError, ZskipError
-from zskip.expr import AlwaysTrue, Expr, columns_of, equality_values
+from zskip.expr import AlwaysTrue, Column, Expr, columns_of, equality_values
 from zskip.expr.arrow import matching_rows
 from zskip.expr.nodes import LEAVES, And, IsNull, Not, Or
-from zskip.expr.sql import to_sql
+from zskip.expr.sql import quoted, to_sql
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.predicates import filter_of
@@ -53,7 +53,7 @@ from zskip.maintenance.simulate import Cells, cut_sample, index_conjunct, kept_b
 from zskip.planning.planner import PLANNING_PROPERTIES
 from zskip.planning.read import plan_table
 from zskip.planning.sql import scan_filters
-from zskip.planning.workload import CAPTURE_CONF, flush_workload, normalised, read_workload
+from zskip.planning.workload import CAPTURE_CONF, flush_workload, normalised, predicate_for_schema, read_workload
 from zskip.units import parse_size
 
 __all__ = ["advise", "read_queries", "split_statements"]
@@ -214,7 +214,7 @@ def _workload(spark: SparkSession, iceberg: IcebergTable, statements: list[str] 
             raise InvalidOptionError(f"no query of the workload filters {iceberg.name}: nothing to advise on")
     else:
         log_rows = read_workload(iceberg.location())
-        logged = Counter(str(p) for p in log_rows.column("predicate").to_pylist()) if log_rows.num_rows else Counter()
+        logged = Counter(_logged_predicates(iceberg, log_rows))
         for text, count in logged.items():
             try:
                 _, _, scan = filter_of(spark, iceberg.name, text, PLANNING_PROPERTIES)
@@ -233,11 +233,35 @@ def _workload(spark: SparkSession, iceberg: IcebergTable, statements: list[str] 
     return [WorkloadQuery(text, exprs[text], count) for text, count in counts.most_common()]
 
 
+def _logged_predicates(iceberg: IcebergTable, log_rows: pa.Table) -> list[str]:
+    """Each logged scan's filter as SQL over the table's columns as they are called now.
+
+    A record names its columns by field id (``predicate_fields``), so a column renamed since is found
+    under its new name and one dropped since leaves its filter out (records from before 0.4 have only
+    names, and are taken as they were written)."""
+    if not log_rows.num_rows:
+        return []
+    names = {f.id: f.name for f in iceberg.schema() if not f.nested}
+    out = []
+    by_field = log_rows.column("predicate_fields").to_pylist()
+    for text, fields in zip(log_rows.column("predicate").to_pylist(), by_field, strict=True):
+        if fields is None:
+            out.append(str(text))
+            continue
+        current = predicate_for_schema(str(fields), names)
+        if current is None:
+            log.info("workload filter %r of %s left out: a column it filters has left the table", text, iceberg.name)
+            continue
+        out.append(current)
+    return out
+
+
 def _filtered_columns(expr: Expr) -> set[str]:
     """Columns ``expr`` filters on; a lone ``IS NOT NULL`` (Spark adds one for a join key) filters
     nothing worth clustering by."""
     parts = expr.children if isinstance(expr, And) else (expr,)
-    return set().union(*(columns_of(p) for p in parts if not (isinstance(p, Not) and isinstance(p.child, IsNull))))
+    kept = [p for p in parts if not (isinstance(p, Not) and isinstance(p.child, IsNull))]
+    return {str(c) for p in kept for c in columns_of(p)}
 
 
 def _same_table(scanned: str, table: str) -> bool:
@@ -249,8 +273,8 @@ def _pool(iceberg: IcebergTable, workload: list[WorkloadQuery]) -> tuple[list[st
     weights: Counter[str] = Counter()
     for query in workload:
         for column in _filtered_columns(query.expr):
-            weights[column.lower()] += query.weight
-    partition = {c.lower() for c in iceberg.partition_source_columns()}
+            weights[column] += query.weight
+    partition = set(iceberg.partition_source_columns())
     names = [c for c, _ in weights.most_common() if c not in partition][:POOL_COLUMNS]
     try:
         types = iceberg.column_types(names)
@@ -268,7 +292,7 @@ def _sample(
     spark: SparkSession, table: str, columns: list[str], rows: int, sample_rows: int
 ) -> tuple[pa.Table, pa.Table]:
     """A Spark sample of ``columns``, and each sampled row's file and position in it."""
-    frame = spark.table(table).select(*[f"`{c}`" for c in columns], "_file", "_pos")
+    frame = spark.table(table).select(*[quoted(c) for c in columns], "_file", "_pos")
     fraction = min(1.0, 1.2 * sample_rows / max(rows, 1))
     if fraction < 1.0:
         frame = frame.sample(fraction=fraction, seed=11)
@@ -319,8 +343,8 @@ class _Simulator:
         self.files = files
         self.rows_per_group = rows_per_group
         self.rows = rows
-        self.floats = frozenset(
-            name.lower() for name in sample.column_names if pa.types.is_floating(sample.schema.field(name).type)
+        self.floats: frozenset[Column] = frozenset(
+            name for name in sample.column_names if pa.types.is_floating(sample.schema.field(name).type)
         )
         self.weight = sum(q.weight for q in workload)
         self._cells: dict[tuple[str, ...], Cells] = {}

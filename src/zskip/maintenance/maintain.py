@@ -119,19 +119,43 @@ class MaintainResult(Displayed):
 
 
 def recorded_layout(iceberg: IcebergTable) -> RecordedLayout | None:
-    """The layout ``iceberg`` records in ``zskip.clustering`` (None: it was never optimized)."""
+    """The layout ``iceberg`` records in ``zskip.clustering`` (None: it was never optimized), its
+    columns under the names the table gives them now."""
     if iceberg.property(STORE_PROPERTY) is None:
         return None
-    return layout_from_summary(iceberg.property(SUMMARY_PROPERTY), iceberg.name)
+    names = {f.id: f.name for f in iceberg.schema() if not f.nested}
+    old_names = iceberg.old_names()
+
+    def current(field_id: int | None, recorded: str) -> str:
+        if field_id is None:  # a summary written before 0.4: names only
+            found = old_names(recorded)
+            field_id = None if found is None else found.id
+        if field_id is None or field_id not in names:
+            raise InvalidOptionError(
+                f"{iceberg.name} is clustered by {recorded!r}, a column that has left the table (or that its "
+                f"recorded layout cannot tell from another); run zskip optimize {iceberg.name} --by COLUMNS "
+                "once, and maintain keeps that layout"
+            )
+        return names[field_id]
+
+    return layout_from_summary(iceberg.property(SUMMARY_PROPERTY), iceberg.name, current)
 
 
-def layout_from_summary(summary: str | None, table: str) -> RecordedLayout:
+def layout_from_summary(
+    summary: str | None, table: str, current: Callable[[int | None, str], str] | None = None
+) -> RecordedLayout:
     """The layout in a ``zskip.clustering`` summary (optimize's ``_summary``); ``InvalidOptionError``
-    when it cannot be read, saying how to record it again."""
+    when it cannot be read, saying how to record it again.  ``current``: the name a recorded column
+    (field id, or ``None`` before 0.4, and its recorded name) has now."""
     try:
         data = json.loads(summary or "")
-        columns = [str(c) for c in data["columns"]]
-        dimensions = data.get("dimensions", {})
+        recorded = [str(c) for c in data["columns"]]
+        ids = data.get("field_ids") or [None] * len(recorded)
+        dimensions = {c: d for c, d in data.get("dimensions", {}).items()}
+        for name, field_id in zip(recorded, ids, strict=True):
+            if current is not None and name in dimensions:
+                dimensions[current(field_id, name)] = dimensions.pop(name)
+        columns = [current(i, c) if current is not None else c for c, i in zip(recorded, ids, strict=True)]
         by = tuple(
             Dimension(c, d["table"], key=d["key"], by=d["by"]) if (d := dimensions.get(c)) else c for c in columns
         )
@@ -141,6 +165,8 @@ def layout_from_summary(summary: str | None, table: str) -> RecordedLayout:
             mapping=str(data["mapping"]),
             target_file_size=int(data.get("target_file_size", DEFAULT_TARGET_FILE_SIZE)),
         )
+    except InvalidOptionError:
+        raise
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InvalidOptionError(
             f"{table} records a clustering store but no readable layout in {SUMMARY_PROPERTY} ({exc!r}); "

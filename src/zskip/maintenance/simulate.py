@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.expr import And, Expr, columns_of
+from zskip.expr import And, Column, Expr, columns_of
 from zskip.layout.cuts import FileCuts
 from zskip.planning.footers import ColumnStats
 from zskip.planning.minmax import push_not
@@ -117,7 +117,7 @@ def group_stats(
         nulls = np.add.reduceat((~column.is_valid().to_numpy(zero_copy_only=False)).astype(np.int64), starts)
         lows, highs = _bounds(column, starts, valid, values, real_rows)
         for i in range(groups):
-            per_group[i][name.lower()] = ColumnStats(lows[i], highs[i], bool(values[i]), int(nulls[i]), int(values[i]))
+            per_group[i][name] = ColumnStats(lows[i], highs[i], bool(values[i]), int(nulls[i]), int(values[i]))
     return tuple(per_group)
 
 
@@ -154,7 +154,7 @@ def _bounds(
     return lows, highs
 
 
-def kept_by_minmax(cells: Cells, expr: Expr, floats: frozenset[str]) -> np.ndarray:
+def kept_by_minmax(cells: Cells, expr: Expr, floats: frozenset[Column]) -> np.ndarray:
     """Whether each simulated row group's statistics admit a row where ``expr`` is TRUE (all row
     groups at once, as the planner checks real ones; none without simulated statistics)."""
     return might_match_arrays(push_not(expr), cells.stats_columns, floats, len(cells.stats))
@@ -165,7 +165,7 @@ def index_conjunct(expr: Expr, column: str) -> Expr | None:
     alone, ``IS NOT NULL`` left out (None: none, so the index skips nothing for this query)."""
     expr = normalised(expr)
     parts = expr.children if isinstance(expr, And) else (expr,)
-    mine = tuple(p for p in parts if {c.lower() for c in columns_of(p)} == {column.lower()})
+    mine = tuple(p for p in parts if columns_of(p) == {column})
     if not mine:
         return None
     return mine[0] if len(mine) == 1 else And(mine)

@@ -8,11 +8,13 @@ unclustered bytes until the next optimize.  Index coverage is ``list_indexes``' 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
 from pyspark.sql import SparkSession
 
+from zskip.curves import ClusteringSpec
 from zskip.display import Displayed
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
@@ -155,7 +157,9 @@ def status(spark: SparkSession, table: str, *, drift: bool = False) -> TableStat
         files=len(paths),
         rows=int(sum(counts)),
         bytes=int(sum(sizes)),
-        clustering=_describe(summary) if store is not None else None,
+        clustering=_describe(summary, store.spec, {f.id: f.name for f in iceberg.schema()})
+        if store is not None
+        else None,
         files_clustered=len(mine),
         rows_clustered=int(sum(counts[i] for i in mine)),
         bytes_clustered=int(sum(sizes[i] for i in mine)),
@@ -180,7 +184,8 @@ def _drift(spark: SparkSession, table: str) -> tuple[str | None, float | None]:
     return advice.best.label, advice.gain
 
 
-def _describe(summary: str | None) -> str:
+def _describe(summary: str | None, spec: ClusteringSpec, names: Mapping[int, str]) -> str:
+    """The layout in words, its columns as the table calls them now (field ids of the spec)."""
     if not summary:
         return "recorded (no summary)"
     try:
@@ -189,8 +194,15 @@ def _describe(summary: str | None) -> str:
         return summary
     if not isinstance(data, dict):
         return summary
-    columns = ", ".join(str(c) for c in data.get("columns", []))
-    return f"{data.get('curve', '?')} over {columns} ({data.get('mapping', '?')} mapping)"
+    shown = []
+    for column in spec.columns:
+        if column.field_id is None:
+            shown.append(f"{column.name} (not tied to a column: unused)")
+        elif column.field_id not in names:
+            shown.append(f"{column.name} (dropped since: unused)")
+        else:
+            shown.append(names[column.field_id])
+    return f"{data.get('curve', '?')} over {', '.join(shown)} ({data.get('mapping', '?')} mapping)"
 
 
 def _last_optimize(spark: SparkSession, table: str) -> str | None:

@@ -16,11 +16,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
-from zskip.expr import And, Between, Compare, Expr, In, equality_values
+from zskip.curves import ClusteringSpec, ColumnMapping, DimensionMapping, order_key_u64
+from zskip.expr import And, Between, Column, Compare, Expr, In, equality_values
+from zskip.iceberg.scans import Field, arrow_type
 from zskip.index.literals import InexactLiteral, exact_scalar
 
-__all__ = ["RecordedKeyRanges", "key_bounds", "query_intervals", "ranges_meet", "rank_bounds"]
+__all__ = [
+    "RecordedKeyRanges",
+    "curve_arrow_types",
+    "key_bounds",
+    "keys_agree",
+    "query_intervals",
+    "ranges_meet",
+    "rank_bounds",
+    "spec_column",
+]
 
 
 def _conjuncts(expr: Expr) -> list[Expr]:
@@ -64,8 +74,9 @@ def _(leaf: In, kind: pa.DataType) -> tuple[int | None, int | None] | None:
 def key_bounds(
     expr: Expr, spec: ClusteringSpec, arrow_types: Mapping[str, pa.DataType]
 ) -> dict[str, tuple[int | None, int | None]]:
-    """Inclusive order-key bounds per clustered column implied by ``expr``'s conjuncts."""
-    names = {c.name.lower(): c.name for c in spec.columns}
+    """Inclusive order-key bounds per clustered column (by its name in ``spec``) implied by ``expr``'s
+    conjuncts; ``expr`` names columns as ``spec`` identifies them (field ids, see ``spec_column``)."""
+    names = {spec_column(c): c.name for c in spec.columns}
     through_dimension = {c.name for c in spec.columns if isinstance(c.mapping, DimensionMapping)}
     bounds: dict[str, tuple[int | None, int | None]] = {}
 
@@ -139,7 +150,7 @@ def rank_bounds(
         if not isinstance(column.mapping, DimensionMapping) or column.name not in arrow_types:
             continue
         for leaf in _conjuncts(expr):
-            if leaf_column(leaf) != column.name.lower():
+            if leaf_column(leaf) != spec_column(column):
                 continue
             values = equality_values(leaf)
             if not values:
@@ -157,9 +168,49 @@ def rank_bounds(
     return ranks
 
 
-def leaf_column(leaf: Expr) -> str | None:
-    column = getattr(leaf, "column", None)
-    return column.lower() if isinstance(column, str) else None
+def leaf_column(leaf: Expr) -> Column | None:
+    return getattr(leaf, "column", None)
+
+
+def spec_column(column: ColumnMapping) -> Column:
+    """How a bound predicate names a clustered column: its field id (its name in a spec built outside a
+    table, as unit tests build them)."""
+    return column.field_id if column.field_id is not None else column.name
+
+
+def keys_agree(recorded: str | None, current: str) -> bool:
+    """Whether a value of Iceberg type ``current`` gets the order key it got as type ``recorded`` (the
+    type optimize keyed the column as), so recorded key ranges still bound it.  Iceberg promotes int to
+    long, float to double and widens decimals: whole numbers and floats keep their keys; a decimal keeps
+    its unscaled-integer key up to precision 18 (``zskip.curves.keys``), and not past it."""
+    if recorded is None or recorded == current:
+        return True
+    if {recorded, current} <= {"int", "long"} or {recorded, current} <= {"float", "double"}:
+        return True
+    old, new = _decimal(recorded), _decimal(current)
+    return old is not None and new is not None and old[1] == new[1] and max(old[0], new[0]) <= 18
+
+
+def _decimal(text: str) -> tuple[int, int] | None:
+    if not (text.startswith("decimal(") and text.endswith(")")):
+        return None
+    precision, scale = (int(p) for p in text[len("decimal(") : -1].split(","))
+    return precision, scale
+
+
+def curve_arrow_types(spec: ClusteringSpec, fields: Mapping[int, Field]) -> dict[str, pa.DataType]:
+    """The Arrow type of each clustered column a query filters (by its name in ``spec``): those whose
+    field is still in the table with keys that agree with the recorded ones (``keys_agree``).  A column
+    left out here bounds nothing, which only widens the query box."""
+    out: dict[str, pa.DataType] = {}
+    for column in spec.columns:
+        found = fields.get(column.field_id) if column.field_id is not None else None
+        if found is None or not keys_agree(column.iceberg_type, found.type):
+            continue
+        kind = arrow_type(found.type)
+        if kind is not None:
+            out[column.name] = kind
+    return out
 
 
 @dataclass(frozen=True)

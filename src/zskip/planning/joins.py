@@ -76,9 +76,9 @@ def ranges_holding_keys(keys: np.ndarray, low: np.ndarray, high: np.ndarray) -> 
 def join_rank_bounds(spec: ClusteringSpec, filters: Sequence[JoinFilter]) -> Mapping[str, tuple[int, int]]:
     """Rank bounds of the curve's dimension columns that the joins' keys imply (lowest to highest rank)."""
     bounds: dict[str, tuple[int, int]] = {}
-    columns = {c.name.lower(): c for c in spec.columns}
+    columns = {c.field_id: c for c in spec.columns if c.field_id is not None}
     for item in filters:
-        column = columns.get(item.join.column.lower())
+        column = columns.get(item.join.field.id)
         if column is None or item.keys is None or not isinstance(column.mapping, DimensionMapping):
             continue
         if len(item.keys) == 0:

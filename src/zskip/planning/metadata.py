@@ -10,7 +10,7 @@ for listing its files (one Spark query over ``<table>.files``); later queries pa
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -23,7 +23,7 @@ from zskip.iceberg.scans import IcebergScan
 from zskip.iceberg.table import load_table
 from zskip.index.manifest import IndexManifest
 from zskip.index.parquet_io import read_file
-from zskip.indexing.store import MANIFEST_PROPERTY
+from zskip.indexing.store import MANIFEST_PROPERTY, resolved
 from zskip.layout.store import STORE_PROPERTY, ClusteringStore, read_store
 from zskip.planning.cache import CACHE
 from zskip.planning.curve import RecordedKeyRanges
@@ -90,13 +90,11 @@ class SnapshotMetadata:
             ("stats", path, field_id), lambda: StatsColumn.of([g.get(field_id) for g in self.footer(path).stats])
         )
 
-    def stats_columns(self, paths: Sequence[str], field_ids: Mapping[str, int | None]) -> dict[str, StatsColumn]:
-        """Each named column's statistics over every row group of ``paths``, one file after another
-        (columns without a field id are left out: nothing is known of them)."""
+    def stats_columns(self, paths: Sequence[str], field_ids: Iterable[int]) -> dict[int, StatsColumn]:
+        """Each column's statistics over every row group of ``paths``, one file after another, by field id."""
         return {
-            name: StatsColumn.concat([self.stats_column(path, field_id) for path in paths])
-            for name, field_id in field_ids.items()
-            if field_id is not None
+            field_id: StatsColumn.concat([self.stats_column(path, field_id) for path in paths])
+            for field_id in field_ids
         }
 
     def prefetch_footers(self, paths: Sequence[str]) -> None:
@@ -132,7 +130,10 @@ class SnapshotMetadata:
 
         def load() -> IndexManifest | None:
             try:
-                return IndexManifest.from_bytes(read_file(path), name=path)
+                manifest = IndexManifest.from_bytes(read_file(path), name=path)
+                if manifest.entries["field_id"].null_count or any(d.field_id is None for d in manifest.definitions):
+                    manifest = resolved(manifest, load_table(self.spark, self.table, fresh=False))
+                return manifest
             except Exception as exc:
                 log.warning("ignoring the index manifest %s: %s", path, str(exc).splitlines()[0])
                 return None

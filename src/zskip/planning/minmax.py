@@ -21,6 +21,7 @@ from zskip.expr import (
     AlwaysTrue,
     And,
     Between,
+    Column,
     Compare,
     Expr,
     In,
@@ -80,60 +81,60 @@ def push_not(expr: Expr, negate: bool = False) -> Expr:
     return _pushed(expr, negate)
 
 
-def might_match(expr: Expr, stats: Mapping[str, ColumnStats | None], floats: frozenset[str]) -> bool:
+def might_match(expr: Expr, stats: Mapping[Any, ColumnStats | None], floats: frozenset[Column]) -> bool:
     """``stats`` by lower-cased column name (``None``: unknown); ``floats``: float and double columns."""
     return _might(push_not(expr), stats, floats)
 
 
-def might_match_pushed(pushed: Expr, stats: Mapping[str, ColumnStats | None], floats: frozenset[str]) -> bool:
+def might_match_pushed(pushed: Expr, stats: Mapping[Any, ColumnStats | None], floats: frozenset[Column]) -> bool:
     """``might_match`` of a predicate already through ``push_not`` (for many row groups, push once)."""
     return _might(pushed, stats, floats)
 
 
 # ---- might a row match? (predicates through push_not) --------------------------------------------
 
-Stats = Mapping[str, ColumnStats | None]
+Stats = Mapping[Any, ColumnStats | None]
 
 
 @functools.singledispatch
-def _might(expr: Expr, stats: Stats, floats: frozenset[str]) -> bool:
+def _might(expr: Expr, stats: Stats, floats: frozenset[Column]) -> bool:
     return True  # a node this check does not know proves nothing
 
 
 @_might.register
-def _(expr: Leaf, stats: Stats, floats: frozenset[str]) -> bool:
+def _(expr: Leaf, stats: Stats, floats: frozenset[Column]) -> bool:
     return _might_leaf(expr, False, stats, floats)
 
 
 @_might.register
-def _(expr: And, stats: Stats, floats: frozenset[str]) -> bool:
+def _(expr: And, stats: Stats, floats: frozenset[Column]) -> bool:
     return all(_might(c, stats, floats) for c in expr.children)
 
 
 @_might.register
-def _(expr: Or, stats: Stats, floats: frozenset[str]) -> bool:
+def _(expr: Or, stats: Stats, floats: frozenset[Column]) -> bool:
     return any(_might(c, stats, floats) for c in expr.children)
 
 
 @_might.register
-def _(expr: Opaque | AlwaysTrue, stats: Stats, floats: frozenset[str]) -> bool:
+def _(expr: Opaque | AlwaysTrue, stats: Stats, floats: frozenset[Column]) -> bool:
     return True
 
 
 @_might.register
-def _(expr: AlwaysFalse, stats: Stats, floats: frozenset[str]) -> bool:
+def _(expr: AlwaysFalse, stats: Stats, floats: frozenset[Column]) -> bool:
     return False
 
 
 @_might.register
-def _(expr: Not, stats: Stats, floats: frozenset[str]) -> bool:
+def _(expr: Not, stats: Stats, floats: frozenset[Column]) -> bool:
     if not isinstance(expr.child, LEAVES):
         return True  # not through push_not: nothing is proven
     return _might_leaf(expr.child, True, stats, floats)
 
 
-def _might_leaf(leaf: Leaf, negated: bool, stats: Stats, floats: frozenset[str]) -> bool:
-    column = leaf.column.lower()
+def _might_leaf(leaf: Leaf, negated: bool, stats: Stats, floats: frozenset[Column]) -> bool:
+    column = leaf.column
     s = stats.get(column)
     if s is None:
         return True

@@ -34,6 +34,7 @@ from zskip.expr import (
     AlwaysTrue,
     And,
     Between,
+    Column,
     Compare,
     Expr,
     In,
@@ -145,7 +146,9 @@ def _concat(arrays: Sequence[pa.Array | None]) -> pa.Array | None:
         return None  # mixed types (decimals of different scales, ...): the scalar check decides
 
 
-def might_match_arrays(pushed: Expr, columns: Mapping[str, StatsColumn], floats: frozenset[str], n: int) -> np.ndarray:
+def might_match_arrays(
+    pushed: Expr, columns: Mapping[Any, StatsColumn], floats: frozenset[Column], n: int
+) -> np.ndarray:
     """For each of ``n`` row groups: might it hold a row where ``pushed`` (through ``push_not``) is TRUE?
 
     ``columns`` by lower-cased name (a column missing: no statistics, might match).
@@ -153,26 +156,26 @@ def might_match_arrays(pushed: Expr, columns: Mapping[str, StatsColumn], floats:
     return _might(pushed, columns, floats, n)
 
 
-Columns = Mapping[str, StatsColumn]
+Columns = Mapping[Any, StatsColumn]
 
 
 @functools.singledispatch
-def _might(expr: Expr, columns: Columns, floats: frozenset[str], n: int) -> np.ndarray:
+def _might(expr: Expr, columns: Columns, floats: frozenset[Column], n: int) -> np.ndarray:
     return np.ones(n, dtype=bool)  # a node this check does not know proves nothing
 
 
 @_might.register
-def _(expr: Opaque | AlwaysTrue, columns: Columns, floats: frozenset[str], n: int) -> np.ndarray:
+def _(expr: Opaque | AlwaysTrue, columns: Columns, floats: frozenset[Column], n: int) -> np.ndarray:
     return np.ones(n, dtype=bool)
 
 
 @_might.register
-def _(expr: AlwaysFalse, columns: Columns, floats: frozenset[str], n: int) -> np.ndarray:
+def _(expr: AlwaysFalse, columns: Columns, floats: frozenset[Column], n: int) -> np.ndarray:
     return np.zeros(n, dtype=bool)
 
 
 @_might.register
-def _(expr: And, columns: Columns, floats: frozenset[str], n: int) -> np.ndarray:
+def _(expr: And, columns: Columns, floats: frozenset[Column], n: int) -> np.ndarray:
     out = np.ones(n, dtype=bool)
     for child in expr.children:
         out &= _might(child, columns, floats, n)
@@ -180,7 +183,7 @@ def _(expr: And, columns: Columns, floats: frozenset[str], n: int) -> np.ndarray
 
 
 @_might.register
-def _(expr: Or, columns: Columns, floats: frozenset[str], n: int) -> np.ndarray:
+def _(expr: Or, columns: Columns, floats: frozenset[Column], n: int) -> np.ndarray:
     out = np.zeros(n, dtype=bool)
     for child in expr.children:
         out |= _might(child, columns, floats, n)
@@ -188,19 +191,19 @@ def _(expr: Or, columns: Columns, floats: frozenset[str], n: int) -> np.ndarray:
 
 
 @_might.register
-def _(expr: Not, columns: Columns, floats: frozenset[str], n: int) -> np.ndarray:
+def _(expr: Not, columns: Columns, floats: frozenset[Column], n: int) -> np.ndarray:
     if not isinstance(expr.child, LEAVES):
         return np.ones(n, dtype=bool)  # not through push_not: nothing is proven
     return _leaf(expr.child, True, columns, floats, n)
 
 
 @_might.register
-def _(expr: Leaf, columns: Columns, floats: frozenset[str], n: int) -> np.ndarray:
+def _(expr: Leaf, columns: Columns, floats: frozenset[Column], n: int) -> np.ndarray:
     return _leaf(expr, False, columns, floats, n)
 
 
-def _leaf(leaf: Leaf, negated: bool, columns: Columns, floats: frozenset[str], n: int) -> np.ndarray:
-    name = leaf.column.lower()
+def _leaf(leaf: Leaf, negated: bool, columns: Columns, floats: frozenset[Column], n: int) -> np.ndarray:
+    name = leaf.column
     col = columns.get(name)
     if col is None:
         return np.ones(n, dtype=bool)

@@ -32,15 +32,15 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
-from zskip.expr import AlwaysFalse, Expr, columns_of
-from zskip.iceberg.scans import IcebergScan, JoinKeys, arrow_type
+from zskip.expr import AlwaysFalse, Column, Expr, bind, columns_of
+from zskip.iceberg.scans import Field, IcebergScan, JoinKeys
 from zskip.iceberg.table import load_table
 from zskip.index.evaluate import Match, Verdict, bitmaps_answer
 from zskip.indexing.lookup import index_verdicts, key_set_verdicts
 from zskip.indexing.store import MANIFEST_PROPERTY
 from zskip.layout.store import STORE_PROPERTY
 from zskip.planning.cache import CACHE
-from zskip.planning.curve import query_intervals, ranges_meet
+from zskip.planning.curve import curve_arrow_types, query_intervals, ranges_meet
 from zskip.planning.joins import JoinFilter, join_rank_bounds, ranges_holding_keys
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
 from zskip.planning.minmax import push_not
@@ -100,21 +100,39 @@ class Candidates:
 
 @dataclass(frozen=True)
 class PlanInputs:
-    """What every stage may read: the scan, its predicate bound to the table's fields, the snapshot's metadata."""
+    """What every stage may read: the scan, its predicate bound to the table's fields, the snapshot's metadata.
+
+    ``expr`` is bound (``zskip.expr.bind``): its columns are Iceberg field ids, and every stage
+    compares them with what zskip stored by field id; build it with ``PlanInputs.of``.
+    """
 
     scan: IcebergScan
     expr: Expr
     metadata: SnapshotMetadata
     joins: tuple[JoinKeys, ...] = ()  # equi-joins of the scan to filtered dimensions (zskip.sql only)
     join_filter: Callable[[JoinKeys], JoinFilter] | None = None  # the keys each join's dimension yields
+    fields: Mapping[int, Field] = field(default_factory=dict)  # the filtered columns, by field id
+    floats: frozenset[int] = frozenset()  # field ids of float and double columns
 
-    @property
-    def field_ids(self) -> dict[str, int]:
-        return {name: f.id for name, f in self.scan.fields.items()}
-
-    @property
-    def floats(self) -> frozenset[str]:
-        return frozenset(name for name, f in self.scan.fields.items() if f.is_float)
+    @staticmethod
+    def of(
+        scan: IcebergScan,
+        metadata: SnapshotMetadata,
+        *,
+        joins: tuple[JoinKeys, ...] = (),
+        join_filter: Callable[[JoinKeys], JoinFilter] | None = None,
+    ) -> PlanInputs:
+        """The inputs of ``scan``'s plan, its predicate bound once to the fields the scan resolved."""
+        by_id = {f.id: f for f in scan.fields.values()}
+        return PlanInputs(
+            scan=scan,
+            expr=bind(scan.expr, {name: f.id for name, f in scan.fields.items()}),
+            metadata=metadata,
+            joins=joins,
+            join_filter=join_filter,
+            fields=MappingProxyType(by_id),
+            floats=frozenset(i for i, f in by_id.items() if f.is_float),
+        )
 
 
 @dataclass(frozen=True)
@@ -211,15 +229,16 @@ def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
     manifest = inputs.metadata.manifest() if candidates.files else None
     if manifest is None or len(candidates.files) > EXACT_INDEX_FILES or inputs.metadata.store() is None:
         return None
-    columns = {c.lower() for c in columns_of(inputs.expr)}
+    columns = columns_of(inputs.expr)
     if not columns or not bitmaps_answer(inputs.expr, columns):
         return None
     by_file = manifest.entries_by_file
     for path in candidates.files:
-        indexed = {row["column"].lower() for row in by_file.get(path, ()) if row["kind"] == "bitmap"}
+        indexed = {row["field_id"] for row in by_file.get(path, ()) if row["kind"] == "bitmap"}
         if not columns <= indexed:
             return None
-    return "bitmaps on " + ", ".join(sorted(columns)) + " decide every row of these files"
+    names = sorted(inputs.fields[c].name if isinstance(c, int) and c in inputs.fields else str(c) for c in columns)
+    return "bitmaps on " + ", ".join(names) + " decide every row of these files"
 
 
 def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
@@ -243,7 +262,7 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
         candidates = _holding_keys(inputs, candidates, item.join.field.id, item.keys)
     manifest = inputs.metadata.manifest()
     if manifest is not None and candidates.files:
-        key_sets = [(f.join.column, f.keys) for f in filters if f.keys is not None]
+        key_sets: list[tuple[Column, np.ndarray]] = [(f.join.field.id, f.keys) for f in filters if f.keys is not None]
         candidates = _apply_verdicts(
             inputs, candidates, key_set_verdicts(manifest, list(candidates.files), key_sets, cache=CACHE)
         )
@@ -292,12 +311,7 @@ def _curve_narrow(inputs: PlanInputs, candidates: Candidates, extra_ranks: Mappi
     store = inputs.metadata.store()
     if store is None or not candidates.files:
         return candidates
-    arrow_types = {}
-    for column in store.spec.columns:
-        found = inputs.scan.fields.get(column.name.lower())
-        kind = arrow_type(found.type) if found is not None else None
-        if kind is not None:
-            arrow_types[column.name] = kind
+    arrow_types = curve_arrow_types(store.spec, inputs.fields)
     recorded = inputs.metadata.curve_ranges()
     chosen = recorded.of_files(candidates.files)
     if not chosen.any():
@@ -354,9 +368,8 @@ def statistics_allow(inputs: PlanInputs, paths: list[str], counts: np.ndarray | 
     possibly true (what Iceberg's reader reads of a range covering it).  ``counts``: row groups per file."""
     if counts is None:
         counts = _row_group_counts(inputs, paths)
-    names = {c.lower() for c in columns_of(inputs.expr)}
-    field_ids = inputs.field_ids
-    columns = inputs.metadata.stats_columns(paths, {n: field_ids.get(n) for n in names})
+    ids = [c for c in columns_of(inputs.expr) if isinstance(c, int)]
+    columns = inputs.metadata.stats_columns(paths, ids)
     return might_match_arrays(push_not(inputs.expr), columns, inputs.floats, int(counts.sum()))
 
 
@@ -578,7 +591,7 @@ def plan_scan(
     metadata = snapshot_metadata(spark, scan)
     files_total, row_groups_total = metadata.totals()
     listed = time.perf_counter() - started
-    inputs = PlanInputs(scan=scan, expr=scan.expr, metadata=metadata, joins=joins, join_filter=join_filter)
+    inputs = PlanInputs.of(scan, metadata, joins=joins, join_filter=join_filter)
     if not joins:  # a scan joined to no filtered dimension: the join stage has nothing to say
         stages = tuple(stage for stage in stages if stage.run is not join_keys)
     candidates, run = run_stages(stages, inputs)

@@ -167,7 +167,7 @@ def staged_choice(plan: ScanPlan, relation: int) -> dict[str, Any]:
     split = [path for path, groups in plan.kept.items() if groups is not None and run_count(groups) > 1]
     # which row groups between the runs the reader would read (the read-ranges stage asked the same of
     # these files; asking again, in one array call, keeps the plan free of per-stage scratch state)
-    read_anyway = statistics_allow_by_file(PlanInputs(plan.scan, plan.expr, plan.metadata), split) if split else {}
+    read_anyway = statistics_allow_by_file(PlanInputs.of(plan.scan, plan.metadata), split) if split else {}
     files: list[list[Any]] = []
     for path, groups in plan.kept.items():
         if groups is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import re
 import threading
 import time
 import uuid
@@ -29,7 +30,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
-from zskip.expr import And, Expr, IsNull, Not, columns_of, to_sql
+from zskip.expr import And, Column, Expr, IsNull, Not, bind, columns_of, to_sql
 from zskip.iceberg.table import load_table
 from zskip.index.parquet_io import resolve
 
@@ -42,6 +43,7 @@ __all__ = [
     "WORKLOAD_SCHEMA",
     "WorkloadRecorder",
     "flush_workload",
+    "predicate_for_schema",
     "read_workload",
     "workload",
     "workload_dir",
@@ -61,6 +63,10 @@ WORKLOAD_SCHEMA = pa.schema(
         ("snapshot_id", pa.int64()),
         ("predicate", pa.string()),
         ("columns", pa.list_(pa.string())),
+        # the predicate with each column written as `#<field id>` (see ``predicate_for_schema``), and
+        # those field ids: what the scan filtered, whatever the columns are called later (null before 0.4)
+        ("predicate_fields", pa.string()),
+        ("field_ids", pa.list_(pa.int32())),
         ("files_total", pa.int64()),
         ("files_read", pa.int64()),
         ("row_groups_total", pa.int64()),
@@ -95,12 +101,15 @@ class WorkloadRecorder:
         try:
             if plan.metadata is None or plan.scan is None or not _capturing(spark, settings):
                 return
+            bound = bind(plan.expr, {name: f.id for name, f in plan.scan.fields.items()})
             row: dict[str, object] = {
                 "recorded_at": time.time_ns() // 1000,
                 "table": plan.table,
                 "snapshot_id": plan.snapshot_id,
                 "predicate": to_sql(normalised(plan.expr)),
-                "columns": sorted(columns_of(plan.expr)),
+                "columns": sorted(str(c) for c in columns_of(plan.expr)),
+                "predicate_fields": to_sql(normalised(bound)),
+                "field_ids": sorted(c for c in columns_of(bound) if isinstance(c, int)),
                 "files_total": plan.files_total,
                 "files_read": len(plan.kept),
                 "row_groups_total": plan.row_groups_total,
@@ -156,7 +165,7 @@ def normalised(expr: Expr) -> Expr:
     if not isinstance(expr, And):
         return expr
     others = [c for c in expr.children if not _is_not_null(c)]
-    compared: set[str] = set()
+    compared: set[Column] = set()
     for child in others:
         compared |= columns_of(child)
     kept = [c for c in expr.children if not (_is_not_null(c) and _not_null_column(c) in compared)]
@@ -167,9 +176,31 @@ def _is_not_null(expr: Expr) -> bool:
     return isinstance(expr, Not) and isinstance(expr.child, IsNull)
 
 
-def _not_null_column(expr: Expr) -> str:
+def _not_null_column(expr: Expr) -> Column:
     assert isinstance(expr, Not) and isinstance(expr.child, IsNull)
     return expr.child.column
+
+
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'")  # a string literal as ``literal_sql`` writes it
+_FIELD = re.compile(r"`#(\d+)`")
+
+
+def predicate_for_schema(text: str, names: Mapping[int, str]) -> str | None:
+    """A logged ``predicate_fields`` with each `#<field id>` replaced by the name ``names`` gives that
+    field now (quoted as Spark SQL needs); ``None`` when a field it filters has left the table."""
+    pieces: list[str] = []
+    start = 0
+    for literal in [*_QUOTED.finditer(text), None]:
+        end = literal.start() if literal is not None else len(text)
+        outside = text[start:end]
+        for found in _FIELD.finditer(outside):
+            if int(found.group(1)) not in names:
+                return None
+        pieces.append(_FIELD.sub(lambda m: "`" + names[int(m.group(1))].replace("`", "``") + "`", outside))
+        if literal is not None:
+            pieces.append(literal.group(0))
+            start = literal.end()
+    return "".join(pieces)
 
 
 def workload(spark: SparkSession, table: str) -> pa.Table:

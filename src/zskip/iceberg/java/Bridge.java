@@ -601,14 +601,14 @@ public class Bridge {
         Snapshot snapshot = dimension.currentSnapshot();
         LogicalPlan side = (LogicalPlan) entry[2];
         Table fact = (Table) ((Object[]) scans.get(((Integer) entry[0]).intValue()))[1];
-        Types.NestedField field = fact.schema().caseInsensitiveFindField((String) entry[1]);
+        Types.NestedField field = resolveField(fact.schema(), (String) entry[1]);
         if (field == null) {
           continue; // not a column of the table itself
         }
         json.writeStartObject();
         json.writeNumberField("position", i);
         json.writeNumberField("scan", ((Integer) entry[0]).intValue());
-        json.writeStringField("column", (String) entry[1]);
+        json.writeStringField("column", fact.schema().findColumnName(field.fieldId()));
         json.writeNumberField("field_id", field.fieldId());
         json.writeStringField("field_type", field.type().toString());
         json.writeStringField("dimension", dimension.name());
@@ -665,10 +665,11 @@ public class Bridge {
       Iterator names = referenced.keySet().iterator();
       while (names.hasNext()) {
         String name = (String) names.next();
-        Types.NestedField field = table.schema().caseInsensitiveFindField(name);
+        Types.NestedField field = resolveField(table.schema(), name);
         if (field != null) {
           json.writeStartObject();
-          json.writeStringField("name", name);
+          json.writeStringField("term", name);
+          json.writeStringField("name", table.schema().findColumnName(field.fieldId()));
           json.writeNumberField("id", field.fieldId());
           json.writeStringField("type", field.type().toString());
           json.writeEndObject();
@@ -827,6 +828,23 @@ public class Bridge {
       }
     }
     return false;
+  }
+
+  /**
+   * The field a pushed filter's term names. Spark hands Iceberg each column under the table's own
+   * spelling, so the exact match comes first; the case-insensitive one only when that finds nothing,
+   * and never an error: a table with columns {@code a} and {@code A} has no case-insensitive index.
+   */
+  static Types.NestedField resolveField(org.apache.iceberg.Schema schema, String name) {
+    Types.NestedField field = schema.findField(name);
+    if (field != null) {
+      return field;
+    }
+    try {
+      return schema.caseInsensitiveFindField(name);
+    } catch (RuntimeException collide) {
+      return null;
+    }
   }
 
   static String sha256(String text) throws Exception {

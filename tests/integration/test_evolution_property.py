@@ -6,8 +6,9 @@ drop, add, re-add under an old name, promote int to bigint, float to double, wid
 partition field).  After every step, random filters are read through ``zskip.read`` and ``zskip.sql``
 and compared with Spark row for row, and ``explain`` must keep every file holding a matching row.
 
-CI runs a few examples (``ZSKIP_EVOLUTION_EXAMPLES``, default 3); set it higher for a long run.  The
-number of comparisons made is printed (``-s`` shows it).
+CI runs a few examples (``ZSKIP_EVOLUTION_EXAMPLES``, default 3, the same ones every run); a long run
+sets it higher with ``ZSKIP_EVOLUTION_RANDOM=1`` (new examples each run) and maybe
+``ZSKIP_EVOLUTION_STEPS``.  The number of comparisons made is printed (``-s`` shows it).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import os
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import zskip
 from zskip.expr import quoted
+from zskip.iceberg.table import load_table
 
 pytestmark = pytest.mark.integration
 
@@ -69,7 +71,7 @@ def append(spark, rows: int, salt: int) -> None:
     exprs = []
     for i, f in enumerate(current):
         if f.name == "id":
-            exprs.append(f"id + {salt * 1_000_000}")
+            exprs.append(f"id + {salt * 1_000_000} AS id")
         else:
             exprs.append(f"{value_sql(f.dataType.simpleString(), f'(id * {7 + 3 * i} + {salt})')} AS {quoted(f.name)}")
     spark.range(rows).selectExpr(*exprs).repartition(2).writeTo(TABLE).append()
@@ -191,7 +193,7 @@ def step(spark, data, steps: list[str], salt: int) -> None:
             spark.sql(f"ALTER TABLE {TABLE} ALTER COLUMN {quoted(name)} TYPE {wider}")
             steps.append(f"promote {name} to {wider}")
             append(spark, 200, salt)
-    elif choice == "partition":
+    elif choice == "partition" and not load_table(spark, TABLE).is_partitioned():
         spark.sql(f"ALTER TABLE {TABLE} ADD PARTITION FIELD bucket(3, id)")
         steps.append("partition by bucket(3, id)")
         append(spark, 200, salt)
@@ -201,6 +203,9 @@ def step(spark, data, steps: list[str], salt: int) -> None:
     max_examples=EXAMPLES,
     deadline=None,
     derandomize=os.environ.get("ZSKIP_EVOLUTION_RANDOM") is None,
+    # shrinking a failure re-runs whole Spark sequences: only where asked (the failing steps are printed anyway)
+    phases=[Phase.explicit, Phase.reuse, Phase.generate]
+    + ([Phase.shrink] if os.environ.get("ZSKIP_EVOLUTION_SHRINK") else []),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
 )
 @given(data=st.data())

@@ -52,6 +52,9 @@ class DimensionMapping:
     keys: np.ndarray
     snapshot_id: int | None = None
     levels: tuple[np.ndarray, ...] = ()
+    # the dimension's key and ``by`` columns as field ids of its table (``None``: not recorded, before 0.4)
+    key_field_id: int | None = None
+    by_field_ids: tuple[int, ...] | None = None
     _sorted: np.ndarray = field(init=False, repr=False)
     _order: np.ndarray = field(init=False, repr=False)
     _ranks: np.ndarray | None = field(init=False, repr=False)
@@ -114,6 +117,8 @@ class DimensionMapping:
             "rows": len(self.keys),
             "keys": packed,
             **levels,
+            **({"key_field_id": self.key_field_id} if self.key_field_id is not None else {}),
+            **({"by_field_ids": list(self.by_field_ids)} if self.by_field_ids is not None else {}),
         }
 
     @classmethod
@@ -131,6 +136,8 @@ class DimensionMapping:
             keys=keys,
             snapshot_id=None if snapshot is None else int(snapshot),
             levels=tuple(_unpack(level, "<i8").astype(np.int64) for level in data.get("levels", ())),
+            key_field_id=None if data.get("key_field_id") is None else int(data["key_field_id"]),
+            by_field_ids=None if data.get("by_field_ids") is None else tuple(int(i) for i in data["by_field_ids"]),
         )
 
     def __eq__(self, other: object) -> bool:
@@ -151,13 +158,23 @@ class DimensionMapping:
     def __hash__(self) -> int:
         return hash((self.bits, self.table, self.key, self.by, self.snapshot_id, len(self.keys)))
 
-    def same_dimension(self, table: str, key: str, by: tuple[str, ...]) -> bool:
-        """Whether this mapping records ``table`` through ``key``, ordered by ``by`` (names case-insensitive)."""
-        return (
-            self.table.lower() == table.lower()
-            and self.key.lower() == key.lower()
-            and [b.lower() for b in self.by] == [b.lower() for b in by]
-        )
+    def same_dimension(
+        self,
+        table: str,
+        key: str,
+        by: tuple[str, ...],
+        *,
+        key_field_id: int | None = None,
+        by_field_ids: tuple[int, ...] | None = None,
+    ) -> bool:
+        """Whether this mapping records ``table`` through ``key``, ordered by ``by``: the same field ids
+        where both sides know them (a renamed dimension column is the same column), else the same names
+        (case-insensitive, as recorded before field ids)."""
+        if self.table.lower() != table.lower():
+            return False
+        if self.key_field_id is not None and key_field_id is not None and self.by_field_ids is not None:
+            return self.key_field_id == key_field_id and self.by_field_ids == by_field_ids
+        return self.key.lower() == key.lower() and [b.lower() for b in self.by] == [b.lower() for b in by]
 
 
 def _pack(values: np.ndarray) -> str:

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -56,8 +55,20 @@ class Dimension:
     table: str
     key: str
     by: tuple[str, ...]
+    # field ids of ``key`` and ``by`` in the dimension table, as a recorded layout knows them (not given by users)
+    key_field_id: int | None = field(default=None, repr=False, compare=False)
+    by_field_ids: tuple[int, ...] | None = field(default=None, repr=False, compare=False)
 
-    def __init__(self, foreign_key: str, table: str, *, key: str, by: Sequence[str] | str) -> None:
+    def __init__(
+        self,
+        foreign_key: str,
+        table: str,
+        *,
+        key: str,
+        by: Sequence[str] | str,
+        key_field_id: int | None = None,
+        by_field_ids: Sequence[int] | None = None,
+    ) -> None:
         for name, value in (("foreign_key", foreign_key), ("table", table), ("key", key)):
             if not isinstance(value, str) or not value.strip():
                 raise InvalidOptionError(f"Dimension {name} must be a name such as 'lo_custkey', not {value!r}")
@@ -74,6 +85,8 @@ class Dimension:
         object.__setattr__(self, "table", table.strip())
         object.__setattr__(self, "key", key.strip())
         object.__setattr__(self, "by", tuple(c.strip() for c in by))
+        object.__setattr__(self, "key_field_id", key_field_id)
+        object.__setattr__(self, "by_field_ids", None if by_field_ids is None else tuple(by_field_ids))
 
 
 # FK=CATALOG.DB.TABLE.KEY:COLUMN,COLUMN  (the last dotted part before ':' is the dimension's key)
@@ -90,15 +103,6 @@ def parse_dimension(text: str) -> Dimension:
         )
     foreign_key, table, key, by = found.groups()
     return Dimension(foreign_key, table, key=key, by=by)
-
-
-def _resolve(fields: dict[str, Any], name: str, table: str) -> Any:
-    found = fields.get(name.lower())
-    if found is None:
-        raise UnknownColumnError(
-            f"dimension {table} has no column {name!r}; its columns are: {', '.join(f.name for f in fields.values())}"
-        )
-    return found
 
 
 def check_foreign_key(dimension: Dimension, fact_type: DataType, key_type: DataType) -> None:
@@ -122,17 +126,28 @@ class ResolvedDimension:
     table: IcebergTable
     key: str
     by: tuple[str, ...]
+    key_field_id: int | None = None
+    by_field_ids: tuple[int, ...] | None = None
 
 
 def resolve_dimension(spark: SparkSession, dimension: Dimension, fact_type: DataType) -> ResolvedDimension:
     """Check that the dimension table and its columns exist and that the foreign key can refer to its key;
     raises ``UnknownTableError``, ``UnknownColumnError`` or ``InvalidOptionError`` saying which."""
     dim: IcebergTable = load_table(spark, dimension.table)
-    fields = {f.name.lower(): f for f in dim.spark_schema().fields}
-    key = _resolve(fields, dimension.key, dimension.table)
-    by = tuple(_resolve(fields, c, dimension.table).name for c in dimension.by)
-    check_foreign_key(dimension, fact_type, key.dataType)
-    return ResolvedDimension(dimension=dimension, table=dim, key=key.name, by=by)
+    try:
+        key_field, *by_fields = dim.resolve([dimension.key, *dimension.by])
+    except UnknownColumnError as exc:
+        raise UnknownColumnError(f"dimension {exc}") from None
+    fields = {f.name: f for f in dim.spark_schema().fields}
+    check_foreign_key(dimension, fact_type, fields[key_field.name].dataType)
+    return ResolvedDimension(
+        dimension=dimension,
+        table=dim,
+        key=key_field.name,
+        by=tuple(f.name for f in by_fields),
+        key_field_id=key_field.id,
+        by_field_ids=tuple(f.id for f in by_fields),
+    )
 
 
 def fit_dimension(spark: SparkSession, resolved: ResolvedDimension, bits: int) -> DimensionMapping:
@@ -158,6 +173,8 @@ def fit_dimension(spark: SparkSession, resolved: ResolvedDimension, bits: int) -
         keys=order_keys,
         snapshot_id=snapshot_id,
         levels=level_starts(groups, len(resolved.by)) if groups.num_rows else (),
+        key_field_id=resolved.key_field_id,
+        by_field_ids=resolved.by_field_ids,
     )
 
 

@@ -83,7 +83,9 @@ def inspect(spark: SparkSession, table: str, *, columns: Sequence[str] | None = 
     clustering = json.loads(summary) if summary else None
     if columns is None:
         store = read_store(iceberg)
-        columns = list(store.spec.column_names) if store else [f.name for f in iceberg.spark_schema().fields][:3]
+        current = {f.id: f.name for f in iceberg.schema() if not f.nested}
+        clustered = [current[i] for i in store.spec.field_ids if i in current] if store else []
+        columns = clustered or [f.name for f in iceberg.spark_schema().fields][:3]
     types = iceberg.column_types(columns)
     names = list(types)
     bounds = file_bounds(spark, table, names)

@@ -547,7 +547,18 @@ def _same_layout(spec: ClusteringSpec, target: Target, curve: str, mapping: str)
     for column in spec.columns:
         asked = dimensions.get(column.name.lower())
         if isinstance(column.mapping, DimensionMapping):
-            if asked is None or not column.mapping.same_dimension(asked.table.name, asked.key, asked.by):
+            same = (
+                column.mapping.same_dimension(
+                    asked.table.name,
+                    asked.key,
+                    asked.by,
+                    key_field_id=asked.key_field_id,
+                    by_field_ids=asked.by_field_ids,
+                )
+                if asked is not None
+                else False
+            )
+            if not same:
                 return False
         elif asked is not None or type(column.mapping) is not wanted:
             return False
@@ -559,6 +570,11 @@ def _summary(spec: ClusteringSpec, columns: list[str], mapping: str, target_file
     ``zskip maintain`` repeats."""
     dimensions = {
         c.name: {"table": c.mapping.table, "key": c.mapping.key, "by": list(c.mapping.by)}
+        | (
+            {"key_field_id": c.mapping.key_field_id, "by_field_ids": list(c.mapping.by_field_ids)}
+            if c.mapping.key_field_id is not None and c.mapping.by_field_ids is not None
+            else {}
+        )
         for c in spec.columns
         if isinstance(c.mapping, DimensionMapping)
     }

@@ -14,6 +14,7 @@ the previous cycle left does nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -138,7 +139,25 @@ def recorded_layout(iceberg: IcebergTable) -> RecordedLayout | None:
             )
         return names[field_id]
 
-    return layout_from_summary(iceberg.property(SUMMARY_PROPERTY), iceberg.name, current)
+    layout = layout_from_summary(iceberg.property(SUMMARY_PROPERTY), iceberg.name, current)
+    return dataclasses.replace(layout, by=tuple(_current_dimension(iceberg, c) for c in layout.by))
+
+
+def _current_dimension(iceberg: IcebergTable, column: str | Dimension) -> str | Dimension:
+    """A recorded dimension with its key and levels under the names its table gives their field ids now."""
+    if not isinstance(column, Dimension) or column.key_field_id is None:
+        return column
+    names = {f.id: f.name for f in load_table(iceberg.spark, column.table).schema() if not f.nested}
+    wanted = [column.key_field_id, *(column.by_field_ids or ())]
+    gone = [i for i in wanted if i not in names]
+    if gone:
+        raise InvalidOptionError(
+            f"{iceberg.name} is clustered through {column.table}, whose columns it was ordered by have left that "
+            f"table (field ids {gone}); run zskip optimize {iceberg.name} --by ... once, and maintain keeps that layout"
+        )
+    return dataclasses.replace(
+        column, key=names[column.key_field_id], by=tuple(names[i] for i in column.by_field_ids or ())
+    )
 
 
 def layout_from_summary(
@@ -157,7 +176,17 @@ def layout_from_summary(
                 dimensions[current(field_id, name)] = dimensions.pop(name)
         columns = [current(i, c) if current is not None else c for c, i in zip(recorded, ids, strict=True)]
         by = tuple(
-            Dimension(c, d["table"], key=d["key"], by=d["by"]) if (d := dimensions.get(c)) else c for c in columns
+            Dimension(
+                c,
+                d["table"],
+                key=d["key"],
+                by=d["by"],
+                key_field_id=d.get("key_field_id"),
+                by_field_ids=d.get("by_field_ids"),
+            )
+            if (d := dimensions.get(c))
+            else c
+            for c in columns
         )
         return RecordedLayout(
             by=by,

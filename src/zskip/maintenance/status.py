@@ -116,6 +116,8 @@ class TableStatus(Displayed):
             )
             if index.files_missing:
                 text += f"; {index.files_missing} index files missing"
+            if index.unused is not None:
+                text = index.unused
             rows.append((f"index {index.kind} on {index.column}", text))
         rows.append(("workload log", f"{self.scans_recorded:,} scans recorded"))
         if self.advised is not None and self.advised_gain is not None:

@@ -20,7 +20,14 @@ from zskip.index.kinds import IndexDefinition, blob_type
 from zskip.index.parquet_io import open_parquet, read_file, write_file
 from zskip.index.puffin import CHECKSUM, PuffinWriter
 
-__all__ = ["BlobEntry", "build_file_indexes", "column_indices_of", "copy_blobs", "top_level_field_ids"]
+__all__ = [
+    "BlobEntry",
+    "build_file_indexes",
+    "column_indices_of",
+    "copy_blobs",
+    "leaf_ranges",
+    "top_level_field_ids",
+]
 
 
 def top_level_field_ids(schema: pa.Schema) -> dict[int, int]:
@@ -33,18 +40,22 @@ def top_level_field_ids(schema: pa.Schema) -> dict[int, int]:
     return out
 
 
+def leaf_ranges(schema: pa.Schema) -> list[range]:
+    """The Parquet leaf columns of each top-level column of ``schema``, in order."""
+    out: list[range] = []
+    start = 0
+    for item in schema:
+        width = _leaf_count(item.type)
+        out.append(range(start, start + width))
+        start += width
+    return out
+
+
 def column_indices_of(parquet: Any, positions: Sequence[int]) -> list[int]:
     """The Parquet leaf columns of the top-level columns at ``positions`` (names never parsed: a dot or
     a backtick in a name means nothing here)."""
-    schema = parquet.schema_arrow
-    leaves: list[int] = []
-    start = 0
-    for position, item in enumerate(schema):
-        width = _leaf_count(item.type)
-        if position in positions:
-            leaves.extend(range(start, start + width))
-        start += width
-    return leaves
+    ranges = leaf_ranges(parquet.schema_arrow)
+    return [leaf for position in sorted(set(positions)) for leaf in ranges[position]]
 
 
 def _leaf_count(kind: pa.DataType) -> int:

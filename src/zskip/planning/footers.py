@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
+from zskip.index.build import leaf_ranges, top_level_field_ids
 from zskip.index.parquet_io import open_parquet
 
 __all__ = ["ColumnStats", "Footer", "read_footer"]
@@ -37,12 +40,14 @@ class Footer:
 def read_footer(path: str) -> Footer:
     parquet = open_parquet(path)
     metadata = parquet.metadata
-    schema = parquet.schema_arrow
-    field_ids: dict[str, int] = {}
-    for field in schema:
-        raw = (field.metadata or {}).get(b"PARQUET:field_id")
-        if raw is not None:
-            field_ids[field.name] = int(raw)
+    # the field id of each leaf column that is a whole top-level column (found by position: a name
+    # may hold a dot, which Parquet's dotted paths cannot tell from nesting); nested leaves get none
+    leaf_ids: dict[int, int] = {}
+    leaves_of = leaf_ranges(parquet.schema_arrow)
+    for field_id, position in top_level_field_ids(parquet.schema_arrow).items():
+        leaves = leaves_of[position]
+        if len(leaves) == 1 and not pa.types.is_nested(parquet.schema_arrow.field(position).type):
+            leaf_ids[leaves[0]] = field_id
     rows, ranges, stats = [], [], []
     for g in range(metadata.num_row_groups):
         group = metadata.row_group(g)
@@ -61,14 +66,13 @@ def read_footer(path: str) -> Footer:
                 start = min(start, chunk.dictionary_page_offset)
             first = start if first is None else min(first, start)
             length += chunk.total_compressed_size
-            top = chunk.path_in_schema.split(".")[0]
-            if top != chunk.path_in_schema or top not in field_ids:
+            if c not in leaf_ids:
                 continue  # nested or unidentified columns: no statistics used
             s = chunk.statistics
             if s is None:
                 continue
             try:
-                by_id[field_ids[top]] = ColumnStats(
+                by_id[leaf_ids[c]] = ColumnStats(
                     s.min if s.has_min_max else None,
                     s.max if s.has_min_max else None,
                     bool(s.has_min_max),

@@ -334,7 +334,7 @@ class Target:
     iceberg: IcebergTable
     types: dict[str, DataType]  # the columns to cluster on, spelled as the table spells them, in order
     fields: Mapping[str, SchemaField]  # the same columns' field ids and Iceberg types
-    dimensions: Mapping[str, ResolvedDimension]  # by lower-cased foreign key
+    dimensions: Mapping[str, ResolvedDimension]  # by the foreign key's name in the table
     bits: int  # per column of the curve
 
     @property
@@ -346,15 +346,24 @@ def resolve_target(spark: SparkSession, table: str, options: OptimizeOptions) ->
     """Load the table and resolve the columns and dimensions; refuse partition columns (files are
     clustered within each partition already) and more columns than the curve can hold."""
     iceberg = load_table(spark, table)
-    types = iceberg.column_types(list(options.columns))
-    fields = {f.name: f for f in iceberg.resolve(list(types))}
+    resolved = iceberg.resolve(list(options.columns))
+    twice = [f.name for i, f in enumerate(resolved) if f in resolved[:i]]
+    if twice:
+        raise InvalidOptionError(
+            f"by names the column {twice[0]!r} twice (names resolve as the session does: "
+            f"spark.sql.caseSensitive={str(iceberg.case_sensitive()).lower()}): list each column once"
+        )
+    types = iceberg.column_types([f.name for f in resolved])
+    fields = {f.name: f for f in resolved}
+    # a Dimension as given, under the name its foreign key resolved to
+    given = dict(zip((f.name for f in resolved), options.columns, strict=True))
     dimensions = {
-        column.lower(): resolve_dimension(spark, options.dimensions[column.lower()], types[column])
+        column: resolve_dimension(spark, options.dimensions[given[column]], types[column])
         for column in types
-        if column.lower() in options.dimensions
+        if given[column] in options.dimensions
     }
-    partition_columns = {c.lower() for c in iceberg.partition_source_columns()}
-    clash = [c for c in types if c.lower() in partition_columns]
+    partition_columns = set(iceberg.partition_source_columns())
+    clash = [c for c in types if c in partition_columns]
     if clash:
         raise InvalidOptionError(
             f"{', '.join(clash)} partition{'s' if len(clash) == 1 else ''} {table}; files are clustered "
@@ -533,7 +542,7 @@ def _fit_spec(
     if fraction < 1.0:
         frame = frame.sample(fraction=fraction, seed=7)
     sample = collect_arrow(frame.limit(SAMPLE_ROWS))
-    fixed = {c: fit_dimension(spark, dimensions[c.lower()], bits) for c in columns if c.lower() in dimensions}
+    fixed = {c: fit_dimension(spark, dimensions[c], bits) for c in columns if c in dimensions}
     return spec_from_sample(sample, types, curve=curve, mapping=mapping, bits=bits, fixed=fixed), sample
 
 
@@ -545,7 +554,7 @@ def _same_layout(spec: ClusteringSpec, target: Target, curve: str, mapping: str)
     if list(spec.field_ids) != [target.fields[c].id for c in target.columns] or spec.curve != curve:
         return False
     for column in spec.columns:
-        asked = dimensions.get(column.name.lower())
+        asked = dimensions.get(column.name)
         if isinstance(column.mapping, DimensionMapping):
             same = (
                 column.mapping.same_dimension(

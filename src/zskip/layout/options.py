@@ -95,14 +95,11 @@ def _columns(by: Sequence[str | Dimension] | str) -> tuple[tuple[str, ...], dict
         )
     if not by:
         raise InvalidOptionError("by needs at least one column to cluster on")
-    dimensions = {c.foreign_key.lower(): c for c in by if isinstance(c, Dimension)}
+    dimensions = {c.foreign_key: c for c in by if isinstance(c, Dimension)}
     names = tuple(c.foreign_key if isinstance(c, Dimension) else c for c in by)
-    seen: dict[str, str] = {}
-    for column in names:
-        if column.lower() in seen:
-            raise InvalidOptionError(
-                f"by names the column {seen[column.lower()]!r} twice ({column!r}; names are case-insensitive): "
-                "list each column once"
-            )
-        seen[column.lower()] = column
+    seen: set[str] = set()
+    for column in names:  # the same name twice; two names of one column are caught once resolved
+        if column in seen:
+            raise InvalidOptionError(f"by names the column {column!r} twice: list each column once")
+        seen.add(column)
     return names, dimensions

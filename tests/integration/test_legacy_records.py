@@ -21,7 +21,7 @@ from zskip.layout.store import SPEC_BLOB
 
 pytestmark = pytest.mark.integration
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "legacy_0_3" / "warehouse"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "legacy_0_3" / "tables"
 WAREHOUSE = Path("/tmp/zskip-legacy-0.3")
 TABLE = "legacy03.legacy.t"
 

@@ -23,7 +23,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -53,7 +53,7 @@ from zskip.maintenance.simulate import Cells, cut_sample, index_conjunct, kept_b
 from zskip.planning.planner import PLANNING_PROPERTIES
 from zskip.planning.read import plan_table
 from zskip.planning.sql import scan_filters
-from zskip.planning.workload import CAPTURE_CONF, flush_workload, normalised, predicate_for_schema, read_workload
+from zskip.planning.workload import normalised, predicate_for_schema, read_workload
 from zskip.units import parse_size
 
 __all__ = ["advise", "read_queries", "split_statements"]
@@ -110,22 +110,23 @@ def advise(
     if files is None or files.num_rows == 0:
         raise InvalidOptionError(f"{iceberg.name} holds no data: load it before asking how to lay it out")
 
-    with _capture_off(spark):
-        workload = _workload(spark, iceberg, statements)
-        pool, types = _pool(iceberg, workload)
-        rows = int(pc.sum(files["record_count"]).as_py())
-        size = int(pc.sum(files["file_size_in_bytes"]).as_py())
-        sample, positions = _sample(spark, iceberg.name, list(types), rows, sample_rows)
-        types = {c: t for c, t in types.items() if _keyable(sample[c])}
-        if not types:
-            raise InvalidOptionError(
-                f"the workload filters {iceberg.name} only on columns zskip cannot cluster by ({', '.join(pool)})"
-            )
-        out_files = max(1, math.floor(size / target + 0.5))
-        rows_per_group = _rows_per_row_group(files, row_group_size, parse_size(setting) if setting else None)
-        simulator = _Simulator(sample, workload, out_files, rows_per_group, rows)
-        simulator.measure_current(spark, iceberg.name, positions, report)
-        layouts = _rank(simulator, types, max_columns, report)
+    # the advisor plans with no recorder (``plan_table(..., recorder=None)``): its own queries never
+    # reach the workload log, and the session's settings are left alone
+    workload = _workload(spark, iceberg, statements)
+    pool, types = _pool(iceberg, workload)
+    rows = int(pc.sum(files["record_count"]).as_py())
+    size = int(pc.sum(files["file_size_in_bytes"]).as_py())
+    sample, positions = _sample(spark, iceberg.name, list(types), rows, sample_rows)
+    types = {c: t for c, t in types.items() if _keyable(sample[c])}
+    if not types:
+        raise InvalidOptionError(
+            f"the workload filters {iceberg.name} only on columns zskip cannot cluster by ({', '.join(pool)})"
+        )
+    out_files = max(1, math.floor(size / target + 0.5))
+    rows_per_group = _rows_per_row_group(files, row_group_size, parse_size(setting) if setting else None)
+    simulator = _Simulator(sample, workload, out_files, rows_per_group, rows)
+    simulator.measure_current(spark, iceberg.name, positions, report)
+    layouts = _rank(simulator, types, max_columns, report)
     now = simulator.current_layout()
     advice = Advice(
         table=iceberg.name,
@@ -181,21 +182,6 @@ def split_statements(text: str) -> list[str]:
             current.append(token)
     out.append("".join(current).strip())
     return [s for s in out if s]
-
-
-@contextlib.contextmanager
-def _capture_off(spark: SparkSession) -> Iterator[None]:
-    """The advisor's own planning is not workload: capture is off while it runs."""
-    flush_workload()
-    before = spark.conf.get(CAPTURE_CONF, None)
-    spark.conf.set(CAPTURE_CONF, "false")
-    try:
-        yield
-    finally:
-        if before is None:
-            spark.conf.unset(CAPTURE_CONF)
-        else:
-            spark.conf.set(CAPTURE_CONF, before)
 
 
 def _workload(spark: SparkSession, iceberg: IcebergTable, statements: list[str] | None) -> list[WorkloadQuery]:
@@ -362,7 +348,9 @@ class _Simulator:
         kept_by_query = []
         metadata = None
         for done, query in enumerate(self.workload):
-            plan, _ = plan_table(spark, table, query.predicate)
+            plan, _ = plan_table(
+                spark, table, query.predicate, recorder=None
+            )  # the advisor's plans are not the workload
             metadata = plan.metadata or metadata
             kept_by_query.append(plan.kept)
             self._now.append((len(plan.kept), plan.row_groups_kept(), plan.rows_read()))

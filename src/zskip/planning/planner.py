@@ -46,7 +46,6 @@ from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
 from zskip.planning.minmax import push_not
 from zskip.planning.minmax_arrays import StatsColumn, might_match_arrays
 from zskip.planning.row_groups import joined_runs, run_count
-from zskip.planning.workload import RECORDER
 
 __all__ = [
     "ICEBERG_STAGE",
@@ -113,6 +112,7 @@ class PlanInputs:
     join_filter: Callable[[JoinKeys], JoinFilter] | None = None  # the keys each join's dimension yields
     fields: Mapping[int, Field] = field(default_factory=dict)  # the filtered columns, by field id
     floats: frozenset[int] = frozenset()  # field ids of float and double columns
+    pushed: Expr | None = None  # ``expr`` with NOT pushed to the leaves (``push_not``), once per plan
 
     @staticmethod
     def of(
@@ -124,9 +124,11 @@ class PlanInputs:
     ) -> PlanInputs:
         """The inputs of ``scan``'s plan, its predicate bound once to the fields the scan resolved."""
         by_id = {f.id: f for f in scan.fields.values()}
+        bound = bind(scan.expr, {name: f.id for name, f in scan.fields.items()})
         return PlanInputs(
             scan=scan,
-            expr=bind(scan.expr, {name: f.id for name, f in scan.fields.items()}),
+            expr=bound,
+            pushed=push_not(bound),
             metadata=metadata,
             joins=joins,
             join_filter=join_filter,
@@ -370,7 +372,8 @@ def statistics_allow(inputs: PlanInputs, paths: list[str], counts: np.ndarray | 
         counts = _row_group_counts(inputs, paths)
     ids = [c for c in columns_of(inputs.expr) if isinstance(c, int)]
     columns = inputs.metadata.stats_columns(paths, ids)
-    return might_match_arrays(push_not(inputs.expr), columns, inputs.floats, int(counts.sum()))
+    pushed = inputs.pushed if inputs.pushed is not None else push_not(inputs.expr)
+    return might_match_arrays(pushed, columns, inputs.floats, int(counts.sum()))
 
 
 def statistics_allow_by_file(inputs: PlanInputs, paths: list[str]) -> dict[str, np.ndarray]:
@@ -564,12 +567,11 @@ def plan_scan(
     stages: tuple[Stage, ...] = STAGES,
     joins: tuple[JoinKeys, ...] = (),
     join_filter: Callable[[JoinKeys], JoinFilter] | None = None,
-    settings: Mapping[str, str] | None = None,
 ) -> ScanPlan:
     """Plan one Iceberg scan of ``frame`` (``scan`` ``None``: Spark proved no row of ``table`` matches).
 
-    ``settings``: the session's ``spark.zskip.*`` settings as the JVM helper read them with the scans
-    (``None``: read them from the session)."""
+    Planning records nothing: the entry points (``read``, ``explain``, ``sql``, ``explain_sql``) hand
+    their plans to the workload log's recorder, and the advisor plans without one."""
     started = time.perf_counter()
     if scan is None:  # Spark proved no row matches: say what the table holds all the same
         metadata = _table_metadata(spark, table)
@@ -613,5 +615,4 @@ def plan_scan(
         notes=notes,
         beyond_spark=run.beyond_spark,
     )
-    RECORDER.record(spark, plan, settings=settings)  # the workload log (never raises)
     return plan

@@ -19,6 +19,7 @@ from zskip.iceberg.table import reads_other_state
 from zskip.planning.planner import PLANNING_PROPERTIES, PlanInputs, ScanPlan, plan_scan, statistics_allow_by_file
 from zskip.planning.row_groups import byte_runs, run_count
 from zskip.planning.staging import keep_staged
+from zskip.planning.workload import RECORDER, WorkloadRecorder
 from zskip.units import format_bytes
 
 __all__ = ["Explain", "explain", "explain_plan", "plan_table", "read", "staged_choice"]
@@ -99,12 +100,18 @@ def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
     )
 
 
-def plan_table(spark: SparkSession, table: str, where: str | Column) -> tuple[ScanPlan, QueryScans]:
-    """Plan a read of ``table`` filtered by ``where``: Spark analyses and plans it once, zskip's stages narrow it."""
+def plan_table(
+    spark: SparkSession, table: str, where: str | Column, *, recorder: WorkloadRecorder | None = RECORDER
+) -> tuple[ScanPlan, QueryScans]:
+    """Plan a read of ``table`` filtered by ``where``: Spark analyses and plans it once, zskip's stages
+    narrow it; the plan goes to ``recorder`` (the table's workload log; ``None``: recorded nowhere)."""
     started = time.perf_counter()
     frame, scans, scan = filter_of(spark, table, where, PLANNING_PROPERTIES)
     analysed = time.perf_counter() - started
-    return plan_scan(spark, frame, scan, table=table, analysis_seconds=analysed, settings=scans.settings), scans
+    plan = plan_scan(spark, frame, scan, table=table, analysis_seconds=analysed)
+    if recorder is not None:
+        recorder.record(spark, plan, settings=scans.settings)  # never raises
+    return plan, scans
 
 
 def explain(spark: SparkSession, table: str, where: str | Column) -> Explain:

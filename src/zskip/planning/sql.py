@@ -29,6 +29,7 @@ from zskip.planning.joins import keys_loader
 from zskip.planning.planner import PLANNING_PROPERTIES, ScanPlan, plan_scan
 from zskip.planning.read import explain_plan, staged_choice
 from zskip.planning.staging import keep_staged
+from zskip.planning.workload import RECORDER
 
 __all__ = ["explain_sql", "scan_filters", "sql"]
 
@@ -59,9 +60,8 @@ def _plans(
     for scan in scans.scans:
         relation = scans.relation_of(scan)
         joins = scans.joins_of(scan) if join_keys else ()
-        plan = plan_scan(
-            spark, frame, scan, table=scan.table, joins=joins, join_filter=join_filter, settings=scans.settings
-        )
+        plan = plan_scan(spark, frame, scan, table=scan.table, joins=joins, join_filter=join_filter)
+        RECORDER.record(spark, plan, settings=scans.settings)  # the workload log (never raises)
         by_relation[relation.position if relation is not None else None].append(plan)
     return by_relation
 

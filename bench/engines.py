@@ -96,7 +96,7 @@ def duckdb_count(connection: Any, metadata: str, where: str, checksum_column: st
 
 def spark_count(spark: Any, table: str, where: str, checksum_column: str) -> EngineCount:
     import zskip
-    from zskip.planning.planner import ICEBERG_STAGE
+    from zskip.planning.plan import ICEBERG_STAGE
 
     explained = zskip.explain(spark, table, where=where)
     files = next(s.files_kept for s in explained.stages if s.name == ICEBERG_STAGE)

@@ -71,7 +71,8 @@ def steps(spark: Any, query: str, runs: int) -> dict[str, float]:
     out["Spark: analyse (spark.sql)"] = median_ms(lambda: spark.sql(query), runs)
     try:  # this version: one call to the JVM helper reads every scan
         from zskip.iceberg.scans import query_scans
-        from zskip.planning.planner import PLANNING_PROPERTIES, plan_scan
+        from zskip.planning.pipeline import plan_scan
+        from zskip.planning.plan import PLANNING_PROPERTIES
 
         out["Spark: optimise + plan, and read the scans"] = median_ms(
             lambda: query_scans(spark.sql(query), PLANNING_PROPERTIES), runs
@@ -96,9 +97,10 @@ def steps(spark: Any, query: str, runs: int) -> dict[str, float]:
         return out
     except ImportError:
         pass
+    from zskip.planning.planner import plan_filter  # type: ignore[attr-defined]
+
     from zskip.iceberg.predicates import pushed_filters  # type: ignore[attr-defined]
     from zskip.iceberg.table import load_table
-    from zskip.planning.planner import plan_filter  # type: ignore[attr-defined]
 
     # pushed filters exist once Spark has optimised and planned the query: a fresh frame each time
     out["Spark: optimise + plan, and read the scans"] = median_ms(lambda: pushed_filters(spark.sql(query)), runs)

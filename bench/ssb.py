@@ -40,7 +40,7 @@ from zskip.iceberg.scan_stats import scanned_rows
 from zskip.layout.compare import Layout, iceberg_layout, zskip_layout
 from zskip.planning import explain_sql
 from zskip.planning import sql as zskip_sql
-from zskip.planning.planner import ICEBERG_STAGE
+from zskip.planning.plan import ICEBERG_STAGE
 from zskip.units import parse_size
 from zskip.viz.figures import save_png
 

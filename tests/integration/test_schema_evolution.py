@@ -124,9 +124,7 @@ def test_a_star_layout_survives_renamed_keys_and_levels(spark) -> None:
         target_file_size="64KB",
         row_group_size="16KB",
     )
-    query = (
-        "SELECT f.* FROM {fact} f JOIN {dim} d ON f.{fk} = d.{key} WHERE d.{level} = 'r2' AND d.nation = 'n7'"
-    )
+    query = "SELECT f.* FROM {fact} f JOIN {dim} d ON f.{fk} = d.{key} WHERE d.{level} = 'r2' AND d.nation = 'n7'"
     expected = sorted(spark.sql(query.format(fact=fact, dim=dim, fk="a_key", key="a_id", level="region")).collect())
     spark.sql(f"ALTER TABLE {fact} RENAME COLUMN a_key TO a_key2")
     spark.sql(f"ALTER TABLE {dim} RENAME COLUMN region TO region2")

@@ -8,7 +8,7 @@ import pytest
 
 import zskip
 from tests.integration.stars import make_star
-from zskip.planning.planner import JOIN_STAGE
+from zskip.planning.plan import JOIN_STAGE
 
 pytestmark = pytest.mark.integration
 

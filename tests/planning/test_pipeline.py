@@ -10,7 +10,8 @@ import pytest
 
 from zskip.expr import AlwaysFalse, AlwaysTrue, And, Compare, In, IsNull, Not, Opaque, StartsWith
 from zskip.iceberg.scans import Field, IcebergScan, arrow_type, expr_from_json, literal_value
-from zskip.planning.planner import Candidates, PlanInputs, Stage, run_stages
+from zskip.planning.pipeline import run_stages
+from zskip.planning.plan import Candidates, PlanInputs, Stage
 
 
 def test_candidates_never_change_in_place() -> None:

@@ -50,7 +50,7 @@ from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
 from zskip.maintenance.advice import CURRENT, Advice, IndexForecast, LayoutForecast, QueryForecast, WorkloadQuery
 from zskip.maintenance.maintain import recorded_layout
 from zskip.maintenance.simulate import Cells, cut_sample, index_conjunct, kept_by_minmax, read_chances
-from zskip.planning.planner import PLANNING_PROPERTIES
+from zskip.planning.plan import PLANNING_PROPERTIES
 from zskip.planning.read import plan_table
 from zskip.planning.sql import scan_filters
 from zskip.planning.workload import normalised, predicate_for_schema, read_workload

@@ -16,8 +16,10 @@ from zskip.expr import to_sql
 from zskip.iceberg.predicates import filter_of, filtered_frame
 from zskip.iceberg.scans import QueryScans
 from zskip.iceberg.table import reads_other_state
-from zskip.planning.planner import PLANNING_PROPERTIES, PlanInputs, ScanPlan, plan_scan, statistics_allow_by_file
+from zskip.planning.pipeline import STAGES, plan_scan
+from zskip.planning.plan import PLANNING_PROPERTIES, PlanInputs, ScanPlan, Stage
 from zskip.planning.row_groups import byte_runs, run_count
+from zskip.planning.stages import statistics_allow_by_file
 from zskip.planning.staging import keep_staged
 from zskip.planning.workload import RECORDER, WorkloadRecorder
 from zskip.units import format_bytes
@@ -101,21 +103,30 @@ def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
 
 
 def plan_table(
-    spark: SparkSession, table: str, where: str | Column, *, recorder: WorkloadRecorder | None = RECORDER
+    spark: SparkSession,
+    table: str,
+    where: str | Column,
+    *,
+    recorder: WorkloadRecorder | None = RECORDER,
+    stages: tuple[Stage, ...] = STAGES,
 ) -> tuple[ScanPlan, QueryScans]:
-    """Plan a read of ``table`` filtered by ``where``: Spark analyses and plans it once, zskip's stages
-    narrow it; the plan goes to ``recorder`` (the table's workload log; ``None``: recorded nowhere)."""
+    """Plan a read of ``table`` filtered by ``where``: Spark analyses and plans it once, zskip's
+    ``stages`` narrow it; the plan goes to ``recorder`` (the table's workload log; ``None``: recorded
+    nowhere)."""
     started = time.perf_counter()
     frame, scans, scan = filter_of(spark, table, where, PLANNING_PROPERTIES)
     analysed = time.perf_counter() - started
-    plan = plan_scan(spark, frame, scan, table=table, analysis_seconds=analysed)
+    plan = plan_scan(spark, frame, scan, table=table, analysis_seconds=analysed, stages=stages)
     if recorder is not None:
         recorder.record(spark, plan, settings=scans.settings)  # never raises
     return plan, scans
 
 
-def explain(spark: SparkSession, table: str, where: str | Column) -> Explain:
+def explain(spark: SparkSession, table: str, where: str | Column, *, stages: tuple[Stage, ...] = STAGES) -> Explain:
     """Plan a read of ``table`` filtered by ``where`` (SQL text or a Column) without reading anything.
+
+    ``stages``: the planning stages to run, in order (``zskip.planning.STAGES`` by default; a tuple of
+    ``zskip.planning.Stage`` to compare plans with a stage changed or left out).
 
     >>> zskip.explain(spark, "lake.db.t", "a = 5 AND c > 3").files_read  # doctest: +SKIP
     3
@@ -125,7 +136,7 @@ def explain(spark: SparkSession, table: str, where: str | Column) -> Explain:
             f"{table} names a branch, tag or snapshot; zskip plans a table's current snapshot only "
             "(zskip.read reads other states without pruning): explain the table itself"
         )
-    return explain_plan(plan_table(spark, table, where)[0], where)
+    return explain_plan(plan_table(spark, table, where, stages=stages)[0], where)
 
 
 def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:

@@ -26,7 +26,8 @@ from zskip.iceberg.scans import IcebergScan, QueryScans, query_scans
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_query
 from zskip.iceberg.statements import analysed_query, parse_query
 from zskip.planning.joins import keys_loader
-from zskip.planning.planner import PLANNING_PROPERTIES, ScanPlan, plan_scan
+from zskip.planning.pipeline import plan_scan
+from zskip.planning.plan import PLANNING_PROPERTIES, ScanPlan
 from zskip.planning.read import explain_plan, staged_choice
 from zskip.planning.staging import keep_staged
 from zskip.planning.workload import RECORDER

@@ -35,7 +35,7 @@ from zskip.iceberg.table import load_table
 from zskip.index.parquet_io import resolve
 
 if TYPE_CHECKING:
-    from zskip.planning.planner import ScanPlan
+    from zskip.planning.plan import ScanPlan
 
 __all__ = [
     "CAPTURE_CONF",

@@ -1,0 +1,207 @@
+"""The plan's types: candidate sets, what every stage may read, a stage, its result, a scan's plan.
+
+A stage is a function from an immutable candidate set (files, each with the row groups still in
+play) to a smaller one; ``zskip.planning.pipeline`` runs a tuple of them.  The helpers at the end
+cut candidates to row groups, for the stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+from pyspark.sql import DataFrame
+
+from zskip.expr import Expr, bind
+from zskip.iceberg.scans import Field, IcebergScan, JoinKeys
+from zskip.indexing.store import MANIFEST_PROPERTY
+from zskip.layout.store import STORE_PROPERTY
+from zskip.planning.joins import JoinFilter
+from zskip.planning.metadata import SnapshotMetadata
+from zskip.planning.minmax import push_not
+
+__all__ = [
+    "ICEBERG_STAGE",
+    "JOIN_STAGE",
+    "METADATA_STAGE",
+    "PLANNING_PROPERTIES",
+    "READ_RANGES_STAGE",
+    "Candidates",
+    "Groups",
+    "PlanInputs",
+    "ScanPlan",
+    "Stage",
+    "StageResult",
+    "keep_row_groups",
+    "row_group_counts",
+    "within",
+]
+
+METADATA_STAGE = "table metadata (cached per snapshot)"
+ICEBERG_STAGE = "partition + min/max (Iceberg)"
+JOIN_STAGE = "join keys"
+READ_RANGES_STAGE = "read ranges (runs joined)"
+PLANNING_PROPERTIES = (MANIFEST_PROPERTY, STORE_PROPERTY)  # the table properties planning reads
+
+Groups = tuple[int, ...] | None  # the row groups of a file still in play; None: all of them
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Files that may hold a matching row, each with its row groups still in play (immutable)."""
+
+    files: Mapping[str, Groups]
+
+    @staticmethod
+    def of(files: Mapping[str, Groups]) -> Candidates:
+        return Candidates(MappingProxyType(dict(files)))
+
+    def narrowed(self, keep: Mapping[str, tuple[int, ...]], totals: Mapping[str, int]) -> Candidates:
+        """These candidates with each file in ``keep`` cut to the row groups given (none: the file goes)."""
+        files = dict(self.files)
+        for path, groups in keep.items():
+            if not groups:
+                files.pop(path, None)
+            else:
+                files[path] = None if len(groups) == totals[path] else tuple(groups)
+        return Candidates.of(files)
+
+    def dropped(self, paths: set[str]) -> Candidates:
+        return Candidates.of({p: g for p, g in self.files.items() if p not in paths})
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """What every stage may read: the scan, its predicate bound to the table's fields, the snapshot's metadata.
+
+    ``expr`` is bound (``zskip.expr.bind``): its columns are Iceberg field ids, and every stage
+    compares them with what zskip stored by field id; build it with ``PlanInputs.of``.
+    """
+
+    scan: IcebergScan
+    expr: Expr
+    metadata: SnapshotMetadata
+    joins: tuple[JoinKeys, ...] = ()  # equi-joins of the scan to filtered dimensions (zskip.sql only)
+    join_filter: Callable[[JoinKeys], JoinFilter] | None = None  # the keys each join's dimension yields
+    fields: Mapping[int, Field] = field(default_factory=dict)  # the filtered columns, by field id
+    floats: frozenset[int] = frozenset()  # field ids of float and double columns
+    pushed: Expr | None = None  # ``expr`` with NOT pushed to the leaves (``push_not``), once per plan
+
+    @staticmethod
+    def of(
+        scan: IcebergScan,
+        metadata: SnapshotMetadata,
+        *,
+        joins: tuple[JoinKeys, ...] = (),
+        join_filter: Callable[[JoinKeys], JoinFilter] | None = None,
+    ) -> PlanInputs:
+        """The inputs of ``scan``'s plan, its predicate bound once to the fields the scan resolved."""
+        by_id = {f.id: f for f in scan.fields.values()}
+        bound = bind(scan.expr, {name: f.id for name, f in scan.fields.items()})
+        return PlanInputs(
+            scan=scan,
+            expr=bound,
+            pushed=push_not(bound),
+            metadata=metadata,
+            joins=joins,
+            join_filter=join_filter,
+            fields=MappingProxyType(by_id),
+            floats=frozenset(i for i, f in by_id.items() if f.is_float),
+        )
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    run: Callable[[PlanInputs, Candidates], Candidates]
+    beyond_spark: bool  # True: Spark's own scan does not skip what this stage rules out
+    counts_row_groups: bool  # True: its result says which row groups stay (footers are read)
+    # why the stages after this one will rule out all it could (then it is not run), or None
+    unneeded: Callable[[PlanInputs, Candidates], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class StageResult:
+    name: str
+    files_kept: int
+    row_groups_kept: int | None  # None: not known without reading footers
+    seconds: float
+    skipped: str | None = None  # why the stage was not run (a later one rules out all it could)
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    """What to read of one scan: each kept file with the row groups that can match (``None``: all of them)."""
+
+    table: str
+    frame: DataFrame  # the plain DataFrame the scan belongs to
+    scan: IcebergScan | None  # None: Spark proved that no row matches
+    expr: Expr
+    snapshot_id: int | None
+    files_total: int
+    row_groups_total: int
+    kept: Mapping[str, Groups]
+    metadata: SnapshotMetadata | None
+    stages: tuple[StageResult, ...]
+    planning_seconds: float  # Spark's analysis of the filter and zskip's stages
+    analysis_seconds: float = 0.0  # Spark's part: parsing, analysis and pushing the filter to the scan
+    notes: tuple[str, ...] = ()
+    # True when the curve or index stage ruled out a row group Spark's own scan would read (Iceberg's
+    # file pruning and its Parquet reader's row-group statistics); otherwise it reads no more than this plan
+    beyond_spark: bool = False
+
+    def row_groups_kept(self) -> int:
+        if self.metadata is None:
+            return 0
+        return sum(len(g) if g is not None else self.metadata.row_groups(p) for p, g in self.kept.items())
+
+    def rows_read(self) -> int:
+        assert self.scan is not None or not self.kept
+        total = 0
+        for path, groups in self.kept.items():
+            if groups is None:
+                total += self.scan.records[self.scan.paths.index(path)] if self.scan else 0
+            else:
+                footer = self.metadata.footer(path) if self.metadata else None
+                total += sum(footer.rows[g] for g in groups) if footer else 0
+        return total
+
+    def bytes_read(self) -> int:
+        total = 0
+        for path, groups in self.kept.items():
+            if groups is None:
+                total += self.scan.sizes[self.scan.paths.index(path)] if self.scan else 0
+            else:
+                footer = self.metadata.footer(path) if self.metadata else None
+                total += sum(footer.ranges[g][1] for g in groups) if footer else 0
+        return total
+
+
+# ---- cutting candidates to row groups (for the stages) -------------------------------------------
+
+
+def row_group_counts(inputs: PlanInputs, paths: list[str]) -> np.ndarray:
+    """Row groups of each of ``paths`` (their footers read first, several at a time, where not cached)."""
+    inputs.metadata.prefetch_footers(paths)
+    return np.fromiter((inputs.metadata.row_groups(p) for p in paths), dtype=np.int64, count=len(paths))
+
+
+def keep_row_groups(candidates: Candidates, paths: list[str], counts: np.ndarray, mask: np.ndarray) -> Candidates:
+    """``candidates`` cut to the row groups ``mask`` keeps: one flag per row group of ``paths``, file after file."""
+    keep: dict[str, tuple[int, ...]] = {}
+    totals: dict[str, int] = {}
+    for path, total, end in zip(paths, counts.tolist(), np.cumsum(counts).tolist(), strict=True):
+        mine = mask[end - total : end]
+        current = candidates.files[path]
+        totals[path] = total
+        keep[path] = tuple(np.flatnonzero(mine).tolist()) if current is None else tuple(g for g in current if mine[g])
+    return candidates.narrowed(keep, totals)
+
+
+def within(groups: tuple[int, ...], current: Groups) -> tuple[int, ...]:
+    if current is None:
+        return groups
+    allowed = set(current)
+    return tuple(g for g in groups if g in allowed)

@@ -1,0 +1,94 @@
+"""The curve stage: files and row groups whose recorded curve-key range meets none of the query box's intervals go.
+
+The box is the bound predicate's conjuncts on clustered columns (``zskip.planning.curve``), tightened by
+rank bounds known from elsewhere (a joined dimension's keys, from the join-keys stage).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from zskip.expr import columns_of
+from zskip.index.evaluate import bitmaps_answer
+from zskip.planning.curve import curve_arrow_types, query_intervals, ranges_meet
+from zskip.planning.plan import Candidates, PlanInputs, within
+
+__all__ = ["EXACT_INDEX_FILES", "curve_narrow", "curve_range", "curve_unneeded"]
+
+
+def curve_range(inputs: PlanInputs, candidates: Candidates) -> Candidates:
+    """Files and row groups whose recorded curve-key range meets none of the query box's intervals go."""
+    return curve_narrow(inputs, candidates, {})
+
+
+EXACT_INDEX_FILES = 32  # at most this many files: exact bitmaps alone are cheaper than the curve first
+
+
+def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
+    """Why the curve stage can rule out nothing the index stage will not, or ``None``.
+
+    When every candidate file has a bitmap on every column of a predicate bitmaps answer whole, the
+    index stage keeps exactly the row groups holding a matching row, which no sound stage removes; the
+    curve stage (a query-box descent, 1-2 ms whatever the file count) would only save the index stage
+    work on the files it drops, and for a few files that work costs less than the descent.
+    """
+    manifest = inputs.metadata.manifest() if candidates.files else None
+    if manifest is None or len(candidates.files) > EXACT_INDEX_FILES or inputs.metadata.store() is None:
+        return None
+    columns = columns_of(inputs.expr)
+    if not columns or not bitmaps_answer(inputs.expr, columns):
+        return None
+    by_file = manifest.entries_by_file
+    for path in candidates.files:
+        indexed = {row["field_id"] for row in by_file.get(path, ()) if row["kind"] == "bitmap"}
+        if not columns <= indexed:
+            return None
+    names = sorted(inputs.fields[c].name if isinstance(c, int) and c in inputs.fields else str(c) for c in columns)
+    return "bitmaps on " + ", ".join(names) + " decide every row of these files"
+
+
+def curve_narrow(inputs: PlanInputs, candidates: Candidates, extra_ranks: Mapping[str, tuple[int, int]]) -> Candidates:
+    """The curve stage's work for the query box of the scan's predicate, tightened by ``extra_ranks``."""
+    store = inputs.metadata.store()
+    if store is None or not candidates.files:
+        return candidates
+    arrow_types = curve_arrow_types(store.spec, inputs.fields)
+    recorded = inputs.metadata.curve_ranges()
+    chosen = recorded.of_files(candidates.files)
+    if not chosen.any():
+        return candidates
+    low, high = recorded.low[chosen], recorded.high[chosen]
+    files, groups = recorded.file[chosen], recorded.group[chosen]
+    finest = recorded.finest[chosen]
+    intervals = query_intervals(
+        inputs.expr,
+        store.spec,
+        arrow_types,
+        recorded=np.stack([low[finest], high[finest]], axis=1),
+        extra_ranks=extra_ranks,
+    )
+    if intervals is None:
+        return candidates
+    meets = ranges_meet(intervals, low, high)
+    # per file: its whole range's verdict (row group -1) and its row groups that meet, file by file
+    whole = groups == -1
+    recorded_file = np.zeros(len(recorded.paths), dtype=bool)
+    recorded_file[files[whole]] = True
+    file_meets = np.zeros(len(recorded.paths), dtype=bool)
+    file_meets[files[whole]] = meets[whole]
+    met = ~whole & meets
+    order = np.lexsort((groups[met], files[met]))
+    met_files, met_groups = files[met][order], groups[met][order]
+    bounds = np.searchsorted(met_files, np.arange(len(recorded.paths) + 1)).tolist()
+    names = recorded.paths
+    gone = {names[i] for i in np.flatnonzero(recorded_file & ~file_meets).tolist()}
+    keep = {
+        names[i]: tuple(met_groups[bounds[i] : bounds[i + 1]].tolist())
+        for i in np.flatnonzero(recorded_file & file_meets).tolist()
+    }
+    inputs.metadata.prefetch_footers(list(keep))
+    totals = {path: inputs.metadata.footer(path).row_groups for path in keep}
+    narrowed = candidates.dropped(gone)
+    return narrowed.narrowed({p: within(g, narrowed.files[p]) for p, g in keep.items()}, totals)

@@ -1,0 +1,64 @@
+"""The join-keys stage: files and row groups holding no key a joined dimension's filter matches go."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from zskip.expr import Column
+from zskip.indexing.lookup import key_set_verdicts
+from zskip.planning.cache import CACHE
+from zskip.planning.joins import join_rank_bounds, ranges_holding_keys
+from zskip.planning.minmax_arrays import StatsColumn
+from zskip.planning.plan import Candidates, PlanInputs, keep_row_groups, row_group_counts
+from zskip.planning.stages.curve_range import curve_narrow
+from zskip.planning.stages.indexes import apply_verdicts
+
+__all__ = ["join_keys"]
+
+
+def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
+    """Files and row groups holding no key a joined dimension's filter matches go: by the keys' recorded
+    coordinates on the curve (a fact table clustered through that dimension) and by each row group's
+    min/max of the foreign key."""
+    if not inputs.joins or inputs.join_filter is None or not candidates.files:
+        return candidates
+    filters = [f for f in map(inputs.join_filter, inputs.joins) if f.keys is not None]
+    if any(f.keys is not None and len(f.keys) == 0 for f in filters):
+        return Candidates.of({})  # a dimension with no matching row: the inner join is empty
+    if not filters:
+        return candidates
+    store = inputs.metadata.store()
+    if store is not None:
+        extra = join_rank_bounds(store.spec, filters)
+        if extra:
+            candidates = curve_narrow(inputs, candidates, extra)
+    for item in filters:
+        assert item.keys is not None
+        candidates = _holding_keys(inputs, candidates, item.join.field.id, item.keys)
+    manifest = inputs.metadata.manifest()
+    if manifest is not None and candidates.files:
+        key_sets: list[tuple[Column, np.ndarray]] = [(f.join.field.id, f.keys) for f in filters if f.keys is not None]
+        candidates = apply_verdicts(
+            inputs, candidates, key_set_verdicts(manifest, list(candidates.files), key_sets, cache=CACHE)
+        )
+    return candidates
+
+
+def _holding_keys(inputs: PlanInputs, candidates: Candidates, field_id: int, keys: np.ndarray) -> Candidates:
+    """Row groups whose min/max of the column ``field_id`` holds one of ``keys`` (sorted), all searched at once."""
+    paths = list(candidates.files)
+    if not paths:
+        return candidates
+    counts = row_group_counts(inputs, paths)
+    column = StatsColumn.concat([inputs.metadata.stats_column(path, field_id) for path in paths])
+    bounded = column.known & column.has_min_max
+    only_nulls = column.known & (column.values == 0)  # only NULLs: never joins
+    if column.low is not None and column.high is not None and column.low.type == pa.int64():
+        low = np.where(bounded, column.low.fill_null(0).to_numpy(zero_copy_only=False), 0).astype(np.int64)
+        high = np.where(bounded, column.high.fill_null(-1).to_numpy(zero_copy_only=False), -1).astype(np.int64)
+    else:  # no whole-number bounds: none of them bounds anything
+        bounded = np.zeros(len(column), dtype=bool)
+        low, high = np.zeros(len(column), dtype=np.int64), np.full(len(column), -1, dtype=np.int64)
+    holds = ranges_holding_keys(keys, low, high) | (~bounded & ~only_nulls)
+    return keep_row_groups(candidates, paths, counts, holds)

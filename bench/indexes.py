@@ -23,7 +23,7 @@ from zskip.expr import And, Between, Compare, Expr, In
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import load_table
 from zskip.indexing import index_verdicts
-from zskip.indexing.store import read_manifest
+from zskip.tablefiles.index_manifest import read_manifest
 from zskip.units import format_bytes, parse_size
 from zskip.viz.figures import save_png
 

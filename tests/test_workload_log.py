@@ -7,6 +7,7 @@ from pathlib import Path
 from zskip.expr import And, Compare, IsNull, Not
 from zskip.planning import workload
 from zskip.planning.workload import WORKLOAD_SCHEMA, read_workload, workload_dir
+from zskip.tablefiles import workload_log
 
 
 def _row(n: int) -> dict[str, object]:
@@ -25,12 +26,12 @@ def _row(n: int) -> dict[str, object]:
 
 
 def test_batches_are_appended_then_compacted_to_the_newest_records(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(workload, "COMPACT_AFTER", 3)
-    monkeypatch.setattr(workload, "MAX_RECORDS", 5)
+    monkeypatch.setattr(workload_log, "COMPACT_AFTER", 3)
+    monkeypatch.setattr(workload_log, "MAX_RECORDS", 5)
     location = str(tmp_path / "t")
     most_files = most_rows = 0
     for batch in range(12):
-        workload._append(location, [_row(2 * batch), _row(2 * batch + 1)])
+        workload_log.append_records(location, [_row(2 * batch), _row(2 * batch + 1)])
         files = list(Path(workload_dir(location)).glob("*.parquet"))
         log = read_workload(location)
         most_files, most_rows = max(most_files, len(files)), max(most_rows, log.num_rows)
@@ -52,7 +53,7 @@ def test_a_failing_write_is_counted_and_warned_never_raised(tmp_path: Path, monk
     def broken(location: str, rows: list) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(workload, "_append", broken)
+    monkeypatch.setattr(workload, "append_records", broken)
     recorder._pending[str(tmp_path)] = workload._Pending("lake.db.t", [_row(1)])
     with caplog.at_level("WARNING", logger="zskip.planning.workload"):
         assert recorder.flush() == 0

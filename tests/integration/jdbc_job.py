@@ -19,7 +19,7 @@ from tables import APPENDED_BATCH_ROWS, APPENDED_FIRST_ID, fingerprint, frame_fi
 
 import zskip
 from zskip.iceberg.table import load_table
-from zskip.indexing.store import publish, read_manifest
+from zskip.tablefiles.index_manifest import publish, read_manifest
 
 TABLE = "lake.db.t"
 

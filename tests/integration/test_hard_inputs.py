@@ -25,7 +25,7 @@ from zskip.errors import (
 )
 from zskip.iceberg.table import load_table
 from zskip.index.puffin import CorruptIndexError
-from zskip.indexing.store import MANIFEST_PROPERTY
+from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY
 
 from .cli_runner import run
 from .tables import Fingerprint, fingerprint, make_table

@@ -15,7 +15,7 @@ from zskip.iceberg.files import data_files
 from zskip.iceberg.table import load_table
 from zskip.index.evaluate import Match
 from zskip.indexing import index_verdicts
-from zskip.indexing.store import MANIFEST_PROPERTY, publish, read_manifest
+from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, publish, read_manifest
 
 from .tables import make_table
 

@@ -17,7 +17,7 @@ import pytest
 import zskip
 from zskip.index.manifest import IndexManifest
 from zskip.index.puffin import read_puffin
-from zskip.layout.store import SPEC_BLOB
+from zskip.tablefiles.clustering_store import SPEC_BLOB
 
 pytestmark = pytest.mark.integration
 

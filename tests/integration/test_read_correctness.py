@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 import zskip
 from zskip.iceberg.table import load_table
-from zskip.indexing.store import read_manifest
 from zskip.planning.cache import CACHE
+from zskip.tablefiles.index_manifest import read_manifest
 
 pytestmark = pytest.mark.integration
 

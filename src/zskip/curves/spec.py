@@ -26,7 +26,7 @@ __all__ = ["CURVES", "MAPPINGS", "ClusteringSpec", "ColumnMapping"]
 CURVES = ("hilbert", "zorder", "linear")
 MAPPINGS = ("rank", "raw")
 # 2: each column carries its Iceberg field id and type (1 named columns only; read through
-# ``zskip.layout.store``, which finds the field ids they meant)
+# ``zskip.tablefiles.clustering_store``, which finds the field ids they meant)
 SPEC_VERSION = 2
 
 

@@ -2,7 +2,7 @@
 
 One Puffin file holds the definitions (JSON) and the entries (an Arrow table, one row per data
 file, column and kind).  A manifest is never changed: every publish writes a new one and swaps
-the table property that points at it (see ``zskip.indexing.store``), so readers see a whole
+the table property that points at it (see ``zskip.tablefiles.index_manifest``), so readers see a whole
 manifest, old or new.
 
 Definitions and entries name their column by Iceberg field id (``field_id``); the name beside it

@@ -10,7 +10,7 @@ from zskip.indexing.api import (
     refresh_indexes,
     vacuum,
 )
-from zskip.indexing.lookup import index_verdicts
+from zskip.tablefiles.index_blobs import index_verdicts
 
 __all__ = [
     "IndexInfo",

@@ -26,8 +26,8 @@ from zskip.index.manifest import IndexManifest
 from zskip.index.parquet_io import resolve
 from zskip.index.puffin import CorruptIndexError
 from zskip.indexing.jobs import build_indexes, merge_puffins
-from zskip.indexing.store import index_dir, missing_files, new_puffin_path, publish, read_manifest
-from zskip.layout.store import STORE_PROPERTY
+from zskip.tablefiles.clustering_store import STORE_PROPERTY
+from zskip.tablefiles.index_manifest import index_dir, missing_files, new_puffin_path, publish, read_manifest
 from zskip.units import format_bytes, parse_duration
 
 __all__ = [

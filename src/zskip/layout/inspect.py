@@ -15,7 +15,7 @@ from zskip.curves import order_key_u64
 from zskip.expr import quoted
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.table import load_table
-from zskip.layout.store import SUMMARY_PROPERTY, read_store
+from zskip.tablefiles.clustering_store import SUMMARY_PROPERTY, read_store
 
 __all__ = ["ColumnLayout", "InspectResult", "file_bounds", "inspect", "lookup_fraction"]
 

@@ -50,7 +50,14 @@ from zskip.layout.key_ranges import compute_key_ranges
 from zskip.layout.options import OptimizeOptions
 from zskip.layout.routing import keyed_route_column, partition_tokens
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
-from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY, ClusteringStore, read_store, renamed, write_store
+from zskip.tablefiles.clustering_store import (
+    STORE_PROPERTY,
+    SUMMARY_PROPERTY,
+    ClusteringStore,
+    read_store,
+    renamed,
+    write_store,
+)
 from zskip.units import format_bytes
 
 __all__ = ["DEFAULT_ROW_GROUP_SIZE", "STEPS", "OptimizeResult", "clustering_store", "optimize"]

@@ -30,10 +30,10 @@ from zskip.display import Displayed
 from zskip.errors import ConcurrentChangeError, InvalidOptionError
 from zskip.iceberg.table import IcebergTable, load_table
 from zskip.indexing.api import IndexResult, refresh_indexes
-from zskip.indexing.store import read_manifest
 from zskip.layout.dimensions import Dimension
 from zskip.layout.optimize import DEFAULT_ROW_GROUP_SIZE, ROW_GROUP_PROPERTY, OptimizeResult, optimize
-from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY
+from zskip.tablefiles.clustering_store import STORE_PROPERTY, SUMMARY_PROPERTY
+from zskip.tablefiles.index_manifest import read_manifest
 from zskip.units import parse_duration
 
 __all__ = [

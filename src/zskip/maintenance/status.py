@@ -20,8 +20,8 @@ from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.table import load_table
 from zskip.indexing.api import IndexInfo, index_coverage
-from zskip.layout.store import STORE_PROPERTY, SUMMARY_PROPERTY, read_store
 from zskip.planning.workload import read_workload
+from zskip.tablefiles.clustering_store import STORE_PROPERTY, SUMMARY_PROPERTY, read_store
 from zskip.units import format_bytes
 
 __all__ = ["DRIFT_GAIN", "TableStatus", "status"]

@@ -23,12 +23,12 @@ from zskip.iceberg.scans import IcebergScan
 from zskip.iceberg.table import load_table
 from zskip.index.manifest import IndexManifest
 from zskip.index.parquet_io import read_file
-from zskip.indexing.store import MANIFEST_PROPERTY, resolved
-from zskip.layout.store import STORE_PROPERTY, ClusteringStore, read_store
 from zskip.planning.cache import CACHE
 from zskip.planning.curve import RecordedKeyRanges
 from zskip.planning.footers import Footer, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
+from zskip.tablefiles.clustering_store import STORE_PROPERTY, ClusteringStore, read_store
+from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, resolved
 
 __all__ = ["SnapshotMetadata", "snapshot_metadata"]
 

@@ -38,8 +38,6 @@ from pyspark.sql import DataFrame, SparkSession
 from zskip.expr import AlwaysFalse
 from zskip.iceberg.scans import IcebergScan, JoinKeys
 from zskip.iceberg.table import load_table
-from zskip.indexing.store import MANIFEST_PROPERTY
-from zskip.layout.store import STORE_PROPERTY
 from zskip.planning.joins import JoinFilter
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
 from zskip.planning.plan import (
@@ -62,6 +60,8 @@ from zskip.planning.stages import (
     read_ranges,
     row_group_minmax,
 )
+from zskip.tablefiles.clustering_store import STORE_PROPERTY
+from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY
 
 __all__ = ["STAGES", "plan_scan", "run_stages"]
 

@@ -16,11 +16,11 @@ from pyspark.sql import DataFrame
 
 from zskip.expr import Expr, bind
 from zskip.iceberg.scans import Field, IcebergScan, JoinKeys
-from zskip.indexing.store import MANIFEST_PROPERTY
-from zskip.layout.store import STORE_PROPERTY
 from zskip.planning.joins import JoinFilter
 from zskip.planning.metadata import SnapshotMetadata
 from zskip.planning.minmax import push_not
+from zskip.tablefiles.clustering_store import STORE_PROPERTY
+from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY
 
 __all__ = [
     "ICEBERG_STAGE",

@@ -16,23 +16,24 @@ from __future__ import annotations
 
 import atexit
 import logging
-import re
 import threading
 import time
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from zskip.expr import And, Column, Expr, IsNull, Not, bind, columns_of, to_sql
 from zskip.iceberg.table import load_table
-from zskip.index.parquet_io import resolve
+from zskip.tablefiles.workload_log import (
+    WORKLOAD_SCHEMA,
+    append_records,
+    predicate_for_schema,
+    read_records,
+    workload_dir,
+)
 
 if TYPE_CHECKING:
     from zskip.planning.plan import ScanPlan
@@ -53,32 +54,6 @@ log = logging.getLogger(__name__)
 
 CAPTURE_CONF = "spark.zskip.workload.capture"
 FLUSH_AFTER = 64
-COMPACT_AFTER = 16
-MAX_RECORDS = 20_000
-
-WORKLOAD_SCHEMA = pa.schema(
-    [
-        ("recorded_at", pa.timestamp("us", tz="UTC")),
-        ("table", pa.string()),
-        ("snapshot_id", pa.int64()),
-        ("predicate", pa.string()),
-        ("columns", pa.list_(pa.string())),
-        # the predicate with each column written as `#<field id>` (see ``predicate_for_schema``), and
-        # those field ids: what the scan filtered, whatever the columns are called later (null before 0.4)
-        ("predicate_fields", pa.string()),
-        ("field_ids", pa.list_(pa.int32())),
-        ("files_total", pa.int64()),
-        ("files_read", pa.int64()),
-        ("row_groups_total", pa.int64()),
-        ("row_groups_read", pa.int64()),
-        ("planning_seconds", pa.float64()),
-    ]
-)
-
-
-def workload_dir(location: str) -> str:
-    """Where the workload log of the table at ``location`` lives."""
-    return f"{location.rstrip('/')}/zskip/workload"
 
 
 @dataclass
@@ -134,7 +109,7 @@ class WorkloadRecorder:
         written = 0
         for location, pending in batches:
             try:
-                _append(location, pending.rows)
+                append_records(location, pending.rows)
                 written += len(pending.rows)
             except Exception as exc:
                 self._failed(f"writing the workload log of {pending.table}", exc)
@@ -181,28 +156,6 @@ def _not_null_column(expr: Expr) -> Column:
     return expr.child.column
 
 
-_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'")  # a string literal as ``literal_sql`` writes it
-_FIELD = re.compile(r"`#(\d+)`")
-
-
-def predicate_for_schema(text: str, names: Mapping[int, str]) -> str | None:
-    """A logged ``predicate_fields`` with each `#<field id>` replaced by the name ``names`` gives that
-    field now (quoted as Spark SQL needs); ``None`` when a field it filters has left the table."""
-    pieces: list[str] = []
-    start = 0
-    for literal in [*_QUOTED.finditer(text), None]:
-        end = literal.start() if literal is not None else len(text)
-        outside = text[start:end]
-        for found in _FIELD.finditer(outside):
-            if int(found.group(1)) not in names:
-                return None
-        pieces.append(_FIELD.sub(lambda m: "`" + names[int(m.group(1))].replace("`", "``") + "`", outside))
-        if literal is not None:
-            pieces.append(literal.group(0))
-            start = literal.end()
-    return "".join(pieces)
-
-
 def workload(spark: SparkSession, table: str) -> pa.Table:
     """The workload log of ``table``: one row per scan zskip planned (``WORKLOAD_SCHEMA``), oldest first.
 
@@ -215,43 +168,9 @@ def workload(spark: SparkSession, table: str) -> pa.Table:
 def read_workload(location: str) -> pa.Table:
     """Every record of the workload log of the table at ``location`` (written and still in memory),
     oldest first."""
-    filesystem, folder = resolve(workload_dir(location))
-    parts = [pq.read_table(path, filesystem=filesystem, schema=WORKLOAD_SCHEMA) for path in _files(filesystem, folder)]
-    waiting = RECORDER.pending(location)
-    if waiting:
-        parts.append(pa.Table.from_pylist(waiting, schema=WORKLOAD_SCHEMA))
-    if not parts:
-        return WORKLOAD_SCHEMA.empty_table()
-    table = pa.concat_tables(parts)
-    return table.take(pc.sort_indices(table["recorded_at"]))
+    return read_records(location, RECORDER.pending(location))
 
 
 def _capturing(spark: SparkSession, settings: Mapping[str, str] | None = None) -> bool:
     value = settings.get(CAPTURE_CONF, "true") if settings is not None else spark.conf.get(CAPTURE_CONF, "true")
     return str(value).strip().lower() not in ("false", "0", "off", "no")
-
-
-def _files(filesystem: pafs.FileSystem, folder: str) -> list[str]:
-    infos = filesystem.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
-    return sorted(i.path for i in infos if i.type == pafs.FileType.File and i.path.endswith(".parquet"))
-
-
-def _append(location: str, rows: list[dict[str, object]]) -> None:
-    """Write ``rows`` as a new file of the log; past ``COMPACT_AFTER`` files, merge them into one."""
-    filesystem, folder = resolve(workload_dir(location))
-    filesystem.create_dir(folder, recursive=True)
-    batch = pa.Table.from_pylist(rows, schema=WORKLOAD_SCHEMA)
-    existing = _files(filesystem, folder)
-    if len(existing) + 1 <= COMPACT_AFTER:
-        pq.write_table(batch, f"{folder}/workload-{uuid.uuid4()}.parquet", filesystem=filesystem)
-        return
-    merged = pa.concat_tables(
-        [*(pq.read_table(p, filesystem=filesystem, schema=WORKLOAD_SCHEMA) for p in existing), batch]
-    )
-    merged = merged.take(pc.sort_indices(merged["recorded_at"]))
-    if merged.num_rows > MAX_RECORDS:
-        merged = merged.slice(merged.num_rows - MAX_RECORDS)
-    # the merged file first, then the parts it replaces: a crash in between leaves duplicates, not a gap
-    pq.write_table(merged, f"{folder}/workload-{uuid.uuid4()}.parquet", filesystem=filesystem)
-    for path in existing:
-        filesystem.delete_file(path)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from zskip.index.evaluate import Match, Verdict
-from zskip.indexing.lookup import index_verdicts
 from zskip.planning.cache import CACHE
 from zskip.planning.plan import Candidates, PlanInputs
+from zskip.tablefiles.index_blobs import index_verdicts
 
 __all__ = ["apply_verdicts", "indexes"]
 

@@ -6,13 +6,13 @@ import numpy as np
 import pyarrow as pa
 
 from zskip.expr import Column
-from zskip.indexing.lookup import key_set_verdicts
 from zskip.planning.cache import CACHE
 from zskip.planning.joins import join_rank_bounds, ranges_holding_keys
 from zskip.planning.minmax_arrays import StatsColumn
 from zskip.planning.plan import Candidates, PlanInputs, keep_row_groups, row_group_counts
 from zskip.planning.stages.curve_range import curve_narrow
 from zskip.planning.stages.indexes import apply_verdicts
+from zskip.tablefiles.index_blobs import key_set_verdicts
 
 __all__ = ["join_keys"]
 

@@ -8,12 +8,16 @@ The dataclass ``repr`` stays as it is, for code.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["Displayed", "html_table", "text_table"]
+__all__ = ["Displayed", "Progress", "html_table", "text_table"]
 
 Rows = Sequence[tuple[str, str]]
+
+# What long operations report to as they go: ``(stage, done, total)``, e.g. ``("indexing files", 40, 212)``
+# (the command line draws it as a progress bar, ``zskip.cli.progress``).
+Progress = Callable[[str, int, int], None]
 
 
 def html_table(title: str, rows: Rows) -> str:

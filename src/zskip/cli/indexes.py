@@ -48,7 +48,7 @@ def create(ctx: Context, table: str, column: str, kind: str, fpp: float | None, 
 
     options = {} if fpp is None else {"fpp": fpp}
     with progress_bar(f"index {column} ({kind})") as report:
-        result = create_index(ctx.spark(), table, column, kind=kind, progress=report, **options)  # type: ignore[arg-type]
+        result = create_index(ctx.spark(), table, column, kind=kind, progress=report, **options)
     _print_result(result, "create", as_json)
 
 
@@ -61,7 +61,7 @@ def refresh(ctx: Context, table: str, as_json: bool) -> None:
     from zskip.indexing import refresh_indexes
 
     with progress_bar("refresh") as report:
-        result = refresh_indexes(ctx.spark(), table, progress=report)  # type: ignore[arg-type]
+        result = refresh_indexes(ctx.spark(), table, progress=report)
     _print_result(result, "refresh", as_json)
 
 

@@ -82,7 +82,7 @@ def optimize(
             max_group_size=max_group_size,
             max_commits=max_commits,
             partial_progress=not no_partial_progress,
-            progress=report,  # type: ignore[arg-type]
+            progress=report,
         )
     if as_json:
         click.echo(result.to_json())

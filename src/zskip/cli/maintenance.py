@@ -62,7 +62,7 @@ def advise(
             target_file_size=target_file_size,
             top=top,
             apply=apply,
-            progress=report,  # type: ignore[arg-type]
+            progress=report,
         )
     if as_json:
         click.echo(result.to_json())
@@ -98,7 +98,7 @@ def maintain(ctx: Context, table: str, watch: bool, interval: str, cycles: int |
     spark = ctx.spark()
     if not watch:
         with progress_bar("maintain") as report:
-            show(run_once(spark, table, progress=report))  # type: ignore[arg-type]
+            show(run_once(spark, table, progress=report))
         return
     stop = threading.Event()
     with _stop_on_signals(stop):

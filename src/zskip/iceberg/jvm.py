@@ -69,31 +69,3 @@ def java_text(jvm: Any, java_object: Any) -> str:
     if size <= TEXT_PIECE:
         return str(builder.toString())
     return "".join(str(builder.substring(start, min(start + TEXT_PIECE, size))) for start in range(0, size, TEXT_PIECE))
-
-
-# reflected protected methods, by (JVM, object class, declaring class, method): looked up once
-_METHODS: dict[tuple[int, str, str, str], Any] = {}
-
-
-def call_protected(spark: Any, java_object: Any, declared_in: str, method: str) -> tuple[bool, Any]:
-    """Call the protected no-argument ``method`` that ``java_object`` inherits from class ``declared_in``
-    (a simple name, found up its class hierarchy; the method is looked up once per class).
-
-    Returns ``(False, None)`` when no class of that name is among the object's ancestors.
-    """
-    jvm: Any = spark.sparkContext._jvm
-    gateway: Any = spark.sparkContext._gateway
-    key = (id(jvm), str(java_object.getClass().getName()), declared_in, method)
-    if key not in _METHODS:
-        cls = java_object.getClass()  # the runtime jar's class loader: walk up to the declaring class
-        while cls is not None and str(cls.getSimpleName()) != declared_in:
-            cls = cls.getSuperclass()
-        found = None
-        if cls is not None:
-            found = cls.getDeclaredMethod(method, gateway.new_array(jvm.java.lang.Class, 0))
-            found.setAccessible(True)
-        _METHODS[key] = found
-    reflected = _METHODS[key]
-    if reflected is None:
-        return False, None
-    return True, reflected.invoke(java_object, gateway.new_array(jvm.java.lang.Object, 0))

@@ -19,7 +19,7 @@ import decimal
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -349,7 +349,3 @@ def forget_listed_files(spark: Any) -> None:
 def release_staged(spark: Any, set_ids: Sequence[str]) -> None:
     """Release staged task sets (one py4j call); ids zskip no longer knows are ignored."""
     bridge(spark).release("\u0001".join(set_ids))
-
-
-def with_notes(scan: IcebergScan, *notes: str) -> IcebergScan:
-    return replace(scan, notes=scan.notes + notes)

@@ -7,7 +7,7 @@ import json
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any
@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from pyspark.sql import SparkSession
 
-from zskip.display import Displayed
+from zskip.display import Displayed, Progress
 from zskip.errors import InvalidOptionError, UnknownColumnError, UnknownIndexError, UnsupportedTypeError
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import IcebergTable, load_table
@@ -44,7 +44,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str, int, int], None]
 
 # Index files under 4 MiB count as small; past 32 of them, refresh merges them into files of up
 # to 64 MiB, so planning opens few files (one Puffin per data file per build would pile up).

@@ -6,18 +6,17 @@ driver only gathers entries.  Files go to Spark in batches so a progress bar can
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
+from zskip.display import Progress
 from zskip.index.build import BlobEntry, build_file_indexes, copy_blobs
 from zskip.index.kinds import IndexDefinition
 from zskip.index.manifest import ENTRY_SCHEMA, entries_table
 
 __all__ = ["build_indexes", "merge_puffins"]
-
-Progress = Callable[[str, int, int], None]
 
 
 def build_indexes(

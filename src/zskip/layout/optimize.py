@@ -7,7 +7,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,7 @@ from zskip.curves import (
     RawMapping,
     bits_per_column,
 )
-from zskip.display import Displayed
+from zskip.display import Displayed, Progress
 from zskip.errors import InvalidOptionError
 from zskip.expr import quoted
 from zskip.iceberg.files import data_files
@@ -76,8 +76,6 @@ NO_ROLLING = 1 << 62
 SAMPLE_KEYS_PER_FILE = 300
 MIN_SAMPLE_KEYS = 20_000
 MAX_SAMPLE_KEYS = 500_000
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)

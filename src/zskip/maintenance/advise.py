@@ -23,7 +23,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType
 
 from zskip.curves import CURVES, bits_per_column, order_key_u64
+from zskip.display import Progress
 from zskip.errors import InvalidOptionError, UnknownColumnError, ZskipError
 from zskip.expr import AlwaysTrue, Column, Expr, columns_of, equality_values
 from zskip.expr.arrow import matching_rows
@@ -64,7 +65,6 @@ POOL_COLUMNS = 5  # the most filtered columns candidates are drawn from
 RAW_TRIES = 3  # multi-column candidates also tried with raw mapping
 INDEX_GAIN = 0.9  # an index is added when it leaves at most this share of the row groups read
 BLOOM_BYTES_PER_VALUE = 1.2  # a bloom filter at 1% false positives
-Progress = Callable[[str, int, int], None]
 
 
 def advise(

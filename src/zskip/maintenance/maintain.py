@@ -26,7 +26,7 @@ from typing import TypeVar
 
 from pyspark.sql import SparkSession
 
-from zskip.display import Displayed
+from zskip.display import Displayed, Progress
 from zskip.errors import ConcurrentChangeError, InvalidOptionError
 from zskip.iceberg.table import IcebergTable, load_table
 from zskip.indexing.api import IndexResult, refresh_indexes
@@ -52,7 +52,6 @@ log = logging.getLogger(__name__)
 DEFAULT_TARGET_FILE_SIZE = 128 << 20
 RETRY_PAUSE_SECONDS = 2.0
 
-Progress = Callable[[str, int, int], None]
 T = TypeVar("T")
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from zskip.cli.main import Context
+from zskip.cli.context import Context
 
 
 @click.command()

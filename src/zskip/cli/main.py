@@ -3,33 +3,14 @@
 from __future__ import annotations
 
 import logging
-import os
 import sys
-from dataclasses import dataclass
-from typing import Any
 
 import click
 
+from zskip.cli.context import Context
 from zskip.errors import ZskipError
 
-__all__ = ["Context", "cli", "main"]
-
-
-@dataclass
-class Context:
-    warehouse: str
-    catalog: str
-    master: str
-    _spark: Any = None
-
-    def spark(self) -> Any:
-        """The Spark session, started on first use (so ``--help`` stays instant)."""
-        if self._spark is None:
-            import zskip
-
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-            self._spark = zskip.session(warehouse=self.warehouse, catalog=self.catalog, master=self.master)
-        return self._spark
+__all__ = ["cli", "main"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from zskip.cli.main import Context
+from zskip.cli.context import Context
 from zskip.cli.progress import progress_bar
 
 

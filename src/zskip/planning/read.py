@@ -17,7 +17,7 @@ from zskip.iceberg.predicates import filter_of, filtered_frame
 from zskip.iceberg.scans import QueryScans
 from zskip.iceberg.table import reads_other_state
 from zskip.planning.pipeline import STAGES, plan_scan
-from zskip.planning.plan import PLANNING_PROPERTIES, PlanInputs, ScanPlan, Stage
+from zskip.planning.plan import PLANNING_PROPERTIES, PlanInputs, ScanPlan, Stage, StageResult
 from zskip.planning.row_groups import byte_runs, run_count
 from zskip.planning.stages import statistics_allow_by_file
 from zskip.planning.staging import keep_staged
@@ -29,13 +29,8 @@ __all__ = ["Explain", "explain", "explain_plan", "plan_table", "read", "staged_c
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class StageCount:
-    name: str
-    files_kept: int
-    row_groups_kept: int | None
-    seconds: float
-    skipped: str | None = None  # why the stage was not run: a later one rules out all it could
+# what explain shows of each stage is what the pipeline recorded (the name is kept for callers)
+StageCount = StageResult
 
 
 @dataclass(frozen=True)
@@ -52,7 +47,7 @@ class Explain(Displayed):
     rows_read: int
     bytes_read: int
     planning_seconds: float  # Spark's analysis of the filter plus zskip's stages
-    stages: tuple[StageCount, ...]
+    stages: tuple[StageResult, ...]
     analysis_seconds: float = 0.0  # Spark's part (the first query of a session also loads the catalog)
     notes: tuple[str, ...] = ()  # what to know about this plan (a subquery zskip did not prune by, ...)
     files: tuple[str, ...] = field(default=(), repr=False)  # the data files read, in path order
@@ -95,7 +90,7 @@ def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
         rows_read=plan.rows_read(),
         bytes_read=plan.bytes_read(),
         planning_seconds=plan.planning_seconds,
-        stages=tuple(StageCount(s.name, s.files_kept, s.row_groups_kept, s.seconds, s.skipped) for s in plan.stages),
+        stages=plan.stages,
         analysis_seconds=plan.analysis_seconds,
         notes=plan.notes,
         files=tuple(sorted(plan.kept)),

@@ -1,0 +1,121 @@
+"""Golden tests of the planning stages (``tests/fixtures/stages/*.json``): for each case, a bound
+predicate, the files' row-group statistics, and the row groups each stage keeps.
+
+The snapshot metadata here is built in memory from the fixture (what ``SnapshotMetadata`` would
+read from the files' footers); the stages are zskip's own, run by zskip's pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zskip.expr import And, Compare, Expr, In, IsNull, Not, Opaque, Or
+from zskip.iceberg.scans import Field, IcebergScan
+from zskip.planning.footers import ColumnStats, Footer
+from zskip.planning.minmax_arrays import StatsColumn
+from zskip.planning.pipeline import run_stages
+from zskip.planning.plan import Candidates, PlanInputs, Stage
+from zskip.planning.stages import iceberg_files, read_ranges, row_group_minmax
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stages"
+
+
+@dataclass
+class MemoryMetadata:
+    """The footers of a snapshot's files, given rather than read (only what these stages ask for)."""
+
+    footers: dict[str, Footer]
+    manifest_path: str | None = None
+    cache: dict[tuple[str, int], StatsColumn] = field(default_factory=dict)
+
+    def footer(self, path: str) -> Footer:
+        return self.footers[path]
+
+    def row_groups(self, path: str) -> int:
+        return self.footers[path].row_groups
+
+    def prefetch_footers(self, paths: list[str]) -> None:
+        pass
+
+    def stats_column(self, path: str, field_id: int) -> StatsColumn:
+        key = (path, field_id)
+        if key not in self.cache:
+            self.cache[key] = StatsColumn.of([g.get(field_id) for g in self.footers[path].stats])
+        return self.cache[key]
+
+    def stats_columns(self, paths: list[str], field_ids: list[int]) -> dict[int, StatsColumn]:
+        return {i: StatsColumn.concat([self.stats_column(p, i) for p in paths]) for i in field_ids}
+
+    def manifest(self) -> None:
+        return None
+
+    def store(self) -> None:
+        return None
+
+
+def _value(value: Any) -> Any:
+    return float("nan") if value == "nan" else value
+
+
+def footer(groups: list[dict[str, list[Any] | None]]) -> Footer:
+    stats = []
+    for group in groups:
+        by_id = {}
+        for field_id, found in group.items():
+            if found is not None:
+                low, high, nulls, values = found
+                by_id[int(field_id)] = ColumnStats(_value(low), _value(high), values > 0, nulls, values)
+        stats.append(by_id)
+    ranges = tuple((4 + 1000 * g, 1000) for g in range(len(groups)))  # 1 KB each: gaps always join
+    return Footer(tuple(10 for _ in groups), ranges, tuple(stats))
+
+
+def predicate(node: list[Any]) -> Expr:
+    """The fixtures' small bound-predicate notation: ``["=", field_id, value]``, ``["and", ...]``, ..."""
+    op, *rest = node
+    if op in ("and", "or"):
+        return (And if op == "and" else Or)(tuple(predicate(child) for child in rest))
+    if op == "not":
+        return Not(predicate(rest[0]))
+    if op == "is_null":
+        return IsNull(rest[0])
+    if op == "in":
+        return In(rest[0], tuple(rest[1]))
+    if op == "opaque":
+        return Opaque(rest[0])
+    return Compare(rest[0], op, rest[1])
+
+
+def kept(candidates: Candidates) -> dict[str, list[int] | None]:
+    return {path: None if groups is None else list(groups) for path, groups in sorted(candidates.files.items())}
+
+
+def cases(name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    data = json.loads((FIXTURES / f"{name}.json").read_text())
+    return [(data, case) for case in data["cases"]]
+
+
+@pytest.mark.parametrize(
+    ("data", "case"),
+    cases("row_group_minmax"),
+    ids=lambda c: json.dumps(c.get("predicate")) if "predicate" in c else "",
+)
+def test_row_group_minmax_and_read_ranges(data: dict[str, Any], case: dict[str, Any]) -> None:
+    paths = tuple(sorted(data["files"]))
+    metadata = MemoryMetadata({p: footer(data["files"][p]) for p in paths})
+    scan = IcebergScan(
+        0, "lake.db.t", "/t", 1, {}, frozenset(), Opaque("-"), {}, paths, (30,) * len(paths), (3000,) * len(paths)
+    )
+    floats = frozenset(int(i) for i in data["floats"])
+    fields = {i: Field(f"c{i}", i, "double" if i in floats else "long") for i in (1, 2, 3)}
+    inputs = PlanInputs(scan, predicate(case["predicate"]), metadata, fields=fields, floats=floats)  # type: ignore[arg-type]
+    stages = (Stage("iceberg", iceberg_files, False, False), Stage("row groups", row_group_minmax, False, True))
+    after_minmax, _ = run_stages(stages, inputs)
+    assert kept(after_minmax) == case["row_group_minmax"]
+    joined, _ = run_stages((*stages, Stage("read ranges", read_ranges, False, True)), inputs)
+    assert kept(joined) == case["read_ranges"]

@@ -12,15 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from zskip.expr import And, Compare, Expr, In, IsNull, Not, Opaque, Or
 from zskip.iceberg.scans import Field, IcebergScan
-from zskip.planning.footers import ColumnStats, Footer
+from zskip.index.build import build_file_indexes
+from zskip.index.kinds import IndexDefinition
+from zskip.index.manifest import IndexManifest
+from zskip.planning.footers import ColumnStats, Footer, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
 from zskip.planning.pipeline import run_stages
 from zskip.planning.plan import Candidates, PlanInputs, Stage
-from zskip.planning.stages import iceberg_files, read_ranges, row_group_minmax
+from zskip.planning.stages import iceberg_files, indexes, read_ranges, row_group_minmax
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stages"
 
@@ -51,7 +56,7 @@ class MemoryMetadata:
     def stats_columns(self, paths: list[str], field_ids: list[int]) -> dict[int, StatsColumn]:
         return {i: StatsColumn.concat([self.stats_column(p, i) for p in paths]) for i in field_ids}
 
-    def manifest(self) -> None:
+    def manifest(self) -> IndexManifest | None:
         return None
 
     def store(self) -> None:
@@ -119,3 +124,57 @@ def test_row_group_minmax_and_read_ranges(data: dict[str, Any], case: dict[str, 
     assert kept(after_minmax) == case["row_group_minmax"]
     joined, _ = run_stages((*stages, Stage("read ranges", read_ranges, False, True)), inputs)
     assert kept(joined) == case["read_ranges"]
+
+
+@dataclass
+class IndexedMetadata(MemoryMetadata):
+    """Footers plus a real index manifest over real Puffin files (built by zskip's own index builder)."""
+
+    index_manifest: IndexManifest | None = None
+
+    def manifest(self) -> IndexManifest | None:  # type: ignore[override]
+        return self.index_manifest
+
+
+def write_parquet(path: Path, groups: list[dict[str, list[Any]]]) -> None:
+    schema = pa.schema(
+        [
+            pa.field("a", pa.int64(), metadata={b"PARQUET:field_id": b"1"}),
+            pa.field("s", pa.string(), metadata={b"PARQUET:field_id": b"2"}),
+        ]
+    )
+    with pq.ParquetWriter(path, schema) as writer:
+        for group in groups:
+            writer.write_table(pa.table(group, schema=schema))
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], IndexedMetadata, tuple[str, ...]]:
+    data = json.loads((FIXTURES / "indexes.json").read_text())
+    folder = tmp_path_factory.mktemp("indexed")
+    definitions = [IndexDefinition(f"c{i}", kind, {}, i) for i, kind in data["indexes"]]
+    entries = []
+    paths = []
+    for name, groups in sorted(data["files"].items()):
+        path = folder / f"{name}.parquet"
+        write_parquet(path, groups)
+        paths.append(str(path))
+        entries += build_file_indexes(str(path), definitions, str(folder / f"{name}.puffin"))
+    manifest = IndexManifest(tuple(definitions), IndexManifest.empty().with_entries(entries).entries)
+    footers = {p: read_footer(p) for p in paths}
+    metadata = IndexedMetadata(footers, manifest_path=str(folder / "manifest"), index_manifest=manifest)
+    return data, metadata, tuple(paths)
+
+
+@pytest.mark.parametrize("number", range(len(json.loads((FIXTURES / "indexes.json").read_text())["cases"])))
+def test_the_index_stage(indexed: tuple[dict[str, Any], IndexedMetadata, tuple[str, ...]], number: int) -> None:
+    data, metadata, paths = indexed
+    case = data["cases"][number]
+    scan = IcebergScan(
+        0, "lake.db.t", "/t", 1, {}, frozenset(), Opaque("-"), {}, paths, (4,) * len(paths), (1,) * len(paths)
+    )
+    inputs = PlanInputs(scan, predicate(case["predicate"]), metadata)  # type: ignore[arg-type]
+    stages = (Stage("iceberg", iceberg_files, False, False), Stage("indexes", indexes, True, True))
+    final, _ = run_stages(stages, inputs)
+    names = {path: Path(path).stem for path in paths}
+    assert {names[p]: g for p, g in kept(final).items()} == case["indexes"], case["predicate"]

@@ -28,13 +28,13 @@ from bench.layouts import lay_out_once
 from bench.ssb import CLUSTER, FAIR, INDEXED, _loaded, _swap, counts, queries
 from zskip import advise, create_index
 from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem, load_ssb
+from zskip.expr.rewrite import without_implied_not_null
 from zskip.expr.sql import to_sql
 from zskip.iceberg.files import data_files
 from zskip.layout.compare import Layout, zskip_layout
 from zskip.maintenance.advice import Advice
 from zskip.planning import explain
 from zskip.planning.sql import scan_filters
-from zskip.planning.workload import normalised
 from zskip.units import parse_size
 
 SSB_WORKLOAD = ("Q1.1", "Q1.2", "Q1.3", "D1", "D2", "D3", "D4", "D5", "D6", "D7")
@@ -43,7 +43,7 @@ SSB_WORKLOAD = ("Q1.1", "Q1.2", "Q1.3", "D1", "D2", "D3", "D4", "D5", "D6", "D7"
 def _scan_predicate(spark: Any, query: str, table: str) -> str:
     """The filter ``query`` pushes to its scan of ``table``, as the advisor shows it."""
     (expr,) = [e for t, e in scan_filters(spark, query) if t == table]
-    return to_sql(normalised(expr))
+    return to_sql(without_implied_not_null(expr))
 
 
 def _advised(

@@ -26,6 +26,7 @@ from zskip.expr.nodes import (
     columns_of,
     equality_values,
 )
+from zskip.expr.rewrite import rewrite_not, without_implied_not_null
 from zskip.expr.sql import literal_sql, quoted, to_sql
 
 __all__ = [
@@ -50,5 +51,7 @@ __all__ = [
     "is_bound",
     "literal_sql",
     "quoted",
+    "rewrite_not",
     "to_sql",
+    "without_implied_not_null",
 ]

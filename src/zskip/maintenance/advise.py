@@ -39,6 +39,7 @@ from zskip.errors import InvalidOptionError, UnknownColumnError, ZskipError
 from zskip.expr import AlwaysTrue, Column, Expr, columns_of, equality_values
 from zskip.expr.arrow import matching_rows
 from zskip.expr.nodes import LEAVES, And, IsNull, Not, Or
+from zskip.expr.rewrite import without_implied_not_null
 from zskip.expr.sql import quoted, to_sql
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
@@ -54,7 +55,7 @@ from zskip.maintenance.simulate import Cells, cut_sample, index_conjunct, kept_b
 from zskip.planning.plan import PLANNING_PROPERTIES
 from zskip.planning.read import plan_table
 from zskip.planning.sql import scan_filters
-from zskip.planning.workload import normalised, predicate_for_schema, read_workload
+from zskip.planning.workload import predicate_for_schema, read_workload
 from zskip.units import parse_size
 
 __all__ = ["advise", "read_queries", "split_statements"]
@@ -551,7 +552,7 @@ class _Simulator:
 
 def _shown(query: WorkloadQuery) -> str:
     """The query's filter as a user wrote it: without the ``IS NOT NULL`` conditions Spark adds."""
-    return to_sql(normalised(query.expr))
+    return to_sql(without_implied_not_null(query.expr))
 
 
 def _order(layout: LayoutForecast) -> tuple[float, float, int, int, int, int, int]:

@@ -25,11 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zskip.expr import And, Column, Expr, columns_of
+from zskip.expr.rewrite import rewrite_not, without_implied_not_null
 from zskip.layout.cuts import FileCuts
 from zskip.planning.footers import ColumnStats
-from zskip.planning.minmax import push_not
 from zskip.planning.minmax_arrays import StatsColumn, might_match_arrays
-from zskip.planning.workload import normalised
 
 __all__ = ["Cells", "cut_sample", "index_conjunct", "kept_by_minmax", "read_chances"]
 
@@ -157,13 +156,13 @@ def _bounds(
 def kept_by_minmax(cells: Cells, expr: Expr, floats: frozenset[Column]) -> np.ndarray:
     """Whether each simulated row group's statistics admit a row where ``expr`` is TRUE (all row
     groups at once, as the planner checks real ones; none without simulated statistics)."""
-    return might_match_arrays(push_not(expr), cells.stats_columns, floats, len(cells.stats))
+    return might_match_arrays(rewrite_not(expr), cells.stats_columns, floats, len(cells.stats))
 
 
 def index_conjunct(expr: Expr, column: str) -> Expr | None:
     """The part of ``expr`` an index on ``column`` checks: its top-level conditions on that column
     alone, ``IS NOT NULL`` left out (None: none, so the index skips nothing for this query)."""
-    expr = normalised(expr)
+    expr = without_implied_not_null(expr)
     parts = expr.children if isinstance(expr, And) else (expr,)
     mine = tuple(p for p in parts if columns_of(p) == {column})
     if not mine:

@@ -32,66 +32,23 @@ from zskip.expr import (
     Or,
     StartsWith,
 )
+from zskip.expr.rewrite import rewrite_not
 from zskip.planning.footers import ColumnStats
 
-__all__ = ["might_match", "might_match_pushed", "push_not"]
-
-NEGATE = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
-
-
-# ---- NOT pushed to the leaves -------------------------------------------------------------------
-
-
-@functools.singledispatch
-def _pushed(expr: Expr, negate: bool) -> Expr:
-    """A leaf with no negated form of its own keeps its NOT (``NOT a IN (...)``, ``NOT a IS NULL``)."""
-    return Not(expr) if negate else expr
-
-
-@_pushed.register
-def _(expr: Not, negate: bool) -> Expr:
-    return _pushed(expr.child, not negate)
-
-
-@_pushed.register
-def _(expr: And | Or, negate: bool) -> Expr:
-    children = tuple(_pushed(c, negate) for c in expr.children)
-    return Or(children) if isinstance(expr, And) == negate else And(children)  # De Morgan when negated
-
-
-@_pushed.register
-def _(expr: Compare, negate: bool) -> Expr:
-    return Compare(expr.column, NEGATE[expr.op], expr.value) if negate else expr
-
-
-@_pushed.register
-def _(expr: Opaque, negate: bool) -> Expr:
-    return expr  # unknown either way
-
-
-@_pushed.register
-def _(expr: AlwaysTrue | AlwaysFalse, negate: bool) -> Expr:
-    if not negate:
-        return expr
-    return AlwaysFalse() if isinstance(expr, AlwaysTrue) else AlwaysTrue()
-
-
-def push_not(expr: Expr, negate: bool = False) -> Expr:
-    """``expr`` with every NOT on a leaf (NOT over AND/OR moved down by De Morgan)."""
-    return _pushed(expr, negate)
+__all__ = ["might_match", "might_match_pushed"]
 
 
 def might_match(expr: Expr, stats: Mapping[Any, ColumnStats | None], floats: frozenset[Column]) -> bool:
     """``stats`` by lower-cased column name (``None``: unknown); ``floats``: float and double columns."""
-    return _might(push_not(expr), stats, floats)
+    return _might(rewrite_not(expr), stats, floats)
 
 
 def might_match_pushed(pushed: Expr, stats: Mapping[Any, ColumnStats | None], floats: frozenset[Column]) -> bool:
-    """``might_match`` of a predicate already through ``push_not`` (for many row groups, push once)."""
+    """``might_match`` of a predicate already through ``rewrite_not`` (for many row groups, push once)."""
     return _might(pushed, stats, floats)
 
 
-# ---- might a row match? (predicates through push_not) --------------------------------------------
+# ---- might a row match? (predicates through rewrite_not) --------------------------------------------
 
 Stats = Mapping[Any, ColumnStats | None]
 
@@ -129,7 +86,7 @@ def _(expr: AlwaysFalse, stats: Stats, floats: frozenset[Column]) -> bool:
 @_might.register
 def _(expr: Not, stats: Stats, floats: frozenset[Column]) -> bool:
     if not isinstance(expr.child, LEAVES):
-        return True  # not through push_not: nothing is proven
+        return True  # not through rewrite_not: nothing is proven
     return _might_leaf(expr.child, True, stats, floats)
 
 
@@ -204,7 +161,7 @@ def _(leaf: StartsWith, low: Any, high: Any, is_float: bool) -> bool:
 
 @functools.singledispatch
 def _might_not(leaf: Expr, low: Any, high: Any, is_float: bool) -> bool:
-    """Might ``NOT leaf`` be TRUE for a value in ``[low, high]``?  (Comparisons were negated by push_not.)"""
+    """Might ``NOT leaf`` be TRUE for a value in ``[low, high]``?  (Comparisons were negated by rewrite_not.)"""
     return True
 
 

@@ -3,7 +3,7 @@
 ``zskip.planning.minmax`` answers for one row group from Python values; a query on a table of
 thousands of row groups asks that thousands of times.  Here each column's statistics over a run of
 row groups are arrays (``StatsColumn``: Arrow arrays of the bounds, numpy arrays of the counts),
-and each node of the predicate (through ``push_not``) answers for all of them with one Arrow or
+and each node of the predicate (through ``rewrite_not``) answers for all of them with one Arrow or
 numpy operation.  The answer is the scalar check's, row group for row group: where a bound cannot
 be compared in Arrow (timestamps with and without a zone, values Arrow cannot hold in one array),
 that condition falls back to the scalar check for each row group.  A property test holds the two
@@ -149,7 +149,7 @@ def _concat(arrays: Sequence[pa.Array | None]) -> pa.Array | None:
 def might_match_arrays(
     pushed: Expr, columns: Mapping[Any, StatsColumn], floats: frozenset[Column], n: int
 ) -> np.ndarray:
-    """For each of ``n`` row groups: might it hold a row where ``pushed`` (through ``push_not``) is TRUE?
+    """For each of ``n`` row groups: might it hold a row where ``pushed`` (through ``rewrite_not``) is TRUE?
 
     ``columns`` by lower-cased name (a column missing: no statistics, might match).
     """
@@ -193,7 +193,7 @@ def _(expr: Or, columns: Columns, floats: frozenset[Column], n: int) -> np.ndarr
 @_might.register
 def _(expr: Not, columns: Columns, floats: frozenset[Column], n: int) -> np.ndarray:
     if not isinstance(expr.child, LEAVES):
-        return np.ones(n, dtype=bool)  # not through push_not: nothing is proven
+        return np.ones(n, dtype=bool)  # not through rewrite_not: nothing is proven
     return _leaf(expr.child, True, columns, floats, n)
 
 

@@ -15,10 +15,10 @@ import numpy as np
 from pyspark.sql import DataFrame
 
 from zskip.expr import Expr, bind
+from zskip.expr.rewrite import rewrite_not
 from zskip.iceberg.scans import Field, IcebergScan, JoinKeys
 from zskip.planning.joins import JoinFilter
 from zskip.planning.metadata import SnapshotMetadata
-from zskip.planning.minmax import push_not
 from zskip.tablefiles.clustering_store import STORE_PROPERTY
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY
 
@@ -87,7 +87,7 @@ class PlanInputs:
     join_filter: Callable[[JoinKeys], JoinFilter] | None = None  # the keys each join's dimension yields
     fields: Mapping[int, Field] = field(default_factory=dict)  # the filtered columns, by field id
     floats: frozenset[int] = frozenset()  # field ids of float and double columns
-    pushed: Expr | None = None  # ``expr`` with NOT pushed to the leaves (``push_not``), once per plan
+    pushed: Expr | None = None  # ``expr`` with NOT pushed to the leaves (``rewrite_not``), once per plan
 
     @staticmethod
     def of(
@@ -103,7 +103,7 @@ class PlanInputs:
         return PlanInputs(
             scan=scan,
             expr=bound,
-            pushed=push_not(bound),
+            pushed=rewrite_not(bound),
             metadata=metadata,
             joins=joins,
             join_filter=join_filter,

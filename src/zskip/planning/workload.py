@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from zskip.expr import And, Column, Expr, IsNull, Not, bind, columns_of, to_sql
+from zskip.expr import bind, columns_of, to_sql
+from zskip.expr.rewrite import without_implied_not_null
 from zskip.iceberg.table import load_table
 from zskip.tablefiles.workload_log import (
     WORKLOAD_SCHEMA,
@@ -81,9 +82,9 @@ class WorkloadRecorder:
                 "recorded_at": time.time_ns() // 1000,
                 "table": plan.table,
                 "snapshot_id": plan.snapshot_id,
-                "predicate": to_sql(normalised(plan.expr)),
+                "predicate": to_sql(without_implied_not_null(plan.expr)),
                 "columns": sorted(str(c) for c in columns_of(plan.expr)),
-                "predicate_fields": to_sql(normalised(bound)),
+                "predicate_fields": to_sql(without_implied_not_null(bound)),
                 "field_ids": sorted(c for c in columns_of(bound) if isinstance(c, int)),
                 "files_total": plan.files_total,
                 "files_read": len(plan.kept),
@@ -132,28 +133,6 @@ atexit.register(RECORDER.flush)
 def flush_workload() -> int:
     """Write every record still in memory to its table's workload log; how many were written."""
     return RECORDER.flush()
-
-
-def normalised(expr: Expr) -> Expr:
-    """``expr`` without the ``IS NOT NULL`` conjuncts Spark adds for columns another conjunct
-    compares (those already reject NULLs), so equal filters read alike in the log."""
-    if not isinstance(expr, And):
-        return expr
-    others = [c for c in expr.children if not _is_not_null(c)]
-    compared: set[Column] = set()
-    for child in others:
-        compared |= columns_of(child)
-    kept = [c for c in expr.children if not (_is_not_null(c) and _not_null_column(c) in compared)]
-    return kept[0] if len(kept) == 1 else And(tuple(kept))
-
-
-def _is_not_null(expr: Expr) -> bool:
-    return isinstance(expr, Not) and isinstance(expr.child, IsNull)
-
-
-def _not_null_column(expr: Expr) -> Column:
-    assert isinstance(expr, Not) and isinstance(expr.child, IsNull)
-    return expr.child.column
 
 
 def workload(spark: SparkSession, table: str) -> pa.Table:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from zskip.expr import columns_of
-from zskip.planning.minmax import push_not
+from zskip.expr.rewrite import rewrite_not
 from zskip.planning.minmax_arrays import might_match_arrays
 from zskip.planning.plan import Candidates, PlanInputs, keep_row_groups, row_group_counts
 
@@ -35,7 +35,7 @@ def statistics_allow(inputs: PlanInputs, paths: list[str], counts: np.ndarray | 
         counts = row_group_counts(inputs, paths)
     ids = [c for c in columns_of(inputs.expr) if isinstance(c, int)]
     columns = inputs.metadata.stats_columns(paths, ids)
-    pushed = inputs.pushed if inputs.pushed is not None else push_not(inputs.expr)
+    pushed = inputs.pushed if inputs.pushed is not None else rewrite_not(inputs.expr)
     return might_match_arrays(pushed, columns, inputs.floats, int(counts.sum()))
 
 

@@ -82,7 +82,7 @@ def _measured(spark: Any, query: str, table: str, *, joins: bool) -> dict[str, A
         "predicate": predicate,
         "files": measured.files_read,
         "row_groups": measured.row_groups_read,
-        "rows": measured.rows_read,
+        "rows": measured.rows_planned,
         "row_groups_query": whole["row_groups"] if whole else measured.row_groups_read,
     }
 

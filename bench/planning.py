@@ -137,7 +137,7 @@ def lineitem_section(spark, scale_factor: float, target: int, row_group: int) ->
                 f"{plan.files_read}",
                 f"{plan.row_groups_read}",
                 f"{plain_rows:,} / {zskip_rows:,}",
-                f"{format_bytes(plain_bytes)} / {format_bytes(plan.bytes_read)}",
+                f"{format_bytes(plain_bytes)} / {format_bytes(plan.bytes_planned)}",
                 f"{statistics.median(plain_times):.2f} / {statistics.median(zskip_times):.2f}",
                 f"{ratio:.2f}x",
             ]

@@ -115,8 +115,8 @@ def counts(spark, query: str, lineorder: str, *, through_zskip: bool) -> dict[st
     return {
         "files": sum(e.files_read if through_zskip else _stage(e, ICEBERG_STAGE).files_kept for e in plans),
         "row_groups": sum(e.row_groups_read for e in plans),
-        "bytes": sum(e.bytes_read for e in plans),
-        "rows_planned": sum(e.rows_read for e in plans),
+        "bytes": sum(e.bytes_planned for e in plans),
+        "rows_planned": sum(e.rows_planned for e in plans),
         "planning": sum(e.planning_seconds for e in plans) if through_zskip else 0.0,
     }
 

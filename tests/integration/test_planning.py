@@ -53,7 +53,7 @@ def test_bitmaps_keep_exactly_the_row_groups_holding_a_match(spark, bitmapped) -
     assert result.row_groups_read == row_groups_holding(spark, bitmapped, lambda r: r["a"] == a and r["s"] == s)
     assert 0 < result.row_groups_read < result.row_groups_total / 4
     never = zskip.explain(spark, bitmapped, f"a = {a} AND s = 'k999'")
-    assert never.files_read == 0 and never.row_groups_read == 0 and never.rows_read == 0
+    assert never.files_read == 0 and never.row_groups_read == 0 and never.rows_planned == 0
     assert zskip.read(spark, bitmapped, f"a = {a} AND s = 'k999'").count() == 0
 
 
@@ -203,7 +203,7 @@ def test_ruled_out_row_groups_are_not_read(spark) -> None:
     counted = zskip.read(spark, table, where)
     counted.collect()
     file_rows = 40_000 // result.files_total
-    assert 0 < scan_rows(counted) <= result.rows_read < file_rows / 2
+    assert 0 < scan_rows(counted) <= result.rows_planned < file_rows / 2
 
 
 def test_sql_reads_only_the_row_groups_that_can_match(spark) -> None:
@@ -216,7 +216,7 @@ def test_sql_reads_only_the_row_groups_that_can_match(spark) -> None:
     counted = zskip.sql(spark, query)
     assert same_rows(counted, spark.sql(query))
     counted.collect()
-    assert 0 < scan_rows(counted) <= plan.rows_read < 40_000 // plan.files_total / 2
+    assert 0 < scan_rows(counted) <= plan.rows_planned < 40_000 // plan.files_total / 2
 
 
 def test_a_pruned_query_runs_the_plan_spark_built_once_and_derived_frames_stay_pruned(spark, bitmapped) -> None:
@@ -227,12 +227,12 @@ def test_a_pruned_query_runs_the_plan_spark_built_once_and_derived_frames_stay_p
         # no second optimization: the scan Spark planned for the query reads only the kept row groups
         assert same_rows(frame, spark.table(bitmapped).where(where))
         assert scan_classes(frame) == ["SparkBatchQueryScan"]
-        assert 0 < scan_rows(frame) <= plan.rows_read
+        assert 0 < scan_rows(frame) <= plan.rows_planned
         # a DataFrame derived from it plans again, from the staged tasks
         derived = frame.select("id", "a").where("id >= 0")
         assert same_rows(derived, spark.table(bitmapped).where(where).select("id", "a").where("id >= 0"))
         assert scan_classes(derived) == ["SparkStagedScan"]
-        assert 0 < scan_rows(derived) <= plan.rows_read
+        assert 0 < scan_rows(derived) <= plan.rows_planned
 
 
 def test_sql_plans_with_the_types_of_columns_the_query_does_not_return(spark) -> None:

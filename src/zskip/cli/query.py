@@ -71,7 +71,7 @@ def _print_explain(console: Console, title: str, result: Explain) -> None:
     console.print(
         f"reads {result.files_read} of {result.files_total} files ({result.row_groups_read} of "
         f"{result.row_groups_total} row groups), "
-        f"{result.rows_read:,} rows, {format_bytes(result.bytes_read)}; "
+        f"{result.rows_planned:,} rows, {format_bytes(result.bytes_planned)} planned; "
         f"planned in {result.planning_seconds * 1000:.0f} ms (Spark's analysis "
         f"{result.analysis_seconds * 1000:.0f} ms, zskip's stages "
         f"{(result.planning_seconds - result.analysis_seconds) * 1000:.0f} ms)"

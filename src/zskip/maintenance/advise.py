@@ -354,7 +354,7 @@ class _Simulator:
             )  # the advisor's plans are not the workload
             metadata = plan.metadata or metadata
             kept_by_query.append(plan.kept)
-            self._now.append((len(plan.kept), plan.row_groups_kept(), plan.rows_read()))
+            self._now.append((len(plan.kept), plan.row_groups_kept(), plan.rows_planned()))
             report("measuring the current layout", done + 1, len(self.workload))
         assert metadata is not None
         paths = metadata.files()["file_path"].to_pylist()

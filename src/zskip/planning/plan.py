@@ -157,7 +157,9 @@ class ScanPlan:
             return 0
         return sum(len(g) if g is not None else self.metadata.row_groups(p) for p, g in self.kept.items())
 
-    def rows_read(self) -> int:
+    def rows_planned(self) -> int:
+        """Rows of the kept files and row groups (what the plan will have Spark read; a measurement of
+        what it did read comes from Spark's scan metrics)."""
         assert self.scan is not None or not self.kept
         total = 0
         for path, groups in self.kept.items():
@@ -168,7 +170,8 @@ class ScanPlan:
                 total += sum(footer.rows[g] for g in groups) if footer else 0
         return total
 
-    def bytes_read(self) -> int:
+    def bytes_planned(self) -> int:
+        """Bytes of the kept files and row groups (see ``rows_planned``)."""
         total = 0
         for path, groups in self.kept.items():
             if groups is None:

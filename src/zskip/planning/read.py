@@ -44,13 +44,23 @@ class Explain(Displayed):
     files_read: int
     row_groups_total: int
     row_groups_read: int  # those no stage ruled out; Iceberg's reader may skip more (dictionaries)
-    rows_read: int
-    bytes_read: int
+    rows_planned: int  # rows of the kept files and row groups: planned, not measured
+    bytes_planned: int  # bytes of the kept files and row groups: planned, not measured
     planning_seconds: float  # Spark's analysis of the filter plus zskip's stages
     stages: tuple[StageResult, ...]
     analysis_seconds: float = 0.0  # Spark's part (the first query of a session also loads the catalog)
     notes: tuple[str, ...] = ()  # what to know about this plan (a subquery zskip did not prune by, ...)
     files: tuple[str, ...] = field(default=(), repr=False)  # the data files read, in path order
+
+    @property
+    def rows_read(self) -> int:
+        """The name ``rows_planned`` had before 0.4 (it was never a measurement)."""
+        return self.rows_planned
+
+    @property
+    def bytes_read(self) -> int:
+        """The name ``bytes_planned`` had before 0.4."""
+        return self.bytes_planned
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=str)
@@ -64,7 +74,7 @@ class Explain(Displayed):
             ("predicate", self.predicate),
             ("data files read", f"{self.files_read:,} of {self.files_total:,}"),
             ("row groups read", f"{self.row_groups_read:,} of {self.row_groups_total:,}"),
-            ("rows, bytes read", f"{self.rows_read:,} rows, {format_bytes(self.bytes_read)}"),
+            ("rows, bytes planned", f"{self.rows_planned:,} rows, {format_bytes(self.bytes_planned)}"),
             (
                 "planning",
                 f"{self.planning_seconds * 1000:.1f} ms (Spark's analysis {self.analysis_seconds * 1000:.1f} ms)",
@@ -87,8 +97,8 @@ def explain_plan(plan: ScanPlan, where: str | Column) -> Explain:
         files_read=len(plan.kept),
         row_groups_total=plan.row_groups_total,
         row_groups_read=plan.row_groups_kept(),
-        rows_read=plan.rows_read(),
-        bytes_read=plan.bytes_read(),
+        rows_planned=plan.rows_planned(),
+        bytes_planned=plan.bytes_planned(),
         planning_seconds=plan.planning_seconds,
         stages=plan.stages,
         analysis_seconds=plan.analysis_seconds,

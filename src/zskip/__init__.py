@@ -36,7 +36,7 @@ from zskip.indexing import (
     vacuum,
 )
 from zskip.layout import Dimension, OptimizeResult, optimize
-from zskip.layout.inspect import InspectResult, inspect
+from zskip.layout.inspection import InspectResult, inspect
 from zskip.maintenance import Advice, MaintainResult, TableStatus, advise, maintain, maintain_cycles, status
 from zskip.planning import Explain, explain, explain_sql, read, sql
 from zskip.planning.workload import flush_workload, workload

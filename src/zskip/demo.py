@@ -14,7 +14,7 @@ from rich.table import Table
 from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem
 from zskip.iceberg.files import data_files
 from zskip.layout.compare import copy_and_lay_out, count_files_read, iceberg_layout, zskip_layout
-from zskip.layout.inspect import file_bounds
+from zskip.layout.inspection import file_bounds
 from zskip.viz import plot_curves, plot_file_boxes
 
 __all__ = ["run_demo"]

@@ -307,7 +307,7 @@ def test_index_create_counts_data_files_not_entries(spark, capsys) -> None:
 
 
 def test_string_axes_are_labelled_with_text() -> None:
-    from zskip.layout.inspect import key_text, plot_values
+    from zskip.layout.inspection import key_text, plot_values
 
     values = plot_values(pa.array(["AIR", "MAIL", "TRUCK", "zebra"]))
     assert [key_text(v) for v in values] == ["AIR", "MAIL", "TRUCK", "zebra"]

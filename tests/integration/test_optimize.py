@@ -20,7 +20,7 @@ from zskip.errors import (
 from zskip.iceberg.files import data_files
 from zskip.layout import clustering_store, optimize
 from zskip.layout.compare import count_files_read
-from zskip.layout.inspect import inspect
+from zskip.layout.inspection import inspect
 from zskip.layout.key_ranges import file_key_ranges
 from zskip.layout.optimize import STEPS
 

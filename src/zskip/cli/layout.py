@@ -111,8 +111,8 @@ def optimize(
 @click.pass_obj
 def inspect(ctx: Context, table: str, columns: str | None, plot: str | None, as_json: bool) -> None:
     """Files, rows, sizes of TABLE and how many files a point lookup on each column reads."""
-    from zskip.layout.inspect import file_bounds
-    from zskip.layout.inspect import inspect as run
+    from zskip.layout.inspection import file_bounds
+    from zskip.layout.inspection import inspect as run
     from zskip.viz import plot_file_boxes
 
     spark = ctx.spark()

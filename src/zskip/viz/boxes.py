@@ -24,7 +24,7 @@ def plot_file_boxes(
     """One panel per layout; each file is a rectangle from its lower to its upper bound in ``x`` and ``y``.
 
     ``layouts`` maps a panel title to a table with ``<x>__lower``, ``<x>__upper``, ``<y>__lower``,
-    ``<y>__upper`` columns (``zskip.layout.inspect.file_bounds``).  Small, separate boxes mean a
+    ``<y>__upper`` columns (``zskip.layout.inspection.file_bounds``).  Small, separate boxes mean a
     filter on either column reads few files; boxes spanning the whole plot mean every file is read.
     """
     import matplotlib
@@ -34,7 +34,7 @@ def plot_file_boxes(
     from matplotlib.collections import PatchCollection
     from matplotlib.patches import Rectangle
 
-    from zskip.layout.inspect import epoch_day, key_text, plot_values
+    from zskip.layout.inspection import epoch_day, key_text, plot_values
 
     panels = len(layouts)
     figure, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 5), squeeze=False)

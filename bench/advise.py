@@ -32,7 +32,7 @@ from zskip.expr.rewrite import without_implied_not_null
 from zskip.expr.sql import to_sql
 from zskip.iceberg.files import data_files
 from zskip.layout.compare import Layout, zskip_layout
-from zskip.maintenance.advice import Advice
+from zskip.maintenance.forecasts import Advice
 from zskip.planning import explain
 from zskip.planning.sql import scan_filters
 from zskip.units import parse_size

@@ -3,8 +3,8 @@ index new data (``maintain``), and how much of a table its clustering and indexe
 
 from __future__ import annotations
 
-from zskip.maintenance.advice import Advice
 from zskip.maintenance.advise import advise
+from zskip.maintenance.forecasts import Advice
 from zskip.maintenance.maintain import MaintainResult, maintain, maintain_cycles
 from zskip.maintenance.status import TableStatus, status
 

@@ -49,7 +49,7 @@ from zskip.index.parquet_io import open_parquet
 from zskip.indexing.api import create_index
 from zskip.layout.optimize import DEFAULT_ROW_GROUP_SIZE, ROW_GROUP_PROPERTY, optimize
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
-from zskip.maintenance.advice import CURRENT, Advice, IndexForecast, LayoutForecast, QueryForecast, WorkloadQuery
+from zskip.maintenance.forecasts import CURRENT, Advice, IndexForecast, LayoutForecast, QueryForecast, WorkloadQuery
 from zskip.maintenance.maintain import recorded_layout
 from zskip.maintenance.simulate import Cells, cut_sample, index_conjunct, kept_by_minmax, read_chances
 from zskip.planning.plan import PLANNING_PROPERTIES

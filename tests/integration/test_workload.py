@@ -63,7 +63,7 @@ def test_a_failing_log_write_never_changes_a_result(spark, table: str, monkeypat
     def broken(location: str, rows: list) -> None:
         raise PermissionError("read-only file system")
 
-    monkeypatch.setattr(workload, "_append", broken)
+    monkeypatch.setattr(workload, "append_records", broken)
     monkeypatch.setattr(workload, "FLUSH_AFTER", 1)  # every query writes (and fails)
     errors = workload.RECORDER.errors
     where = "a BETWEEN 10 AND 20 AND b > 50"

@@ -53,11 +53,18 @@ def test_dropped_and_re_added_column_does_not_inherit_its_index(spark) -> None:
     spark.sql(f"ALTER TABLE {table} DROP COLUMN g")
     spark.sql(f"ALTER TABLE {table} ADD COLUMN g INT")
     assert same_rows(spark, table, "g IS NULL") == 20_000
+    (old,) = [i for i in zskip.list_indexes(spark, table) if i.kind == "bitmap"]
+    assert old.column == "g" and old.unused and "left the table" in old.unused
+    zskip.drop_index(spark, table, "g", "bitmap")  # by the old column's name: the new g has no index
+    assert zskip.list_indexes(spark, table) == []
+    zskip.create_index(spark, table, "g", kind="bitmap")  # now on the new g: all NULL
+    assert same_rows(spark, table, "g IS NULL") == 20_000
+    assert zskip.explain(spark, table, "g = 3").files_read == 0
     zskip.refresh_indexes(spark, table)
     assert same_rows(spark, table, "g IS NULL") == 20_000
     assert same_rows(spark, table, "g = 3") == 0
     listed = {(i.column, i.kind): i for i in zskip.list_indexes(spark, table)}
-    assert ("g", "bitmap") not in listed or listed[("g", "bitmap")].files_indexed == 0
+    assert listed[("g", "bitmap")].unused is None and listed[("g", "bitmap")].files_indexed == 4
 
 
 def test_new_column_under_a_renamed_columns_name_does_not_inherit_its_index(spark) -> None:

@@ -220,12 +220,14 @@ class IcebergTable:
     def is_partitioned(self) -> bool:
         return not bool(self.java.spec().isUnpartitioned())
 
-    def column_types(self, columns: Sequence[str]) -> dict[str, DataType]:
-        """Spark types of ``columns`` by the names the table spells them (resolved as ``resolve``
-        does), each one clusterable."""
+    def column_types(self, columns: Sequence[str] | Sequence[SchemaField]) -> dict[str, DataType]:
+        """Spark types of ``columns`` by the names the table spells them (names resolved as ``resolve``
+        does; fields ``resolve`` returned are taken as they are), each one clusterable."""
         spark_fields = {f.name: f for f in self.spark_schema().fields}
         resolved: dict[str, DataType] = {}
-        for found in self.resolve(columns):
+        given = list(columns)
+        fields = [c for c in given if isinstance(c, SchemaField)]
+        for found in fields if len(fields) == len(given) else self.resolve([str(c) for c in given]):
             field = spark_fields[found.name]
             if isinstance(field.dataType, (StructType, ArrayType, MapType)) or (
                 type(field.dataType).__name__ not in CLUSTERABLE

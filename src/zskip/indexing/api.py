@@ -133,8 +133,8 @@ def create_index(
         raise InvalidOptionError(f"kind must be 'bloom' or 'bitmap', not {kind!r}")
     IndexDefinition(column, kind, options)  # bad options fail before the table is touched
     iceberg = load_table(spark, table)
-    iceberg.column_types([column])  # a column zskip can index
     (field,) = iceberg.resolve([column])
+    iceberg.column_types([field])  # a column zskip can index
     definition = IndexDefinition(field.name, kind, options, field.id)
     return _update(spark, iceberg, add=definition, progress=progress)
 
@@ -289,7 +289,7 @@ def _update(
         log.warning("%s: dropping indexes whose column left the table: %s", iceberg.name, ", ".join(gone))
     manifest = manifest.only_fields(set(names))
     manifest = IndexManifest(
-        tuple(dataclasses.replace(d, column=names[d.field_id]) for d in manifest.definitions if d.field_id in names),
+        tuple(dataclasses.replace(d, column=names[d.field_id]) for d in manifest.definitions if d.field_id is not None),
         manifest.entries,
     )
     current = manifest.only_files(live)

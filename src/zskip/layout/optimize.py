@@ -358,7 +358,7 @@ def resolve_target(spark: SparkSession, table: str, options: OptimizeOptions) ->
             f"by names the column {twice[0]!r} twice (names resolve as the session does: "
             f"spark.sql.caseSensitive={str(iceberg.case_sensitive()).lower()}): list each column once"
         )
-    types = iceberg.column_types([f.name for f in resolved])
+    types = iceberg.column_types(resolved)
     fields = {f.name: f for f in resolved}
     # a Dimension as given, under the name its foreign key resolved to
     given = dict(zip((f.name for f in resolved), options.columns, strict=True))

@@ -28,7 +28,7 @@ from pyspark.sql import SparkSession
 
 from zskip.display import Displayed, Progress
 from zskip.errors import ConcurrentChangeError, InvalidOptionError
-from zskip.iceberg.table import IcebergTable, load_table
+from zskip.iceberg.table import IcebergTable, SchemaField, load_table
 from zskip.indexing.api import IndexResult, refresh_indexes
 from zskip.layout.dimensions import Dimension
 from zskip.layout.optimize import DEFAULT_ROW_GROUP_SIZE, ROW_GROUP_PROPERTY, OptimizeResult, optimize
@@ -124,11 +124,13 @@ def recorded_layout(iceberg: IcebergTable) -> RecordedLayout | None:
     if iceberg.property(STORE_PROPERTY) is None:
         return None
     names = {f.id: f.name for f in iceberg.schema() if not f.nested}
-    old_names = iceberg.old_names()
+    old_names: list[Callable[[str], SchemaField | None]] = []  # the schema history, read only if needed
 
     def current(field_id: int | None, recorded: str) -> str:
         if field_id is None:  # a summary written before 0.4: names only
-            found = old_names(recorded)
+            if not old_names:
+                old_names.append(iceberg.old_names())
+            found = old_names[0](recorded)
             field_id = None if found is None else found.id
         if field_id is None or field_id not in names:
             raise InvalidOptionError(

@@ -402,7 +402,7 @@ def row_groups_holding(spark: Any, query: str, table: str) -> int:
     import numpy as np
 
     from zskip.iceberg.frames import collect_arrow
-    from zskip.index.parquet_io import open_parquet
+    from zskip.fileindex.parquet_io import open_parquet
 
     body = query.split(" FROM ", 1)[1]
     for clause in (" GROUP BY ", " ORDER BY "):

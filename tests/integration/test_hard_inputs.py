@@ -24,7 +24,7 @@ from zskip.errors import (
     UnsupportedStatementError,
 )
 from zskip.iceberg.table import load_table
-from zskip.index.puffin import CorruptIndexError
+from zskip.fileindex.puffin import CorruptIndexError
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY
 
 from .cli_runner import run
@@ -81,7 +81,7 @@ STATEMENTS = {
     "merge": "MERGE INTO {t} x USING {t} y ON x.id = y.id WHEN MATCHED THEN DELETE",
     "truncate": "TRUNCATE TABLE {t}",
     "alter": "ALTER TABLE {t} ADD COLUMN z INT",
-    "property": "ALTER TABLE {t} SET TBLPROPERTIES ('zskip.index.manifest' = 'gone')",
+    "property": "ALTER TABLE {t} SET TBLPROPERTIES ('zskip.fileindex.manifest' = 'gone')",
     "create as select": "CREATE TABLE lake.hard.copy AS SELECT * FROM {t}",
     "call": "CALL lake.system.rewrite_data_files('hard.victim')",
     "set": "SET spark.sql.shuffle.partitions = 1",

@@ -13,7 +13,7 @@ from zskip.errors import ConcurrentChangeError, InvalidOptionError, UnknownColum
 from zskip.expr import And, Compare, Expr, In, Not, Or, bind
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import load_table
-from zskip.index.evaluate import Match
+from zskip.fileindex.evaluate import Match
 from zskip.indexing import index_verdicts
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, publish, read_manifest
 

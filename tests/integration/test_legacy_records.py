@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import zskip
-from zskip.index.manifest import IndexManifest
-from zskip.index.puffin import read_puffin
+from zskip.fileindex.manifest import IndexManifest
+from zskip.fileindex.puffin import read_puffin
 from zskip.tablefiles.clustering_store import SPEC_BLOB
 
 pytestmark = pytest.mark.integration

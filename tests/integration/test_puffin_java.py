@@ -8,9 +8,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from zskip.index.bitmap import BitmapIndex
-from zskip.index.bloom import BloomIndex
-from zskip.index.puffin import PuffinWriter, read_puffin
+from zskip.fileindex.bitmap import BitmapIndex
+from zskip.fileindex.bloom import BloomIndex
+from zskip.fileindex.puffin import PuffinWriter, read_puffin
 
 pytestmark = pytest.mark.integration
 

@@ -21,10 +21,10 @@ from zskip.display import Displayed, Progress
 from zskip.errors import InvalidOptionError, UnknownColumnError, UnknownIndexError, UnsupportedTypeError
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import IcebergTable, load_table
-from zskip.index.kinds import IndexDefinition
-from zskip.index.manifest import IndexManifest
-from zskip.index.parquet_io import resolve
-from zskip.index.puffin import CorruptIndexError
+from zskip.fileindex.kinds import IndexDefinition
+from zskip.fileindex.manifest import IndexManifest
+from zskip.fileindex.parquet_io import resolve
+from zskip.fileindex.puffin import CorruptIndexError
 from zskip.indexing.jobs import build_indexes, merge_puffins
 from zskip.tablefiles.clustering_store import STORE_PROPERTY
 from zskip.tablefiles.index_manifest import index_dir, missing_files, new_puffin_path, publish, read_manifest

@@ -12,9 +12,9 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from zskip.display import Progress
-from zskip.index.build import BlobEntry, build_file_indexes, copy_blobs
-from zskip.index.kinds import IndexDefinition
-from zskip.index.manifest import ENTRY_SCHEMA, entries_table
+from zskip.fileindex.build import BlobEntry, build_file_indexes, copy_blobs
+from zskip.fileindex.kinds import IndexDefinition
+from zskip.fileindex.manifest import ENTRY_SCHEMA, entries_table
 
 __all__ = ["build_indexes", "merge_puffins"]
 

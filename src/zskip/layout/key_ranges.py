@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from zskip.curves import ClusteringSpec
-from zskip.index.build import column_indices_of, top_level_field_ids
-from zskip.index.parquet_io import open_parquet
+from zskip.fileindex.build import column_indices_of, top_level_field_ids
+from zskip.fileindex.parquet_io import open_parquet
 from zskip.tablefiles.clustering_store import RANGES_SCHEMA
 
 __all__ = ["compute_key_ranges", "file_key_ranges"]

@@ -45,7 +45,7 @@ from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.predicates import filter_of
 from zskip.iceberg.table import IcebergTable, load_table
-from zskip.index.parquet_io import open_parquet
+from zskip.fileindex.parquet_io import open_parquet
 from zskip.indexing.api import create_index
 from zskip.layout.optimize import DEFAULT_ROW_GROUP_SIZE, ROW_GROUP_PROPERTY, optimize
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample

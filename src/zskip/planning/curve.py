@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from zskip.curves import ClusteringSpec, ColumnMapping, DimensionMapping, order_key_u64
 from zskip.expr import And, Between, Column, Compare, Expr, In, equality_values
 from zskip.iceberg.scans import Field, arrow_type
-from zskip.index.literals import InexactLiteral, exact_scalar
+from zskip.fileindex.literals import InexactLiteral, exact_scalar
 
 __all__ = [
     "RecordedKeyRanges",

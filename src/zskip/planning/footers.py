@@ -11,8 +11,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from zskip.index.build import leaf_ranges, top_level_field_ids
-from zskip.index.parquet_io import open_parquet
+from zskip.fileindex.build import leaf_ranges, top_level_field_ids
+from zskip.fileindex.parquet_io import open_parquet
 
 __all__ = ["ColumnStats", "Footer", "read_footer"]
 

@@ -21,8 +21,8 @@ from pyspark.sql import SparkSession
 from zskip.iceberg.files import data_files
 from zskip.iceberg.scans import IcebergScan
 from zskip.iceberg.table import load_table
-from zskip.index.manifest import IndexManifest
-from zskip.index.parquet_io import read_file
+from zskip.fileindex.manifest import IndexManifest
+from zskip.fileindex.parquet_io import read_file
 from zskip.planning.cache import CACHE
 from zskip.planning.curve import RecordedKeyRanges
 from zskip.planning.footers import Footer, read_footer

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from zskip.curves import ClusteringSpec
 from zskip.iceberg.table import IcebergTable
-from zskip.index.puffin import CorruptIndexError, PuffinWriter, read_puffin
+from zskip.fileindex.puffin import CorruptIndexError, PuffinWriter, read_puffin
 
 __all__ = [
     "RANGES_SCHEMA",

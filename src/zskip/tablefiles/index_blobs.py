@@ -19,12 +19,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zskip.expr import And, Column, Compare, Expr, In, columns_of
-from zskip.index.bitmap import BitmapIndex
-from zskip.index.bloom import BloomIndex, FilterSet
-from zskip.index.evaluate import FileIndexes, Match, Verdict, evaluate, key_sets_verdict, probe_hashes
-from zskip.index.manifest import IndexManifest
-from zskip.index.parquet_io import read_file
-from zskip.index.puffin import CorruptIndexError, decode_blob
+from zskip.fileindex.bitmap import BitmapIndex
+from zskip.fileindex.bloom import BloomIndex, FilterSet
+from zskip.fileindex.evaluate import FileIndexes, Match, Verdict, evaluate, key_sets_verdict, probe_hashes
+from zskip.fileindex.manifest import IndexManifest
+from zskip.fileindex.parquet_io import read_file
+from zskip.fileindex.puffin import CorruptIndexError, decode_blob
 
 __all__ = ["file_indexes", "index_verdicts", "key_set_verdicts"]
 

@@ -16,9 +16,9 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from zskip.iceberg.table import IcebergTable, swap_property
-from zskip.index.manifest import IndexManifest
-from zskip.index.parquet_io import read_file, resolve, write_file
-from zskip.index.puffin import CorruptIndexError
+from zskip.fileindex.manifest import IndexManifest
+from zskip.fileindex.parquet_io import read_file, resolve, write_file
+from zskip.fileindex.puffin import CorruptIndexError
 
 __all__ = [
     "MANIFEST_PROPERTY",

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from zskip.index.parquet_io import resolve
+from zskip.fileindex.parquet_io import resolve
 
 __all__ = [
     "COMPACT_AFTER",

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from zskip.expr import columns_of
-from zskip.index.evaluate import bitmaps_answer
+from zskip.fileindex.evaluate import bitmaps_answer
 from zskip.planning.curve import curve_arrow_types, query_intervals, ranges_meet
 from zskip.planning.plan import Candidates, PlanInputs, within
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from zskip.index.evaluate import Match, Verdict
+from zskip.fileindex.evaluate import Match, Verdict
 from zskip.planning.cache import CACHE
 from zskip.planning.plan import Candidates, PlanInputs
 from zskip.tablefiles.index_blobs import index_verdicts

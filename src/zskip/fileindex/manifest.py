@@ -24,9 +24,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.index.build import BlobEntry
-from zskip.index.kinds import IndexDefinition
-from zskip.index.puffin import PuffinWriter, read_puffin
+from zskip.fileindex.build import BlobEntry
+from zskip.fileindex.kinds import IndexDefinition
+from zskip.fileindex.puffin import PuffinWriter, read_puffin
 
 __all__ = ["ENTRY_SCHEMA", "IndexManifest"]
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from zskip.index.bitmap import BitmapIndex
-from zskip.index.bloom import BloomIndex
-from zskip.index.kinds import IndexDefinition, blob_type
-from zskip.index.parquet_io import open_parquet, read_file, write_file
-from zskip.index.puffin import CHECKSUM, PuffinWriter
+from zskip.fileindex.bitmap import BitmapIndex
+from zskip.fileindex.bloom import BloomIndex
+from zskip.fileindex.kinds import IndexDefinition, blob_type
+from zskip.fileindex.parquet_io import open_parquet, read_file, write_file
+from zskip.fileindex.puffin import CHECKSUM, PuffinWriter
 
 __all__ = [
     "BlobEntry",

@@ -34,10 +34,10 @@ from zskip.expr import (
     StartsWith,
     equality_values,
 )
-from zskip.index.bitmap import BitmapIndex
-from zskip.index.bloom import BloomIndex
-from zskip.index.hashing import plain_hashes
-from zskip.index.literals import exact_scalar
+from zskip.fileindex.bitmap import BitmapIndex
+from zskip.fileindex.bloom import BloomIndex
+from zskip.fileindex.hashing import plain_hashes
+from zskip.fileindex.literals import exact_scalar
 
 __all__ = [
     "FileIndexes",

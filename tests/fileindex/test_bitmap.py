@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zskip.expr import And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
-from zskip.index.bitmap import BitmapIndex
-from zskip.index.evaluate import FileIndexes, Match, bitmaps_answer, evaluate, matching_rows
+from zskip.fileindex.bitmap import BitmapIndex
+from zskip.fileindex.evaluate import FileIndexes, Match, bitmaps_answer, evaluate, matching_rows
 
 
 def spark_cmp(a: Any, b: Any) -> int:

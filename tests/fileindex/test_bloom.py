@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zskip.expr import Compare, In
-from zskip.index.bloom import BloomFilter, BloomIndex, optimal_bytes
-from zskip.index.evaluate import FileIndexes, Match, evaluate
-from zskip.index.hashing import plain_hashes
+from zskip.fileindex.bloom import BloomFilter, BloomIndex, optimal_bytes
+from zskip.fileindex.evaluate import FileIndexes, Match, evaluate
+from zskip.fileindex.hashing import plain_hashes
 
 VALUES = {
     pa.int8(): st.integers(-128, 127),
@@ -99,8 +99,8 @@ def test_a_filter_set_answers_as_each_of_its_filters_does() -> None:
     import numpy as np
     import pyarrow as pa
 
-    from zskip.index.bloom import BloomIndex, FilterSet
-    from zskip.index.hashing import plain_hashes
+    from zskip.fileindex.bloom import BloomIndex, FilterSet
+    from zskip.fileindex.hashing import plain_hashes
 
     rng = np.random.default_rng(3)
     indexes = [

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zskip.errors import InvalidOptionError
-from zskip.index.bloom import DEFAULT_FPP
+from zskip.fileindex.bloom import DEFAULT_FPP
 
 __all__ = ["KINDS", "IndexDefinition", "blob_type"]
 

@@ -9,10 +9,10 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zskip.index import bitmap
-from zskip.index.bitmap import BitmapIndex
-from zskip.index.bloom import BloomIndex
-from zskip.index.evaluate import FileIndexes, Match, key_sets_verdict
+from zskip.fileindex import bitmap
+from zskip.fileindex.bitmap import BitmapIndex
+from zskip.fileindex.bloom import BloomIndex
+from zskip.fileindex.evaluate import FileIndexes, Match, key_sets_verdict
 
 values_strategy = st.lists(st.one_of(st.none(), st.integers(-20, 60)), min_size=1, max_size=120)
 keys_strategy = st.lists(st.integers(-30, 70), max_size=40, unique=True)

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyroaring import BitMap
 
-from zskip.index.literals import exact_scalar
+from zskip.fileindex.literals import exact_scalar
 
 __all__ = ["RANGES_BEFORE_DECODING", "BitmapIndex", "bitmap_of"]
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from zskip.index.hashing import plain_hashes
+from zskip.fileindex.hashing import plain_hashes
 
 __all__ = ["DEFAULT_FPP", "BloomFilter", "BloomIndex", "FilterSet"]
 

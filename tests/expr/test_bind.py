@@ -6,9 +6,9 @@ import pyarrow as pa
 import pytest
 
 from zskip.expr import And, Between, Compare, In, IsNull, Not, Opaque, Or, StartsWith, bind, columns_of, is_bound
-from zskip.iceberg.table import schema_fields
-from zskip.fileindex.kinds import IndexDefinition
+from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import ENTRY_SCHEMA, IndexManifest
+from zskip.iceberg.table import schema_fields
 from zskip.planning.curve import keys_agree
 from zskip.planning.workload import predicate_for_schema
 

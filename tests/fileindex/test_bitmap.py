@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from zskip.expr import And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or, StartsWith
 from zskip.fileindex.bitmap import BitmapIndex
-from zskip.fileindex.evaluate import FileIndexes, Match, bitmaps_answer, evaluate, matching_rows
+from zskip.fileindex.evaluate import FileIndexes, Match, evaluate, exactly_answered, matching_rows
+from zskip.fileindex.kinds.bitmap import BITMAP
 
 
 def spark_cmp(a: Any, b: Any) -> int:
@@ -106,8 +107,9 @@ def tables(draw: st.DrawFn) -> dict[str, list[Any]]:
 def file_indexes(data: dict[str, list[Any]], row_groups: int) -> FileIndexes:
     rows = len(data["i"])
     starts = tuple(sorted({0, rows, *np.linspace(0, rows, row_groups + 1).astype(int).tolist()}))
-    bitmaps = {name: BitmapIndex.build(pa.array(data[name], type=COLUMNS[name][1])) for name in data}
-    return FileIndexes(starts, bitmaps, {})
+    return FileIndexes.of(
+        starts, [(name, BITMAP, BitmapIndex.build(pa.array(data[name], type=COLUMNS[name][1]))) for name in data]
+    )
 
 
 @settings(max_examples=400, deadline=None)
@@ -117,7 +119,7 @@ def test_bitmap_answers_equal_a_row_by_row_check(data: dict[str, list[Any]], exp
     rows = [{name: data[name][r] for name in data} for r in range(len(data["i"]))]
     expected = [r for r, row in enumerate(rows) if truth(expr, row) is True]
     assert sorted(matching_rows(expr, indexes)) == expected
-    assert bitmaps_answer(expr, set(COLUMNS))  # every column has a bitmap: every row is decided
+    assert exactly_answered(expr, {c: [BITMAP] for c in COLUMNS})  # every column has a bitmap: every row is decided
     verdict = evaluate(expr, indexes)
     starts = indexes.row_group_starts
     for g, match in enumerate(verdict.row_groups):
@@ -135,10 +137,11 @@ def test_a_column_without_an_index_never_costs_a_row_group_holding_a_match(
     (an AND stops early, its exact parts intersected row by row): every row group holding a
     matching row stays."""
     indexes = file_indexes(data, row_groups)
-    indexes = FileIndexes(indexes.row_group_starts, {c: b for c, b in indexes.bitmaps.items() if c != unindexed}, {})
+    indexes = FileIndexes(indexes.row_group_starts, {c: f for c, f in indexes.by_column.items() if c != unindexed})
     rows = [{name: data[name][r] for name in data} for r in range(len(data["i"]))]
     # the planner's static question (may a stage leave every row to the bitmaps?) agrees with the answer
-    assert bitmaps_answer(expr, set(indexes.bitmaps)) == (matching_rows(expr, indexes) is not None)
+    kinds = {c: [f.kind for f in found] for c, found in indexes.by_column.items()}
+    assert exactly_answered(expr, kinds) == (matching_rows(expr, indexes) is not None)
     verdict = evaluate(expr, indexes)
     starts = indexes.row_group_starts
     for g, match in enumerate(verdict.row_groups):
@@ -204,7 +207,7 @@ TYPED = [
 @pytest.mark.parametrize(("kind", "values"), TYPED, ids=[str(k) for k, _ in TYPED])
 def test_every_primitive_type_answers_each_comparison_exactly(kind: pa.DataType, values: list[Any]) -> None:
     index = BitmapIndex.from_bytes(BitmapIndex.build(pa.array(values, type=kind)).to_bytes())
-    indexes = FileIndexes((0, len(values)), {"c": index}, {})
+    indexes = FileIndexes.of((0, len(values)), [("c", BITMAP, index)])
     present = [v for v in values if v is not None]
     for literal in present:
         for op in ("=", "!=", "<", "<=", ">", ">="):

@@ -17,6 +17,7 @@ from zskip.expr import Compare, In
 from zskip.fileindex.bloom import BloomFilter, BloomIndex, optimal_bytes
 from zskip.fileindex.evaluate import FileIndexes, Match, evaluate
 from zskip.fileindex.hashing import plain_hashes
+from zskip.fileindex.kinds.bloom import BLOOM
 
 VALUES = {
     pa.int8(): st.integers(-128, 127),
@@ -88,7 +89,7 @@ def test_sizes_are_powers_of_two_from_32_bytes() -> None:
 def test_equality_and_in_prune_row_groups_and_other_predicates_do_not() -> None:
     groups = [pa.array([1, 2, 3], pa.int32()), pa.array([100, 200, 300], pa.int32())]
     index = BloomIndex.build(groups)
-    indexes = FileIndexes((0, 3, 6), {}, {"x": index})
+    indexes = FileIndexes.of((0, 3, 6), [("x", BLOOM, index)])
     assert evaluate(Compare("x", "=", 200), indexes).row_groups == (Match.CANNOT_MATCH, Match.MIGHT_MATCH)
     assert evaluate(In("x", (7, 8, 9)), indexes).file is Match.CANNOT_MATCH
     assert evaluate(Compare("x", "<", 0), indexes).row_groups == (Match.MIGHT_MATCH,) * 2

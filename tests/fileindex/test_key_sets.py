@@ -13,6 +13,8 @@ from zskip.fileindex import bitmap
 from zskip.fileindex.bitmap import BitmapIndex
 from zskip.fileindex.bloom import BloomIndex
 from zskip.fileindex.evaluate import FileIndexes, Match, key_sets_verdict
+from zskip.fileindex.kinds.bitmap import BITMAP
+from zskip.fileindex.kinds.bloom import BLOOM
 
 values_strategy = st.lists(st.one_of(st.none(), st.integers(-20, 60)), min_size=1, max_size=120)
 keys_strategy = st.lists(st.integers(-30, 70), max_size=40, unique=True)
@@ -23,7 +25,8 @@ def file_of(a: list[int | None], b: list[int | None], groups: int) -> tuple[File
     starts = [*list(range(0, len(a), size)), len(a)]
     bitmaps = {"a": BitmapIndex.build(pa.array(a, pa.int32())), "b": BitmapIndex.build(pa.array(b, pa.int64()))}
     bloom = BloomIndex.build([pa.array(b[s:e], pa.int64()) for s, e in itertools.pairwise(starts)])
-    return FileIndexes(tuple(starts), bitmaps, {"b": bloom}), starts
+    found = [("a", BITMAP, bitmaps["a"]), ("b", BITMAP, bitmaps["b"]), ("b", BLOOM, bloom)]
+    return FileIndexes.of(starts, found), starts
 
 
 @given(values_strategy, keys_strategy, keys_strategy, st.integers(1, 5), st.data())
@@ -39,7 +42,8 @@ def test_key_sets_keep_every_row_group_holding_a_row_with_a_key_of_each_set(
         holds = any(a[r] in keys_a and b[r] in keys_b for r in range(start, end))
         # both columns have bitmaps: rows intersect exactly, so the verdict is exact
         assert (exact.row_groups[g] is Match.MIGHT_MATCH) == holds
-    bloom_only = FileIndexes(indexes.row_group_starts, {}, indexes.blooms)
+    not_exact = {c: tuple(f for f in found if not f.kind.exact) for c, found in indexes.by_column.items()}
+    bloom_only = FileIndexes(indexes.row_group_starts, not_exact)
     maybe = key_sets_verdict(bloom_only, [("a", ka), ("b", kb)])  # no index on a: b's bloom alone
     assert maybe is not None
     for g, (start, end) in enumerate(itertools.pairwise(starts)):
@@ -49,9 +53,9 @@ def test_key_sets_keep_every_row_group_holding_a_row_with_a_key_of_each_set(
 
 def test_no_index_on_the_columns_gives_no_verdict_and_big_keys_never_break_a_narrow_type() -> None:
     indexes, _ = file_of([1, 2, 3], [4, 5, 6], 1)
-    assert key_sets_verdict(FileIndexes(indexes.row_group_starts, {}, {}), [("a", np.array([1]))]) is None
+    assert key_sets_verdict(FileIndexes.of(indexes.row_group_starts, []), [("a", np.array([1]))]) is None
     small = BloomIndex.build([pa.array([1, 2, 3], pa.int32())])
-    only_bloom = FileIndexes((0, 3), {}, {"a": small})
+    only_bloom = FileIndexes.of((0, 3), [("a", BLOOM, small)])
     verdict = key_sets_verdict(only_bloom, [("a", np.array([2, 2**40], np.int64))])
     assert verdict is not None and verdict.file is Match.MIGHT_MATCH
     verdict = key_sets_verdict(only_bloom, [("a", np.array([2**40], np.int64))])

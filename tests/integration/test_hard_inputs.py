@@ -23,8 +23,8 @@ from zskip.errors import (
     UnknownTableError,
     UnsupportedStatementError,
 )
-from zskip.iceberg.table import load_table
 from zskip.fileindex.puffin import CorruptIndexError
+from zskip.iceberg.table import load_table
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY
 
 from .cli_runner import run

@@ -11,9 +11,9 @@ from pyspark.sql import functions as F
 import zskip
 from zskip.errors import ConcurrentChangeError, InvalidOptionError, UnknownColumnError, UnknownIndexError
 from zskip.expr import And, Compare, Expr, In, Not, Or, bind
+from zskip.fileindex.evaluate import Match
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import load_table
-from zskip.fileindex.evaluate import Match
 from zskip.indexing import index_verdicts
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, publish, read_manifest
 

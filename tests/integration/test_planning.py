@@ -120,10 +120,10 @@ def test_the_curve_stage_is_left_out_only_where_bitmaps_decide_every_row_and_the
     skipped = {where: zskip.explain(spark, table, where) for where in filters}
     curve = {where: [s for s in result.stages if s.name == "curve range"] for where, result in skipped.items()}
     assert all(len(found) == 1 for found in curve.values())
-    assert "bitmaps on a, d decide every row" in (curve[filters[0]][0].skipped or "")
+    assert "exact indexes (bitmap) on a, d decide every row" in (curve[filters[0]][0].skipped or "")
     assert curve[filters[1]][0].skipped  # one column, bitmapped
     assert curve[filters[2]][0].skipped is None  # s has no bitmap: the curve stage runs
-    assert "not run: bitmaps on a, d" in str(skipped[filters[0]])
+    assert "not run: exact indexes (bitmap) on a, d" in str(skipped[filters[0]])
     always = tuple(
         dataclasses.replace(stage, unneeded=None) if stage.name == "curve range" else stage for stage in STAGES
     )

@@ -17,10 +17,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from zskip.expr import And, Compare, Expr, In, IsNull, Not, Opaque, Or
-from zskip.iceberg.scans import Field, IcebergScan
 from zskip.fileindex.build import build_file_indexes
-from zskip.fileindex.kinds import IndexDefinition
+from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import IndexManifest
+from zskip.iceberg.scans import Field, IcebergScan
 from zskip.planning.footers import ColumnStats, Footer, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
 from zskip.planning.pipeline import run_stages

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
+from typing import Any
 
 import click
 from rich.console import Console
@@ -11,7 +13,10 @@ from rich.table import Table
 
 from zskip.cli.context import Context
 from zskip.cli.progress import progress_bar
+from zskip.fileindex.kinds import KINDS, KindOption
 from zskip.units import format_bytes
+
+KIND_HELP = "; ".join(f"{kind.name}: {kind.summary}" for kind in KINDS.values())
 
 
 def _print_result(result, verb: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
@@ -25,6 +30,22 @@ def _print_result(result, verb: str, as_json: bool) -> None:  # type: ignore[no-
     )
 
 
+def kind_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """One ``--<option>`` per option any index kind takes, its help naming the kinds that take it."""
+    seen: dict[str, tuple[KindOption, list[str]]] = {}
+    for kind in KINDS.values():
+        for option in kind.options:
+            seen.setdefault(option.name, (option, []))[1].append(kind.name)
+    for name, (option, kinds) in reversed(seen.items()):
+        command = click.option(
+            f"--{name}",
+            type=click.FloatRange(min=option.low, max=option.high, min_open=True, max_open=True),
+            default=None,
+            help=f"{', '.join(kinds).capitalize()} only: {option.help} (default {option.default:g}).",
+        )(command)
+    return command
+
+
 @click.group()
 def index() -> None:
     """Build, refresh, list and drop skipping indexes (bloom filters and bitmaps, stored in Puffin files)."""
@@ -33,20 +54,15 @@ def index() -> None:
 @index.command()
 @click.argument("table")
 @click.argument("column")
-@click.option("--kind", type=click.Choice(["bloom", "bitmap"]), default="bloom", show_default=True)
-@click.option(
-    "--fpp",
-    type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
-    default=None,
-    help="Bloom only: false-positive rate (default 0.01).",
-)
+@click.option("--kind", type=click.Choice(list(KINDS)), default=next(iter(KINDS)), show_default=True, help=KIND_HELP)
+@kind_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
-def create(ctx: Context, table: str, column: str, kind: str, fpp: float | None, as_json: bool) -> None:
+def create(ctx: Context, table: str, column: str, kind: str, as_json: bool, **given: float | None) -> None:
     """Index COLUMN of every data file of TABLE."""
     from zskip.indexing import create_index
 
-    options = {} if fpp is None else {"fpp": fpp}
+    options = {name: value for name, value in given.items() if value is not None}
     with progress_bar(f"index {column} ({kind})") as report:
         result = create_index(ctx.spark(), table, column, kind=kind, progress=report, **options)
     _print_result(result, "create", as_json)
@@ -104,7 +120,7 @@ def list_(ctx: Context, table: str, as_json: bool) -> None:
 @index.command()
 @click.argument("table")
 @click.argument("column")
-@click.option("--kind", type=click.Choice(["bloom", "bitmap"]), required=True)
+@click.option("--kind", type=click.Choice(list(KINDS)), required=True, help=KIND_HELP)
 @click.pass_obj
 def drop(ctx: Context, table: str, column: str, kind: str) -> None:
     """Remove the KIND index of COLUMN (files go at the next `zskip vacuum`)."""

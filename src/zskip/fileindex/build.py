@@ -14,9 +14,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from zskip.fileindex.bitmap import BitmapIndex
-from zskip.fileindex.bloom import BloomIndex
-from zskip.fileindex.kinds import IndexDefinition, blob_type
+from zskip.fileindex.definition import IndexDefinition
+from zskip.fileindex.kinds import kind_named
 from zskip.fileindex.parquet_io import open_parquet, read_file, write_file
 from zskip.fileindex.puffin import CHECKSUM, PuffinWriter
 
@@ -116,23 +115,17 @@ def build_file_indexes(
             definition.field_id not in positions and definition.field_id not in absent_is_null
         ):
             continue
+        kind = definition.index_kind
         if definition.field_id in positions:
             where = present.index(positions[definition.field_id])
-            kind = parquet.schema_arrow.field(positions[definition.field_id]).type
-            parts = [t.column(where) for t in groups if t is not None] or [pa.chunked_array([], type=kind)]
+            value_type = parquet.schema_arrow.field(positions[definition.field_id]).type
+            parts = [t.column(where) for t in groups if t is not None]
         else:  # not in this file (added to the table since): NULL in every row
-            # bitmaps take Arrow's null type (no literal converts to it); a bloom filter needs a type it
-            # can hash, and an empty filter of any type holds no value
-            kind = pa.null() if definition.kind == "bitmap" else pa.int64()
-            parts = [pa.chunked_array([pa.nulls(n, kind)], type=kind) for n in row_group_rows] or [
-                pa.chunked_array([], type=kind)
-            ]
-        if definition.kind == "bitmap":
-            payload = BitmapIndex.build(pa.chunked_array([c for p in parts for c in p.chunks], type=kind)).to_bytes()
-        else:
-            payload = BloomIndex.build(list(parts), fpp=definition.fpp).to_bytes()
+            value_type = kind.absent_type
+            parts = [pa.chunked_array([pa.nulls(n, value_type)], type=value_type) for n in row_group_rows]
+        payload = kind.build(parts or [pa.chunked_array([], type=value_type)], definition.options)
         meta = writer.add(
-            blob_type(definition.kind),
+            kind.blob_type,
             payload,
             snapshot_id=snapshot_id,
             fields=(definition.field_id,),  # Puffin's own reference to the column: its field id
@@ -169,7 +162,7 @@ def copy_blobs(puffin_path: str, entries: Sequence[dict[str, Any]]) -> list[Blob
         if str(zlib.crc32(stored)) != entry["checksum"]:
             continue  # a damaged blob stays out of the merged file: its data file counts as unindexed
         meta = writer.add_stored(
-            blob_type(entry["kind"]),
+            kind_named(entry["kind"]).blob_type,
             stored,
             codec=entry["codec"],
             fields=(int(entry["field_id"]),),

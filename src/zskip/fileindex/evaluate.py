@@ -1,56 +1,44 @@
 """Evaluate a predicate against one data file's indexes: MIGHT_MATCH or CANNOT_MATCH per file and row group.
 
-Bitmap-indexed columns give exact row sets, kept as the rows where the predicate is TRUE and the
-rows where it is FALSE (the rest are NULL, SQL's unknown), so AND, OR and NOT combine them
-exactly.  Bloom filters and everything else give, per row group, "might be true" flags; NOT of such
-a flag, and any predicate no index answers, is "might be true" everywhere.
+Each condition is answered by the column's indexes, exact kinds first (``zskip.fileindex.kinds``):
+exact answers are kept as the rows where the condition is TRUE and where it is FALSE (the rest are
+NULL, SQL's unknown), so AND, OR and NOT combine them exactly.  Other kinds give, per row group,
+"might be true" flags; NOT of such a flag, and any condition no index answers, is "might be true"
+everywhere.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
 
-from zskip.expr import (
-    AlwaysFalse,
-    And,
-    Between,
-    Column,
-    Compare,
-    Expr,
-    In,
-    IsNull,
-    Leaf,
-    Not,
-    Or,
-    StartsWith,
-    equality_values,
-)
-from zskip.fileindex.bitmap import BitmapIndex
-from zskip.fileindex.bloom import BloomIndex
-from zskip.fileindex.hashing import plain_hashes
-from zskip.fileindex.literals import exact_scalar
+from zskip.expr import AlwaysFalse, And, Column, Compare, Expr, Leaf, Not, Or
+from zskip.fileindex.answers import Answer, ExactRows, MaybeRowGroups, row_groups_of
+from zskip.fileindex.kinds import IndexKind
 
 __all__ = [
     "FileIndexes",
+    "LoadedIndex",
     "Match",
     "Verdict",
-    "bitmaps_answer",
     "evaluate",
+    "exactly_answered",
     "key_sets_verdict",
     "matching_rows",
-    "probe_hashes",
 ]
 
 log = logging.getLogger(__name__)
+
+# what a kind's answer may raise on a literal or key its index's type cannot take: that index says nothing
+UNANSWERABLE = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError)
 
 
 class Match(Enum):
@@ -68,14 +56,30 @@ class Verdict:
         return sum(m is Match.MIGHT_MATCH for m in self.row_groups)
 
 
+class LoadedIndex(NamedTuple):
+    """One index of one column of a data file, as its kind loaded it."""
+
+    kind: IndexKind
+    index: Any
+
+
 @dataclass(frozen=True)
 class FileIndexes:
     """The indexes of one data file, with where each row group starts (``row_group_starts[-1]`` = rows),
-    by column as the predicates evaluated against them name columns (field ids when planning)."""
+    by column as the predicates evaluated against them name columns (field ids when planning), exact
+    kinds first."""
 
     row_group_starts: tuple[int, ...]
-    bitmaps: Mapping[Column, BitmapIndex]
-    blooms: Mapping[Column, BloomIndex]
+    by_column: Mapping[Column, tuple[LoadedIndex, ...]]
+
+    @classmethod
+    def of(cls, row_group_starts: Sequence[int], indexes: Iterable[tuple[Column, IndexKind, Any]]) -> FileIndexes:
+        """From ``(column, kind, index)`` triples."""
+        by_column: dict[Column, list[LoadedIndex]] = {}
+        for column, kind, index in indexes:
+            by_column.setdefault(column, []).append(LoadedIndex(kind, index))
+        ordered = {c: tuple(sorted(found, key=lambda f: not f.kind.exact)) for c, found in by_column.items()}
+        return cls(tuple(row_group_starts), ordered)
 
     @property
     def rows(self) -> int:
@@ -84,17 +88,6 @@ class FileIndexes:
     @property
     def row_group_count(self) -> int:
         return len(self.row_group_starts) - 1
-
-
-@dataclass(frozen=True)
-class _Exact:
-    true: BitMap
-    false: BitMap
-
-
-@dataclass(frozen=True)
-class _Maybe:
-    groups: np.ndarray  # bool per row group: might be true
 
 
 def evaluate(expr: Expr, indexes: FileIndexes) -> Verdict:
@@ -109,85 +102,72 @@ def evaluate(expr: Expr, indexes: FileIndexes) -> Verdict:
 
 def key_sets_verdict(indexes: FileIndexes, key_sets: Sequence[tuple[Column, np.ndarray]]) -> Verdict | None:
     """Which row groups might hold a row whose ``column`` is one of ``keys`` for every ``(column, keys)``
-    (sorted, distinct ``int64`` keys of whole-number columns), from those columns' bitmaps (exact rows,
-    intersected across columns) or bloom filters; ``None`` when no column has an index.
+    (sorted, distinct ``int64`` keys of whole-number columns), from each column's first index that
+    answers (exact rows are intersected across columns); ``None`` when no column's index answers.
 
     Vectorised over the keys: a bitmap looks its dictionary up in the keys at once and takes each run
     of consecutive codes as one range; a bloom filter hashes all keys in one call.
     """
-    parts: list[_Exact | _Maybe] = []
+    parts: list[Answer] = []
     for column, keys in key_sets:
-        bitmap = indexes.bitmaps.get(column)
-        bloom = indexes.blooms.get(column)
-        try:
-            if bitmap is not None and pa.types.is_integer(bitmap.dictionary.type):
-                true = bitmap.rows_with(keys)
-                parts.append(_Exact(true, bitmap.not_null - true))
-            elif bloom is not None and pa.types.is_integer(bloom.value_type):
-                typed = _within_type(keys, bloom.value_type)
-                in_file, groups = bloom.might_contain_hashes(plain_hashes(typed))
-                if len(groups) == indexes.row_group_count:
-                    parts.append(_Maybe(groups & in_file))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
-            log.debug("the index on %s cannot answer a key set: %s", column, exc)
+        for found in indexes.by_column.get(column, ()):
+            try:
+                answer = found.kind.answer_keys(found.index, keys, indexes.row_group_count)
+            except UNANSWERABLE as exc:
+                log.debug("the %s index on %s cannot answer a key set: %s", found.kind.name, column, exc)
+                continue
+            if answer is not None:
+                parts.append(answer)
+                break
     if not parts:
         return None
-    exact = [p for p in parts if isinstance(p, _Exact)]
-    result: _Exact | _Maybe
+    exact = [p for p in parts if isinstance(p, ExactRows)]
+    result: Answer
     if len(exact) == len(parts):
         true = exact[0].true.copy()
         for part in exact[1:]:
             true &= part.true
-        result = _Exact(true, BitMap())
+        result = ExactRows(true, BitMap())
     else:
-        result = _Maybe(np.logical_and.reduce([_groups(p, indexes) for p in parts]))
+        result = MaybeRowGroups(np.logical_and.reduce([_groups(p, indexes) for p in parts]))
     groups = _groups(result, indexes)
     verdicts = tuple(Match.MIGHT_MATCH if g else Match.CANNOT_MATCH for g in groups)
     return Verdict(Match.MIGHT_MATCH if groups.any() else Match.CANNOT_MATCH, verdicts)
 
 
-def _within_type(keys: np.ndarray, kind: pa.DataType) -> pa.Array:
-    """``keys`` as an Arrow array of the integer type ``kind``, dropping those it cannot hold (they match nothing)."""
-    info = np.iinfo(kind.to_pandas_dtype())
-    keys = keys[(keys >= info.min) & (keys <= info.max)]
-    return pa.array(keys.astype(kind.to_pandas_dtype()), type=kind)
-
-
 def matching_rows(expr: Expr, indexes: FileIndexes) -> BitMap | None:
-    """The exact rows where ``expr`` is TRUE when bitmaps answer all of it, else ``None``."""
+    """The exact rows where ``expr`` is TRUE when exact indexes answer all of it, else ``None``."""
     result = _eval(expr, indexes)
-    return result.true if isinstance(result, _Exact) else None
+    return result.true if isinstance(result, ExactRows) else None
+
+
+def exactly_answered(expr: Expr, kinds: Mapping[Column, Collection[IndexKind]]) -> bool:
+    """Whether the exact indexes of ``kinds`` (each column's, as ``expr`` names columns) decide every row
+    of ``expr``: every condition is one an exact kind on its column answers.  Known from the predicate
+    alone, before any index is read (a literal the column's type cannot hold still leaves its condition
+    to "might be true" when it is evaluated)."""
+    return _exactly(expr, kinds)
 
 
 @functools.singledispatch
-def bitmaps_answer(expr: Expr, columns: Collection[Column]) -> bool:
-    """Whether bitmaps on ``columns`` (as ``expr`` names them) decide every row of ``expr``: each leaf is one a
-    bitmap answers, on one of them.  Known from the predicate alone, before any index is read (a literal
-    the column's type cannot hold still leaves its leaf to "might be true" when it is evaluated)."""
+def _exactly(expr: Expr, kinds: Mapping[Column, Collection[IndexKind]]) -> bool:
+    if isinstance(expr, Leaf):
+        return any(kind.exact and kind.answers_leaf(expr) for kind in kinds.get(expr.column, ()))
     return False  # Opaque, TRUE, FALSE: evaluate leaves them to "might be true" per row group
 
 
-@bitmaps_answer.register(And)
-@bitmaps_answer.register(Or)
-def _(expr: And | Or, columns: Collection[Column]) -> bool:
-    return all(bitmaps_answer(child, columns) for child in expr.children)
+@_exactly.register(And)
+@_exactly.register(Or)
+def _(expr: And | Or, kinds: Mapping[Column, Collection[IndexKind]]) -> bool:
+    return all(_exactly(child, kinds) for child in expr.children)
 
 
-@bitmaps_answer.register
-def _(expr: Not, columns: Collection[Column]) -> bool:
-    return bitmaps_answer(expr.child, columns)
+@_exactly.register
+def _(expr: Not, kinds: Mapping[Column, Collection[IndexKind]]) -> bool:
+    return _exactly(expr.child, kinds)
 
 
-@bitmaps_answer.register(Compare)
-@bitmaps_answer.register(Between)
-@bitmaps_answer.register(In)
-@bitmaps_answer.register(IsNull)
-@bitmaps_answer.register(StartsWith)
-def _(expr: Leaf, columns: Collection[Column]) -> bool:
-    return expr.column in columns
-
-
-def _true_rows(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:
+def _true_rows(expr: Expr, indexes: FileIndexes) -> Answer:
     """``_eval`` where only the rows making ``expr`` TRUE matter (a whole predicate, not a part under
     NOT): the parts of a top-level AND are taken equalities first, the AND stops at the first part
     that leaves no row, and no part's FALSE rows are built.  The ``false`` of an exact answer here is
@@ -198,18 +178,18 @@ def _true_rows(expr: Expr, indexes: FileIndexes) -> _Exact | _Maybe:
     groups: np.ndarray | None = None
     for child in sorted(expr.children, key=_cost):
         part = _true_rows(child, indexes)
-        if isinstance(part, _Exact):
+        if isinstance(part, ExactRows):
             true = part.true if true is None else true & part.true
             if not true:
-                return _Exact(BitMap(), BitMap())
+                return ExactRows(BitMap(), BitMap())
         else:
             groups = part.groups if groups is None else groups & part.groups
             if not groups.any():
-                return _Maybe(groups)
+                return MaybeRowGroups(groups)
     if groups is None:
         assert true is not None
-        return _Exact(true, BitMap())
-    return _Maybe(groups if true is None else groups & _groups(_Exact(true, BitMap()), indexes))
+        return ExactRows(true, BitMap())
+    return MaybeRowGroups(groups if true is None else groups & _groups(ExactRows(true, BitMap()), indexes))
 
 
 def _cost(expr: Expr) -> int:
@@ -220,30 +200,12 @@ def _cost(expr: Expr) -> int:
     return 1 if isinstance(expr, Leaf) else 2
 
 
-def _groups(result: _Exact | _Maybe, indexes: FileIndexes) -> np.ndarray:
-    if isinstance(result, _Maybe):
-        return result.groups
-    if not result.true:  # the usual answer for most files: no row
-        return np.zeros(indexes.row_group_count, dtype=bool)
-    starts = indexes.row_group_starts
-    if len(result.true) > 64 * indexes.row_group_count:  # many rows: count each row group's instead
-        return np.array(
-            [result.true.range_cardinality(starts[g], starts[g + 1]) > 0 for g in range(indexes.row_group_count)],
-            dtype=bool,
-        )
-    # the row groups a few TRUE rows fall in, all at once (rows are ascending)
-    rows = np.frombuffer(result.true.to_array(), dtype=np.uint32)
-    holding = np.zeros(indexes.row_group_count, dtype=bool)
-    found = np.searchsorted(np.asarray(starts, dtype=np.int64), rows, side="right") - 1
-    holding[found[(found >= 0) & (found < indexes.row_group_count)]] = True
-    return holding
+def _groups(result: Answer, indexes: FileIndexes) -> np.ndarray:
+    return row_groups_of(result, indexes.row_group_starts)
 
 
-def _everywhere(indexes: FileIndexes) -> _Maybe:
-    return _Maybe(np.ones(indexes.row_group_count, dtype=bool))
-
-
-Answer = _Exact | _Maybe
+def _everywhere(indexes: FileIndexes) -> MaybeRowGroups:
+    return MaybeRowGroups(np.ones(indexes.row_group_count, dtype=bool))
 
 
 @functools.singledispatch
@@ -254,109 +216,50 @@ def _eval(expr: Expr, indexes: FileIndexes) -> Answer:
 @_eval.register
 def _(expr: And, indexes: FileIndexes) -> Answer:
     parts = [_eval(c, indexes) for c in expr.children]
-    exact = [p for p in parts if isinstance(p, _Exact)]
+    exact = [p for p in parts if isinstance(p, ExactRows)]
     if len(exact) < len(parts):
-        return _Maybe(np.logical_and.reduce([_groups(p, indexes) for p in parts]))
+        return MaybeRowGroups(np.logical_and.reduce([_groups(p, indexes) for p in parts]))
     true, false = exact[0].true.copy(), exact[0].false.copy()
     for p in exact[1:]:
         true &= p.true
         false |= p.false
-    return _Exact(true, false)
+    return ExactRows(true, false)
 
 
 @_eval.register
 def _(expr: Or, indexes: FileIndexes) -> Answer:
     parts = [_eval(c, indexes) for c in expr.children]
-    exact = [p for p in parts if isinstance(p, _Exact)]
+    exact = [p for p in parts if isinstance(p, ExactRows)]
     if len(exact) < len(parts):
-        return _Maybe(np.logical_or.reduce([_groups(p, indexes) for p in parts]))
+        return MaybeRowGroups(np.logical_or.reduce([_groups(p, indexes) for p in parts]))
     true, false = exact[0].true.copy(), exact[0].false.copy()
     for p in exact[1:]:
         true |= p.true
         false &= p.false
-    return _Exact(true, false)
+    return ExactRows(true, false)
 
 
 @_eval.register
 def _(expr: Not, indexes: FileIndexes) -> Answer:
     inner = _eval(expr.child, indexes)
-    return _Exact(inner.false, inner.true) if isinstance(inner, _Exact) else _everywhere(indexes)
+    return ExactRows(inner.false, inner.true) if isinstance(inner, ExactRows) else _everywhere(indexes)
 
 
 @_eval.register
 def _(expr: AlwaysFalse, indexes: FileIndexes) -> Answer:
-    return _Maybe(np.zeros(indexes.row_group_count, dtype=bool))
+    return MaybeRowGroups(np.zeros(indexes.row_group_count, dtype=bool))
 
 
 @_eval.register
 def _(expr: Leaf, indexes: FileIndexes) -> Answer:
-    bitmap = indexes.bitmaps.get(expr.column)
-    if bitmap is not None:
+    for found in indexes.by_column.get(expr.column, ()):  # exact kinds first
+        if not found.kind.answers_leaf(expr):
+            continue
         try:
-            return _bitmap_leaf(expr, bitmap)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
-            log.debug("bitmap on %s cannot answer %s: %s", expr.column, expr, exc)
-    bloom = indexes.blooms.get(expr.column)
-    values = equality_values(expr)  # what a bloom filter can be probed with
-    if bloom is None or values is None:
-        return _everywhere(indexes)
-    try:
-        in_file, groups = bloom.might_contain_hashes(probe_hashes(bloom.value_type, values))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
-        log.debug("bloom on %s cannot answer %s: %s", expr.column, expr, exc)
-        return _everywhere(indexes)
-    if len(groups) != indexes.row_group_count:  # an index of another version of the file
-        return _everywhere(indexes)
-    return _Maybe(groups & in_file)
-
-
-@functools.lru_cache(maxsize=256)
-def probe_hashes(value_type: pa.DataType, values: tuple[Any, ...]) -> np.ndarray:
-    """The hashes of a query's literals as the column's type (computed once, not once per file)."""
-    probes = pa.array([exact_scalar(v, value_type) for v in values], type=value_type)
-    return plain_hashes(probes)
-
-
-def _bitmap_leaf(leaf: Leaf, index: BitmapIndex) -> _Exact:
-    """The rows where ``leaf`` is TRUE and where it is FALSE (NULL rows are in neither)."""
-    if isinstance(leaf, IsNull):
-        return _Exact(index.nulls(), index.not_null.copy())
-    if isinstance(leaf, Compare) and leaf.op == "!=":
-        equal = index.codes_between(*index.bounds(leaf.value))
-        return _Exact(index.not_null - equal, equal)
-    true = _bitmap_true(leaf, index)
-    return _Exact(true, index.not_null - true)
-
-
-@functools.singledispatch
-def _bitmap_true(leaf: Leaf, index: BitmapIndex) -> BitMap:
-    """The rows where ``leaf`` is TRUE, from the index's codes (sorted like the values)."""
-    raise TypeError(f"no bitmap answer for {type(leaf).__name__}")
-
-
-@_bitmap_true.register
-def _(leaf: Compare, index: BitmapIndex) -> BitMap:
-    below, through = index.bounds(leaf.value)  # codes below the value, and through it
-    top = index.cardinality
-    ranges = {"=": (below, through), "<": (0, below), "<=": (0, through), ">": (through, top), ">=": (below, top)}
-    return index.codes_between(*ranges[leaf.op])
-
-
-@_bitmap_true.register
-def _(leaf: Between, index: BitmapIndex) -> BitMap:
-    low, _ = index.bounds(leaf.low)
-    _, high = index.bounds(leaf.high)
-    return index.codes_between(low, high)
-
-
-@_bitmap_true.register
-def _(leaf: In, index: BitmapIndex) -> BitMap:
-    true = BitMap()
-    for value in leaf.values:
-        true |= index.codes_between(*index.bounds(value))
-    return true
-
-
-@_bitmap_true.register
-def _(leaf: StartsWith, index: BitmapIndex) -> BitMap:
-    return index.codes_between(*index.prefix_codes(leaf.prefix))
+            answer = found.kind.answer(found.index, expr, indexes.row_group_count)
+        except UNANSWERABLE as exc:
+            log.debug("the %s index on %s cannot answer %s: %s", found.kind.name, expr.column, expr, exc)
+            continue
+        if answer is not None:
+            return answer
+    return _everywhere(indexes)

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zskip.fileindex.build import BlobEntry
-from zskip.fileindex.kinds import IndexDefinition
+from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.puffin import PuffinWriter, read_puffin
 
 __all__ = ["ENTRY_SCHEMA", "IndexManifest"]

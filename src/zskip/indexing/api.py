@@ -19,12 +19,12 @@ from pyspark.sql import SparkSession
 
 from zskip.display import Displayed, Progress
 from zskip.errors import InvalidOptionError, UnknownColumnError, UnknownIndexError, UnsupportedTypeError
-from zskip.iceberg.files import data_files
-from zskip.iceberg.table import IcebergTable, load_table
-from zskip.fileindex.kinds import IndexDefinition
+from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.parquet_io import resolve
 from zskip.fileindex.puffin import CorruptIndexError
+from zskip.iceberg.files import data_files
+from zskip.iceberg.table import IcebergTable, load_table
 from zskip.indexing.jobs import build_indexes, merge_puffins
 from zskip.tablefiles.clustering_store import STORE_PROPERTY
 from zskip.tablefiles.index_manifest import index_dir, missing_files, new_puffin_path, publish, read_manifest
@@ -121,7 +121,8 @@ def create_index(
     progress: Progress | None = None,
     **options: Any,
 ) -> IndexResult:
-    """Index ``column`` of every data file of ``table`` (``kind`` "bloom" or "bitmap"; bloom takes ``fpp``).
+    """Index ``column`` of every data file of ``table`` (``kind``: "bloom" or "bitmap", the kinds
+    ``zskip.fileindex.kinds.KINDS`` lists; bloom takes ``fpp``).
 
     Files already indexed the same way are left alone; the new manifest is published atomically.
 
@@ -129,8 +130,6 @@ def create_index(
     """
     if not isinstance(column, str):
         raise InvalidOptionError(f"column must be a column name, not {column!r}")
-    if not isinstance(kind, str):
-        raise InvalidOptionError(f"kind must be 'bloom' or 'bitmap', not {kind!r}")
     IndexDefinition(column, kind, options)  # bad options fail before the table is touched
     iceberg = load_table(spark, table)
     (field,) = iceberg.resolve([column])

@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 
 from zskip.display import Progress
 from zskip.fileindex.build import BlobEntry, build_file_indexes, copy_blobs
-from zskip.fileindex.kinds import IndexDefinition
+from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import ENTRY_SCHEMA, entries_table
 
 __all__ = ["build_indexes", "merge_puffins"]

@@ -41,11 +41,12 @@ from zskip.expr.arrow import matching_rows
 from zskip.expr.nodes import LEAVES, And, IsNull, Not, Or
 from zskip.expr.rewrite import without_implied_not_null
 from zskip.expr.sql import quoted, to_sql
+from zskip.fileindex.kinds import KINDS
+from zskip.fileindex.parquet_io import open_parquet
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.predicates import filter_of
 from zskip.iceberg.table import IcebergTable, load_table
-from zskip.fileindex.parquet_io import open_parquet
 from zskip.indexing.api import create_index
 from zskip.layout.optimize import DEFAULT_ROW_GROUP_SIZE, ROW_GROUP_PROPERTY, optimize
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
@@ -65,7 +66,6 @@ log = logging.getLogger(__name__)
 POOL_COLUMNS = 5  # the most filtered columns candidates are drawn from
 RAW_TRIES = 3  # multi-column candidates also tried with raw mapping
 INDEX_GAIN = 0.9  # an index is added when it leaves at most this share of the row groups read
-BLOOM_BYTES_PER_VALUE = 1.2  # a bloom filter at 1% false positives
 
 
 def advise(
@@ -530,24 +530,24 @@ class _Simulator:
         return self._expected[column]
 
     def _index(self, key: tuple[str, ...], column: str) -> IndexForecast:
-        """A bloom filter where the queries test ``column`` only for equality, else a bitmap; its size
-        from the column's distinct values in the sample."""
-        equality_only, values = self._column_facts(column)
+        """The first kind (``zskip.fileindex.kinds.KINDS``) that answers every condition the workload puts
+        on ``column`` (a bloom filter for equalities only, else a bitmap); its size from the column's
+        distinct values in the sample."""
+        parts, values = self._column_facts(column)
         groups = self._cells[key].row_groups
-        if equality_only:
-            return IndexForecast(column, "bloom", int(BLOOM_BYTES_PER_VALUE * min(self.rows, values * groups)))
-        return IndexForecast(column, "bitmap", int(self.rows * max(1, math.ceil(math.log2(values + 1))) / 8))
+        kind = next((k for k in KINDS.values() if all(k.answers(part) for part in parts)), None)
+        if kind is None:  # no kind answers all: the exact one answers most
+            kind = next(k for k in KINDS.values() if k.exact)
+        return IndexForecast(column, kind.name, kind.forecast_bytes(self.rows, values, groups))
 
     @functools.cache  # noqa: B019 (one simulator per advice: the cache goes with it)
-    def _column_facts(self, column: str) -> tuple[bool, float]:
-        """Whether the workload tests ``column`` only for equality, and its estimated distinct values
-        (the same under every layout, so worked out once)."""
-        equality_only = all(
-            _only_equalities(part) for q in self.workload if (part := index_conjunct(q.expr, column)) is not None
-        )
+    def _column_facts(self, column: str) -> tuple[tuple[Expr, ...], float]:
+        """The workload's conditions on ``column`` and its estimated distinct values (the same under every
+        layout, so worked out once)."""
+        parts = tuple(part for q in self.workload if (part := index_conjunct(q.expr, column)) is not None)
         distinct = len(pc.unique(self.sample[column].drop_null()))
         share = distinct / max(1, self.sample.num_rows)
-        return equality_only, self.rows * share if share > 0.5 else distinct  # mostly unique values grow with rows
+        return parts, self.rows * share if share > 0.5 else distinct  # mostly unique values grow with rows
 
 
 def _shown(query: WorkloadQuery) -> str:
@@ -631,14 +631,6 @@ def _equal_values(expr: Expr) -> int | None:
         return min(known) if known else None
     values = equality_values(expr) if isinstance(expr, LEAVES) else None
     return None if values is None else len(values)
-
-
-def _only_equalities(expr: Expr) -> bool:
-    if isinstance(expr, And | Or):
-        return all(_only_equalities(c) for c in expr.children)
-    if isinstance(expr, Not):
-        return False
-    return isinstance(expr, LEAVES) and equality_values(expr) is not None
 
 
 def _apply(spark: SparkSession, advice: Advice, target: int, row_group_size: int, progress: Progress | None) -> Advice:

@@ -41,7 +41,7 @@ class IndexForecast:
     """An index a layout is advised with, and its likely size."""
 
     column: str
-    kind: str  # bloom or bitmap
+    kind: str  # an index kind's name (zskip.fileindex.kinds)
     predicted_bytes: int
 
     @property

@@ -18,8 +18,8 @@ import pyarrow.compute as pc
 
 from zskip.curves import ClusteringSpec, ColumnMapping, DimensionMapping, order_key_u64
 from zskip.expr import And, Between, Column, Compare, Expr, In, equality_values
-from zskip.iceberg.scans import Field, arrow_type
 from zskip.fileindex.literals import InexactLiteral, exact_scalar
+from zskip.iceberg.scans import Field, arrow_type
 
 __all__ = [
     "RecordedKeyRanges",

@@ -18,11 +18,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
+from zskip.fileindex.manifest import IndexManifest
+from zskip.fileindex.parquet_io import read_file
 from zskip.iceberg.files import data_files
 from zskip.iceberg.scans import IcebergScan
 from zskip.iceberg.table import load_table
-from zskip.fileindex.manifest import IndexManifest
-from zskip.fileindex.parquet_io import read_file
 from zskip.planning.cache import CACHE
 from zskip.planning.curve import RecordedKeyRanges
 from zskip.planning.footers import Footer, read_footer

@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zskip.curves import ClusteringSpec
-from zskip.iceberg.table import IcebergTable
 from zskip.fileindex.puffin import CorruptIndexError, PuffinWriter, read_puffin
+from zskip.iceberg.table import IcebergTable
 
 __all__ = [
     "RANGES_SCHEMA",

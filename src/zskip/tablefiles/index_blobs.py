@@ -10,7 +10,6 @@ import itertools
 import logging
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
@@ -18,10 +17,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.expr import And, Column, Compare, Expr, In, columns_of
-from zskip.fileindex.bitmap import BitmapIndex
-from zskip.fileindex.bloom import BloomIndex, FilterSet
-from zskip.fileindex.evaluate import FileIndexes, Match, Verdict, evaluate, key_sets_verdict, probe_hashes
+from zskip.expr import And, Column, Expr, Leaf, columns_of
+from zskip.fileindex.evaluate import FileIndexes, Match, Verdict, evaluate, key_sets_verdict
+from zskip.fileindex.kinds import KINDS, IndexKind, JointProbe, kind_named
 from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.parquet_io import read_file
 from zskip.fileindex.puffin import CorruptIndexError, decode_blob
@@ -44,25 +42,23 @@ def file_indexes(
     (decoded blobs are kept in ``cache`` by Puffin path and offset: index files never change)."""
     by_file = manifest.entries_by_file
     rows = [row for path in dict.fromkeys(data_files) for row in by_file.get(path, ()) if row["field_id"] in field_ids]
-    found: dict[str, tuple[tuple[int, ...], dict[Column, BitmapIndex], dict[Column, BloomIndex]]] = {}
+    found: dict[str, tuple[tuple[int, ...], list[tuple[Column, IndexKind, Any]]]] = {}
     for row, index in zip(rows, _load_many(rows, cache), strict=True):
         if isinstance(index, Exception):
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             continue
         starts = (0, *itertools.accumulate(row["row_group_rows"]))
-        _, bitmaps, blooms = found.setdefault(row["data_file"], (starts, {}, {}))
-        target: dict = bitmaps if row["kind"] == "bitmap" else blooms
-        target[row["field_id"]] = index
-    return {path: FileIndexes(starts, bitmaps, blooms) for path, (starts, bitmaps, blooms) in found.items()}
+        found.setdefault(row["data_file"], (starts, []))[1].append((row["field_id"], kind_named(row["kind"]), index))
+    return {path: FileIndexes.of(starts, indexes) for path, (starts, indexes) in found.items()}
 
 
 BLOB_THREADS = 8  # index blobs read at once when they are not cached yet
 
 
-def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None) -> list[BitmapIndex | BloomIndex | Exception]:
+def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None) -> list[Any]:
     """Each entry's decoded blob (or the error that kept it from loading), missing ones read in parallel."""
 
-    def one(row: dict[str, Any]) -> BitmapIndex | BloomIndex | Exception:
+    def one(row: dict[str, Any]) -> Any:
         try:
             if cache is None:
                 return _load(row)
@@ -78,11 +74,11 @@ def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None) -> list[Bitm
     return [one(row) for row in rows]
 
 
-def _load(row: dict[str, Any]) -> BitmapIndex | BloomIndex:
+def _load(row: dict[str, Any]) -> Any:
     name = f"{row['kind']} index of {row['column']} for {row['data_file']}"
     stored = read_file(row["puffin_path"], offset=row["offset"], length=row["length"])
     data = decode_blob(stored, codec=row["codec"], checksum=row["checksum"], name=name)
-    return BitmapIndex.from_bytes(data) if row["kind"] == "bitmap" else BloomIndex.from_bytes(data)
+    return kind_named(row["kind"]).load(data)
 
 
 def index_verdicts(
@@ -98,14 +94,15 @@ def index_verdicts(
     ``expr`` is bound (its columns are field ids, ``zskip.expr.bind``): an index answers for the field it
     was built on, whatever the column is called now.
 
-    With a ``cache`` and the manifest's path as ``manifest_key``, the file-level bloom filters of
-    each equality conjunct's column are probed for every file at once first (``FilterSet``): a file
-    whose filter cannot hold the value cannot match, and only the rest are evaluated one by one.
+    With a ``cache`` and the manifest's path as ``manifest_key``, the indexes of each conjunct's column
+    whose kind has a joint probe (bloom filters: one probe of every file's filter) are probed for
+    every file at once first: a file they rule out cannot match, and only the rest are evaluated one
+    by one.
     """
     files = list(data_files)
     verdicts: dict[str, Verdict] = {}
     if cache is not None and manifest_key is not None:
-        ruled_out = _bloom_prefilter(manifest, files, expr, cache, manifest_key)
+        ruled_out = _jointly_ruled_out(manifest, files, expr, cache, manifest_key)
         verdicts.update(dict.fromkeys(ruled_out, Verdict(Match.CANNOT_MATCH, ())))
         files = [path for path in files if path not in ruled_out]
     ids = {c for c in columns_of(expr) if isinstance(c, int)}
@@ -129,63 +126,36 @@ def key_set_verdicts(
     return {path: verdict for path, verdict in verdicts.items() if verdict is not None}
 
 
-@dataclass(frozen=True)
-class _ColumnBlooms:
-    """The file-level bloom filters of one column for every data file the manifest indexes."""
-
-    value_type: pa.DataType | None  # None: the files disagree on the type (no joint probe)
-    rows: dict[str, int]
-    filters: FilterSet
-
-
-def _bloom_prefilter(
+def _jointly_ruled_out(
     manifest: IndexManifest, files: list[str], expr: Expr, cache: BlobCache, manifest_key: str
 ) -> set[str]:
-    """Files an equality conjunct's file-level bloom filter rules out, probed for all files at once."""
+    """Files a conjunct's joint probes rule out, each probe over all files at once."""
     conjuncts = expr.children if isinstance(expr, And) else (expr,)
     ruled_out: set[str] = set()
     for leaf in conjuncts:
-        if isinstance(leaf, Compare) and leaf.op == "=":
-            values: tuple[Any, ...] = (leaf.value,)
-        elif isinstance(leaf, In) and leaf.values:
-            values = leaf.values
-        else:
-            continue
-        column = leaf.column
-        if not isinstance(column, int):
+        if not isinstance(leaf, Leaf) or not isinstance(leaf.column, int):
             continue  # not bound to a field: no index is of it
-        blooms: _ColumnBlooms = cache.get_or_load(
-            ("column blooms", manifest_key, column), partial(_column_blooms, manifest, column, cache)
-        )
-        if blooms.value_type is None or not blooms.rows:
-            continue
-        try:
-            hashes = probe_hashes(blooms.value_type, tuple(values))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
-            continue
-        candidates = [path for path in files if path in blooms.rows and path not in ruled_out]
-        which = np.array([blooms.rows[path] for path in candidates], dtype=np.int64)
-        found = blooms.filters.might_contain_hashes(which, hashes)
-        ruled_out.update(path for path, hit in zip(candidates, found.tolist(), strict=True) if not hit)
+        for kind in KINDS.values():
+            if not kind.answers_leaf(leaf):
+                continue
+            probe: JointProbe | None = cache.get_or_load(
+                ("joint probe", manifest_key, leaf.column, kind.name),
+                partial(_joint_probe, manifest, leaf.column, kind, cache),
+            )
+            if probe is not None:
+                ruled_out |= probe.ruled_out(leaf, [path for path in files if path not in ruled_out])
     return ruled_out
 
 
-def _column_blooms(manifest: IndexManifest, field_id: int, cache: BlobCache) -> _ColumnBlooms:
+def _joint_probe(manifest: IndexManifest, field_id: int, kind: IndexKind, cache: BlobCache) -> JointProbe | None:
     same = pc.fill_null(pc.equal(manifest.entries["field_id"], pa.scalar(field_id, pa.int32())), False)
-    entries = manifest.entries.filter(pc.and_(pc.equal(manifest.entries["kind"], "bloom"), same))
-    chosen: dict[str, BloomIndex] = {}
+    entries = manifest.entries.filter(pc.and_(pc.equal(manifest.entries["kind"], kind.name), same))
+    chosen: dict[str, Any] = {}
     rows = entries.to_pylist()
     for row, index in zip(rows, _load_many(rows, cache), strict=True):  # later entries of a file win
         if isinstance(index, Exception):
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             chosen.pop(row["data_file"], None)
             continue
-        if isinstance(index, BloomIndex):
-            chosen[row["data_file"]] = index
-    types = {index.value_type for index in chosen.values()}
-    paths = list(chosen)
-    return _ColumnBlooms(
-        value_type=types.pop() if len(types) == 1 else None,
-        rows={path: i for i, path in enumerate(paths)},
-        filters=FilterSet.of([chosen[path].file for path in paths]),
-    )
+        chosen[row["data_file"]] = index
+    return kind.joint_probe(chosen) if chosen else None

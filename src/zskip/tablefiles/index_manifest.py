@@ -15,10 +15,10 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from zskip.iceberg.table import IcebergTable, swap_property
 from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.parquet_io import read_file, resolve, write_file
 from zskip.fileindex.puffin import CorruptIndexError
+from zskip.iceberg.table import IcebergTable, swap_property
 
 __all__ = [
     "MANIFEST_PROPERTY",

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from zskip.expr import columns_of
-from zskip.fileindex.evaluate import bitmaps_answer
+from zskip.expr import Column, columns_of
+from zskip.fileindex.evaluate import exactly_answered
+from zskip.fileindex.kinds import IndexKind, kind_named
 from zskip.planning.curve import curve_arrow_types, query_intervals, ranges_meet
 from zskip.planning.plan import Candidates, PlanInputs, within
 
@@ -29,8 +30,8 @@ EXACT_INDEX_FILES = 32  # at most this many files: exact bitmaps alone are cheap
 def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
     """Why the curve stage can rule out nothing the index stage will not, or ``None``.
 
-    When every candidate file has a bitmap on every column of a predicate bitmaps answer whole, the
-    index stage keeps exactly the row groups holding a matching row, which no sound stage removes; the
+    When every candidate file has exact indexes (bitmaps) that answer every condition of the
+    predicate, the index stage keeps exactly the row groups holding a matching row, which no sound stage removes; the
     curve stage (a query-box descent, 1-2 ms whatever the file count) would only save the index stage
     work on the files it drops, and for a few files that work costs less than the descent.
     """
@@ -38,15 +39,20 @@ def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
     if manifest is None or len(candidates.files) > EXACT_INDEX_FILES or inputs.metadata.store() is None:
         return None
     columns = columns_of(inputs.expr)
-    if not columns or not bitmaps_answer(inputs.expr, columns):
+    if not columns:
         return None
     by_file = manifest.entries_by_file
+    used: set[str] = set()
     for path in candidates.files:
-        indexed = {row["field_id"] for row in by_file.get(path, ()) if row["kind"] == "bitmap"}
-        if not columns <= indexed:
+        kinds: dict[Column, set[IndexKind]] = {}
+        for row in by_file.get(path, ()):
+            if row["field_id"] in columns and (kind := kind_named(row["kind"])).exact:
+                kinds.setdefault(row["field_id"], set()).add(kind)
+        if not exactly_answered(inputs.expr, kinds):
             return None
+        used.update(kind.name for found in kinds.values() for kind in found)
     names = sorted(inputs.fields[c].name if isinstance(c, int) and c in inputs.fields else str(c) for c in columns)
-    return "bitmaps on " + ", ".join(names) + " decide every row of these files"
+    return f"exact indexes ({', '.join(sorted(used))}) on " + ", ".join(names) + " decide every row of these files"
 
 
 def curve_narrow(inputs: PlanInputs, candidates: Candidates, extra_ranks: Mapping[str, tuple[int, int]]) -> Candidates:

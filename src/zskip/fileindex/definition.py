@@ -1,4 +1,4 @@
-"""The kinds of index zskip builds, and the options each takes."""
+"""An index a user asked for: one column, one kind, that kind's options."""
 
 from __future__ import annotations
 
@@ -6,16 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from zskip.errors import InvalidOptionError
-from zskip.fileindex.bloom import DEFAULT_FPP
+from zskip.fileindex.kinds import IndexKind, kind_named
 
-__all__ = ["KINDS", "IndexDefinition", "blob_type"]
-
-KINDS = ("bloom", "bitmap")
-
-
-def blob_type(kind: str) -> str:
-    return f"zskip-{kind}-v1"
+__all__ = ["IndexDefinition"]
 
 
 @dataclass(frozen=True)
@@ -33,24 +26,11 @@ class IndexDefinition:
     field_id: int | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.kind, str) or self.kind not in KINDS:
-            raise InvalidOptionError(f"index kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
-        allowed = {"bloom": {"fpp"}, "bitmap": set()}[self.kind]
-        unknown = set(self.options) - allowed
-        if unknown:
-            takes = ", ".join(sorted(allowed)) or "no options"
-            raise InvalidOptionError(f"a {self.kind} index takes {takes}, not {', '.join(sorted(unknown))}")
-        fpp = self.options.get("fpp")
-        if fpp is not None and (isinstance(fpp, bool) or not isinstance(fpp, (int, float))):
-            raise InvalidOptionError(
-                f"fpp (the bloom filter's false-positive rate) must be a number such as 0.01, not {fpp!r}"
-            )
-        if fpp is not None and not 0 < float(fpp) < 1:
-            raise InvalidOptionError(f"fpp (the bloom filter's false-positive rate) must be in (0, 1), got {fpp}")
+        object.__setattr__(self, "options", self.index_kind.checked_options(self.options))
 
     @property
-    def fpp(self) -> float:
-        return float(self.options.get("fpp", DEFAULT_FPP))
+    def index_kind(self) -> IndexKind:
+        return kind_named(self.kind)
 
     def to_json(self) -> dict[str, Any]:
         return {"column": self.column, "kind": self.kind, "options": dict(self.options), "field_id": self.field_id}

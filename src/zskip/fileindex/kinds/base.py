@@ -1,0 +1,139 @@
+"""What every kind of index says about itself: how it is built, stored, evaluated, advised and offered.
+
+A kind is one object; ``zskip.fileindex.kinds`` lists them.  Everything above the file formats asks
+the kind and never compares a kind's name, so a new kind is one module beside ``bloom`` and
+``bitmap`` plus its line in the registry.
+"""
+
+from __future__ import annotations
+
+import functools
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+
+from zskip.errors import InvalidOptionError
+from zskip.expr import And, Expr, Leaf, Not, Or
+from zskip.expr.nodes import LEAVES
+from zskip.fileindex.answers import Answer
+
+__all__ = ["IndexKind", "JointProbe", "KindOption"]
+
+
+@dataclass(frozen=True)
+class KindOption:
+    """A number an index of some kind takes, within ``(low, high)``, exclusive."""
+
+    name: str
+    default: float
+    low: float
+    high: float
+    help: str  # one line: what the number means (the CLI's and the error messages' words)
+
+    def checked(self, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InvalidOptionError(
+                f"{self.name} ({self.help}) must be a number such as {self.default}, not {value!r}"
+            )
+        if not self.low < float(value) < self.high:
+            raise InvalidOptionError(f"{self.name} ({self.help}) must be in ({self.low:g}, {self.high:g}), got {value}")
+        return float(value)
+
+
+class JointProbe(ABC):
+    """One column's file-level indexes of every data file, probed for all files at once."""
+
+    @abstractmethod
+    def ruled_out(self, leaf: Leaf, files: Sequence[str]) -> set[str]:
+        """Those of ``files`` that cannot hold a row where ``leaf`` is TRUE."""
+
+
+class IndexKind(ABC):
+    """One kind of index: its name in the index manifest and on the CLI, its Puffin blob type, its options.
+
+    ``exact``: whether it says which rows make a condition TRUE (and so also answers NOT), not only
+    which row groups might hold one.
+    """
+
+    name: ClassVar[str]
+    blob_type: ClassVar[str]
+    exact: ClassVar[bool]
+    summary: ClassVar[str]  # one line for the CLI's help: what it is and what it answers
+    options: ClassVar[tuple[KindOption, ...]] = ()
+    # the Arrow type a column missing from a data file (added to the table since) is indexed as, all NULL
+    absent_type: ClassVar[pa.DataType] = pa.null()
+
+    def checked_options(self, options: Mapping[str, Any]) -> dict[str, float]:
+        """``options`` as this kind takes them, or an error saying which it takes."""
+        allowed = {option.name: option for option in self.options}
+        unknown = set(options) - set(allowed)
+        if unknown:
+            takes = ", ".join(sorted(allowed)) or "no options"
+            raise InvalidOptionError(f"a {self.name} index takes {takes}, not {', '.join(sorted(unknown))}")
+        return {name: allowed[name].checked(value) for name, value in options.items() if value is not None}
+
+    def option(self, options: Mapping[str, Any], name: str) -> float:
+        """The value of option ``name``: as given, else its default."""
+        (wanted,) = [o for o in self.options if o.name == name]
+        return float(options.get(name, wanted.default))
+
+    # building (on executors, one data file at a time)
+
+    @abstractmethod
+    def build(self, row_groups: Sequence[pa.ChunkedArray], options: Mapping[str, Any]) -> bytes:
+        """The blob of one data file's column, given its values row group by row group."""
+
+    @abstractmethod
+    def load(self, data: bytes) -> Any:
+        """A blob as this kind's index object (what ``answer`` reads)."""
+
+    # evaluating (at planning time)
+
+    @abstractmethod
+    def answers_leaf(self, leaf: Leaf) -> bool:
+        """Whether this kind can answer ``leaf``, known from the condition alone."""
+
+    @abstractmethod
+    def answer(self, index: Any, leaf: Leaf, row_group_count: int) -> Answer | None:
+        """What ``index`` says about ``leaf`` (None: nothing, e.g. a literal the column's type cannot hold)."""
+
+    def answer_keys(self, index: Any, keys: np.ndarray, row_group_count: int) -> Answer | None:
+        """Where the column is one of ``keys`` (sorted, distinct ``int64``: a join's keys), or None."""
+        return None
+
+    def joint_probe(self, by_file: Mapping[str, Any]) -> JointProbe | None:
+        """All files' indexes of one column as one probe (None: this kind has none)."""
+        return None
+
+    def answers(self, expr: Expr) -> bool:
+        """Whether this kind answers every condition of ``expr`` (NOT only when exact)."""
+        return _answers(expr, self)
+
+    # advising
+
+    @abstractmethod
+    def forecast_bytes(self, rows: int, distinct: float, row_groups: int) -> int:
+        """About how many bytes this kind's indexes take for a column of ``rows`` rows, ``distinct`` values."""
+
+    def __repr__(self) -> str:
+        return f"<index kind {self.name}>"
+
+
+@functools.singledispatch
+def _answers(expr: Expr, kind: IndexKind) -> bool:
+    return isinstance(expr, LEAVES) and kind.answers_leaf(expr)  # TRUE, FALSE, opaque: no index answers
+
+
+@_answers.register(And)
+@_answers.register(Or)
+def _(expr: And | Or, kind: IndexKind) -> bool:
+    return all(_answers(child, kind) for child in expr.children)
+
+
+@_answers.register
+def _(expr: Not, kind: IndexKind) -> bool:
+    return kind.exact and _answers(expr.child, kind)

@@ -1,0 +1,94 @@
+"""Range-encoded bit-sliced bitmaps over a data file's rows: exact rows for every comparison,
+range, IN, IS NULL and prefix, so AND, OR and NOT of their answers are exact too."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from pyroaring import BitMap
+
+from zskip.expr import Between, Compare, In, IsNull, Leaf, StartsWith
+from zskip.expr.nodes import LEAVES
+from zskip.fileindex.answers import Answer, ExactRows
+from zskip.fileindex.bitmap import BitmapIndex
+from zskip.fileindex.kinds.base import IndexKind
+
+__all__ = ["BITMAP", "BitmapKind"]
+
+
+class BitmapKind(IndexKind):
+    name = "bitmap"
+    blob_type = "zskip-bitmap-v1"
+    exact = True
+    summary = "bit-sliced bitmaps of the rows: exact for =, <, >, BETWEEN, IN, IS NULL, LIKE 'p%', few distinct values"
+    absent_type = pa.null()  # no literal converts to it: every condition on it is FALSE or NULL
+
+    def build(self, row_groups: Sequence[pa.ChunkedArray], options: Mapping[str, Any]) -> bytes:
+        kind = row_groups[0].type if row_groups else pa.null()
+        return BitmapIndex.build(pa.chunked_array([c for p in row_groups for c in p.chunks], type=kind)).to_bytes()
+
+    def load(self, data: bytes) -> BitmapIndex:
+        return BitmapIndex.from_bytes(data)
+
+    def answers_leaf(self, leaf: Leaf) -> bool:
+        return isinstance(leaf, LEAVES)
+
+    def answer(self, index: BitmapIndex, leaf: Leaf, row_group_count: int) -> Answer | None:
+        if isinstance(leaf, IsNull):
+            return ExactRows(index.nulls(), index.not_null.copy())
+        if isinstance(leaf, Compare) and leaf.op == "!=":
+            equal = index.codes_between(*index.bounds(leaf.value))
+            return ExactRows(index.not_null - equal, equal)
+        true = _true_rows(leaf, index)
+        return ExactRows(true, index.not_null - true)
+
+    def answer_keys(self, index: BitmapIndex, keys: np.ndarray, row_group_count: int) -> Answer | None:
+        if not pa.types.is_integer(index.dictionary.type):
+            return None
+        true = index.rows_with(keys)
+        return ExactRows(true, index.not_null - true)
+
+    def forecast_bytes(self, rows: int, distinct: float, row_groups: int) -> int:
+        return int(rows * max(1, math.ceil(math.log2(distinct + 1))) / 8)  # a bit slice per bit of a code
+
+
+@functools.singledispatch
+def _true_rows(leaf: Leaf, index: BitmapIndex) -> BitMap:
+    """The rows where ``leaf`` is TRUE, from the index's codes (sorted like the values)."""
+    raise TypeError(f"no bitmap answer for {type(leaf).__name__}")
+
+
+@_true_rows.register
+def _(leaf: Compare, index: BitmapIndex) -> BitMap:
+    below, through = index.bounds(leaf.value)  # codes below the value, and through it
+    top = index.cardinality
+    ranges = {"=": (below, through), "<": (0, below), "<=": (0, through), ">": (through, top), ">=": (below, top)}
+    return index.codes_between(*ranges[leaf.op])
+
+
+@_true_rows.register
+def _(leaf: Between, index: BitmapIndex) -> BitMap:
+    low, _ = index.bounds(leaf.low)
+    _, high = index.bounds(leaf.high)
+    return index.codes_between(low, high)
+
+
+@_true_rows.register
+def _(leaf: In, index: BitmapIndex) -> BitMap:
+    true = BitMap()
+    for value in leaf.values:
+        true |= index.codes_between(*index.bounds(value))
+    return true
+
+
+@_true_rows.register
+def _(leaf: StartsWith, index: BitmapIndex) -> BitMap:
+    return index.codes_between(*index.prefix_codes(leaf.prefix))
+
+
+BITMAP = BitmapKind()

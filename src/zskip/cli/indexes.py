@@ -48,7 +48,7 @@ def kind_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.group()
 def index() -> None:
-    """Build, refresh, list and drop skipping indexes (bloom filters and bitmaps, stored in Puffin files)."""
+    """Build, refresh, list and drop skipping indexes (of the kinds --kind lists, stored in Puffin files)."""
 
 
 @index.command()

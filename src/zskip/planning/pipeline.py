@@ -13,7 +13,7 @@ pipeline, not the stages, times each and records what it kept.  In order:
 3. ``curve range`` — the query box as curve-key intervals against each file's and row group's
    recorded key range (files optimize did not write have none and stay); not run when bitmaps on
    every column of the predicate cover the few files left (the index stage then decides every row);
-4. ``indexes (bloom, bitmap)`` — from the index manifest (unindexed files stay);
+4. ``indexes (<the kinds>)`` — from the index manifest (unindexed files stay);
 5. ``row-group min/max`` — Parquet footer statistics of each row group left;
 6. ``read ranges (runs joined)`` — the one stage that adds: the row groups between two runs of a
    file's kept row groups, where reading them costs less than opening the file again.
@@ -36,6 +36,7 @@ from types import MappingProxyType
 from pyspark.sql import DataFrame, SparkSession
 
 from zskip.expr import AlwaysFalse
+from zskip.fileindex.kinds import KINDS
 from zskip.iceberg.scans import IcebergScan, JoinKeys
 from zskip.iceberg.table import load_table
 from zskip.planning.joins import JoinFilter
@@ -74,7 +75,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(ICEBERG_STAGE, iceberg_files, beyond_spark=False, counts_row_groups=False),
     Stage(JOIN_STAGE, join_keys, beyond_spark=True, counts_row_groups=True),
     Stage("curve range", curve_range, beyond_spark=True, counts_row_groups=False, unneeded=curve_unneeded),
-    Stage("indexes (bloom, bitmap)", indexes, beyond_spark=True, counts_row_groups=True),
+    Stage(f"indexes ({', '.join(KINDS)})", indexes, beyond_spark=True, counts_row_groups=True),
     Stage("row-group min/max", row_group_minmax, beyond_spark=False, counts_row_groups=True),
     Stage(READ_RANGES_STAGE, read_ranges, beyond_spark=False, counts_row_groups=True),
 )

@@ -1,4 +1,4 @@
-"""A Spark session with the Iceberg runtime and an embedded catalog: no server to start."""
+"""A Spark session with the Iceberg runtime (by Maven coordinates) and an embedded catalog: no server to start."""
 
 from __future__ import annotations
 
@@ -10,35 +10,27 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 
+import pyspark
 from pyspark.sql import SparkSession
 
 from zskip.errors import InvalidOptionError, JavaNotFoundError, WarehouseNotWritableError
+from zskip.iceberg.jvm_dependencies import ICEBERG_VERSION, iceberg_runtime, resolve
 from zskip.iceberg.spark_errors import first_line, is_spark_error
 
 __all__ = ["has_iceberg", "iceberg_runtime_jar", "session"]
 
 log = logging.getLogger(__name__)
 
-ICEBERG_JAR = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
-MIN_JAVA = 11
+MIN_JAVA = 17  # Spark 4 and Iceberg 1.12 need 17
 
 
-def iceberg_runtime_jar() -> Path:
-    """Path of the Iceberg Spark runtime jar shipped by the ``snowpark-connect-deps-iceberg`` wheel."""
-    try:
-        jar = resources.files("snowpark_connect_deps_iceberg") / "jars" / ICEBERG_JAR
-    except ModuleNotFoundError as exc:  # pragma: no cover - a broken install
-        raise JavaNotFoundError(
-            "the Iceberg runtime package is missing: pip install 'snowpark-connect-deps-iceberg==1.0.2'"
-        ) from exc
-    path = Path(str(jar))
-    if not path.is_file():  # pragma: no cover - a broken install
-        raise JavaNotFoundError(f"{ICEBERG_JAR} not found at {path}: reinstall snowpark-connect-deps-iceberg==1.0.2")
-    return path
+def iceberg_runtime_jar() -> Path | None:
+    """The Iceberg Spark runtime jar for the installed Spark, from the local Maven repository (fetched
+    with ``mvn`` the first time); None without ``mvn``."""
+    return resolve(iceberg_runtime(pyspark.__version__))
 
 
 def has_iceberg(spark: SparkSession, catalog: str | None = None) -> bool:
@@ -87,10 +79,8 @@ def session(
         "spark.ui.enabled": "false",
         "spark.pyspark.python": os.environ["PYSPARK_PYTHON"],
     }
-    user_jars = (conf or {}).get("spark.jars", "")
-    jar = str(iceberg_runtime_jar())
-    settings["spark.jars"] = ",".join(j for j in (user_jars, jar) if j)
-    settings.update({k: v for k, v in (conf or {}).items() if k != "spark.jars"})
+    settings.update(conf or {})
+    settings.update(_with_iceberg_runtime(conf or {}))
     builder = SparkSession.builder.master(master).appName("zskip")
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -105,6 +95,20 @@ def session(
         ) from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _with_iceberg_runtime(conf: Mapping[str, str]) -> dict[str, str]:
+    """``spark.jars`` (or, without ``mvn``, ``spark.jars.packages``) with the Iceberg runtime added,
+    unless ``conf`` already names one."""
+    jars, packages = conf.get("spark.jars", ""), conf.get("spark.jars.packages", "")
+    if "iceberg-spark-runtime" in jars + packages:
+        return {}  # the user's own choice of runtime
+    coordinate = iceberg_runtime(pyspark.__version__)
+    jar = resolve(coordinate)
+    if jar is None:
+        log.warning("no mvn on PATH: Spark resolves %s itself (spark.jars.packages)", coordinate)
+        return {"spark.jars.packages": ",".join(p for p in (packages, str(coordinate)) if p)}
+    return {"spark.jars": ",".join(j for j in (jars, str(jar)) if j)}
 
 
 # What spark-submit accepts; anything else makes the JVM print a stack trace and exit.
@@ -126,7 +130,7 @@ def _check_java() -> None:
     java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
     if not java or not Path(java).exists():
         raise JavaNotFoundError(
-            "Spark needs Java 11 or 17 and none was found: install a JDK (for example "
+            "Spark needs Java 17 or newer and none was found: install a JDK (for example "
             "'apt-get install openjdk-17-jre-headless') or set JAVA_HOME"
         )
     try:
@@ -140,8 +144,8 @@ def _check_java() -> None:
             major = int(match.group(2))
         if major < MIN_JAVA:
             raise JavaNotFoundError(
-                f"{java} is Java {major}; Spark 3.5 with Iceberg needs Java {MIN_JAVA} or newer "
-                "(17 recommended): install it or point JAVA_HOME at it"
+                f"{java} is Java {major}; Spark with Iceberg {ICEBERG_VERSION} needs Java {MIN_JAVA} or newer: "
+                "install it or point JAVA_HOME at it"
             )
 
 

@@ -46,8 +46,13 @@ import org.apache.iceberg.expressions.UnboundPredicate;
 import org.apache.iceberg.spark.ScanTaskSetManager;
 import org.apache.iceberg.spark.source.SparkTable;
 import org.apache.iceberg.types.Types;
+//#if spark3
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.SparkSession;
+//#else
+import org.apache.spark.sql.classic.Dataset; // Spark 4: the classic (not Connect) implementations
+import org.apache.spark.sql.classic.SparkSession;
+//#endif
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.plans.logical.Command;
@@ -229,7 +234,12 @@ public class Bridge {
           session,
           staged,
           org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$3(),
-          org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$4());
+          org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$4()
+//#if spark4
+          , org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$5(),
+          org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$6()
+//#endif
+          );
       this.original = original;
       staged.setAnalyzed();
     }
@@ -263,7 +273,12 @@ public class Bridge {
           session,
           analysed,
           org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$3(),
-          org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$4());
+          org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$4()
+//#if spark4
+          , org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$5(),
+          org.apache.spark.sql.execution.QueryExecution.$lessinit$greater$default$6()
+//#endif
+          );
       analysed.setAnalyzed();
     }
 
@@ -295,7 +310,11 @@ public class Bridge {
           replacements.put(
               relation,
               new DataSourceV2Relation(
-                  table, relation.output(), relation.catalog(), relation.identifier(), relation.options()));
+                  table, relation.output(), relation.catalog(), relation.identifier(), relation.options()
+//#if spark4
+                  , relation.timeTravelSpec()
+//#endif
+                  ));
         }
       }
       pending.addAll(javaList(node.children()));
@@ -305,6 +324,13 @@ public class Bridge {
     }
     return new Dataset(new Analysed(session, replace(analysed, replacements)), frame.encoder());
   }
+
+  // the name of Iceberg's protected accessor for a scan's pushed filters
+//#if spark3
+  static final String FILTERS = "filterExpressions";
+//#else
+  static final String FILTERS = "filters";
+//#endif
 
   static List javaList(Object iterableOrSeq) {
     List out = new ArrayList();
@@ -492,7 +518,7 @@ public class Bridge {
           return null;
         }
         try {
-          List filters = javaList(call(scan, "filterExpressions"));
+          List filters = javaList(call(scan, FILTERS));
           for (int i = 0; i < filters.size(); i++) {
             Expression expression = (Expression) filters.get(i);
             if (expression.op() != Expression.Operation.NOT_NULL) { // Spark infers these from the join itself
@@ -535,9 +561,7 @@ public class Bridge {
       Attribute key = (Attribute) entry[3];
       List columns = new ArrayList();
       columns.add(key);
-      scala.collection.Seq projected =
-          ((scala.collection.mutable.Buffer) scala.collection.JavaConverters.asScalaBufferConverter(columns).asScala())
-              .toSeq();
+      scala.collection.immutable.List projected = scalaList(columns);
       SparkSession session = frame.sparkSession();
       Dataset keys = Dataset.ofRows(session, new org.apache.spark.sql.catalyst.plans.logical.Project(projected, side));
       String name = "`" + key.name().replace("`", "``") + "`";
@@ -656,7 +680,7 @@ public class Bridge {
       json.writeEndArray();
       Map referenced = new HashMap();
       json.writeArrayFieldStart("filters");
-      List filters = javaList(call(scan, "filterExpressions"));
+      List filters = javaList(call(scan, FILTERS));
       for (int i = 0; i < filters.size(); i++) {
         writeExpression(json, (Expression) filters.get(i), referenced);
       }
@@ -747,7 +771,11 @@ public class Bridge {
           replacements.put(
               relation,
               new LocalRelation(
-                  relation.output(), (scala.collection.Seq) scala.collection.immutable.Nil$.MODULE$, false));
+                  relation.output(), (scala.collection.immutable.List) scala.collection.immutable.Nil$.MODULE$, false
+//#if spark4
+                  , LocalRelation.$lessinit$greater$default$4()
+//#endif
+                  ));
           continue;
         }
         // the caller names each set, so it knows what it staged without asking again
@@ -762,7 +790,11 @@ public class Bridge {
             relation,
             new DataSourceV2Relation(
                 relation.table(), relation.output(), relation.catalog(), relation.identifier(),
-                new CaseInsensitiveStringMap(options)));
+                new CaseInsensitiveStringMap(options)
+//#if spark4
+                , relation.timeTravelSpec()
+//#endif
+                ));
       }
       if (replacements.isEmpty()) {
         return null;
@@ -883,10 +915,16 @@ public class Bridge {
     if (!changed) {
       return node;
     }
-    scala.collection.Seq seq =
-        ((scala.collection.mutable.Buffer) scala.collection.JavaConverters.asScalaBufferConverter(updated).asScala())
-            .toSeq();
-    return (LogicalPlan) node.withNewChildren(seq);
+    return (LogicalPlan) node.withNewChildren(scalaList(updated));
+  }
+
+  /**
+   * {@code items} as a Scala immutable list: a {@code Seq} under Scala 2.12 (Spark 3.5) and an
+   * immutable {@code Seq} under 2.13 (Spark 4), as Spark's signatures ask in each.
+   */
+  static scala.collection.immutable.List scalaList(List items) {
+    return ((scala.collection.mutable.Buffer) scala.collection.JavaConverters.asScalaBufferConverter(items).asScala())
+        .toList();
   }
 
   /**

@@ -43,7 +43,11 @@ import org.apache.iceberg.expressions.ResidualEvaluator;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.spark.source.SparkScanBuilder;
 import org.apache.iceberg.spark.source.SparkTable;
+//#if spark3
 import org.apache.spark.sql.Dataset;
+//#else
+import org.apache.spark.sql.classic.Dataset;
+//#endif
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.Scan;
@@ -74,14 +78,21 @@ public class SnapshotFiles {
    * or one being rewritten, keeps Iceberg's own planning.
    */
   public static SparkTable reading(SparkTable original) {
-    if (original.getClass() != SparkTable.class || original.snapshotId() != null || original.branch() != null) {
+    if (original.getClass() != SparkTable.class || original.branch() != null) {
       return null;
     }
     try {
-      if (((Boolean) field(original, "isTableRewrite")).booleanValue()) {
+//#if spark3
+      if (original.snapshotId() != null || ((Boolean) field(original, "isTableRewrite")).booleanValue()) {
         return null;
       }
       return new ListedTable(original.table(), ((Boolean) field(original, "refreshEagerly")).booleanValue());
+//#else
+      if (field(original, "timeTravel") != null) { // Spark 4: rewrites are another class, SparkRewriteTable
+        return null;
+      }
+      return new ListedTable(original.table(), false);
+//#endif
     } catch (Exception e) {
       return null;
     }
@@ -254,7 +265,11 @@ public class SnapshotFiles {
   /** An Iceberg table whose batch scans take their tasks from the list. */
   public static class ListedTable extends SparkTable {
     ListedTable(Table table, boolean refreshEagerly) {
+//#if spark3
       super(table, (Long) null, refreshEagerly, false);
+//#else
+      super(table); // Iceberg's Spark 4 tables hold the snapshot they were loaded at
+//#endif
     }
 
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
@@ -265,8 +280,12 @@ public class SnapshotFiles {
 
   /** Iceberg's scan builder, unchanged but for the tasks its batch scans start with. */
   public static class ListedScanBuilder
+//#if spark3
       implements ScanBuilder, SupportsPushDownAggregates, SupportsPushDownV2Filters, SupportsPushDownRequiredColumns,
           SupportsReportStatistics {
+//#else
+      implements ScanBuilder, SupportsPushDownAggregates, SupportsPushDownV2Filters, SupportsPushDownRequiredColumns {
+//#endif
     final SparkScanBuilder iceberg;
 
     ListedScanBuilder(SparkScanBuilder iceberg) {
@@ -291,14 +310,17 @@ public class SnapshotFiles {
       return iceberg.pushAggregation(aggregation);
     }
 
+//#if spark3
     public boolean supportCompletePushDown(Aggregation aggregation) {
       return iceberg.supportCompletePushDown(aggregation);
     }
+//#endif
 
     public void pruneColumns(StructType requiredSchema) {
       iceberg.pruneColumns(requiredSchema);
     }
 
+//#if spark3
     public Statistics estimateStatistics() {
       Scan scan = build();
       return scan instanceof SupportsReportStatistics
@@ -309,5 +331,6 @@ public class SnapshotFiles {
     public StructType readSchema() {
       return iceberg.readSchema();
     }
+//#endif
   }
 }

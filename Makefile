@@ -1,23 +1,39 @@
 # Two commands on a fresh machine: `make demo` runs the main job, `make test` runs the tests.
-# Each creates .venv (Python 3.10-3.12) with everything it needs from PyPI.
+# Each creates .venv (Python 3.10-3.12) with everything it needs from PyPI and the Iceberg runtime
+# for its Spark from Maven (`zskip jars`, with mvn, into the local Maven repository).  `make test`
+# also creates .venv-spark3.5, the same with Spark 3.5, for the smoke suite.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+VENV35 ?= .venv-spark3.5
+BIN35 := $(VENV35)/bin
 
-.PHONY: demo test lint typecheck unit integration bench clean
+.PHONY: demo test smoke-spark3.5 lint typecheck unit integration bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/zskip jars
+	touch $@
+
+$(BIN35)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV35)
+	$(BIN35)/pip install --quiet --upgrade pip
+	$(BIN35)/pip install --quiet -e '.[dev]' 'pyspark>=3.5.2,<3.6'
+	$(BIN35)/zskip jars
 	touch $@
 
 demo: $(BIN)/.installed
 	$(BIN)/zskip demo
 
-test: $(BIN)/.installed lint typecheck
+test: $(BIN)/.installed lint typecheck smoke-spark3.5
 	$(BIN)/pytest
+
+# the smoke suite (tests marked smoke) on Spark 3.5
+smoke-spark3.5: $(BIN35)/.installed
+	ZSKIP_READ_TABLES=2 $(BIN35)/pytest -m smoke -p no:cacheprovider
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
@@ -39,4 +55,4 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/planning.py --scale-factor 1
 
 clean:
-	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV35) warehouse .pytest_cache .mypy_cache .ruff_cache

@@ -50,6 +50,7 @@ def indexed(spark) -> str:
     return table
 
 
+@pytest.mark.smoke
 def test_bitmaps_keep_exactly_the_files_and_row_groups_that_hold_a_match(spark, indexed) -> None:
     # a and s overlap in every file's min/max, yet few files hold this exact combination
     a, s = spark.table(indexed).select("a", "s").orderBy("id").first()
@@ -88,6 +89,7 @@ def test_list_shows_each_index_and_its_size(spark, indexed) -> None:
     assert listed[("id", "bloom")].options == {"fpp": 0.01}
 
 
+@pytest.mark.smoke
 def test_refresh_after_an_append_indexes_only_the_new_files(spark) -> None:
     table = make_table(spark, "lake.idx.refresh", rows=10_000, files=4)
     zskip.create_index(spark, table, "a", kind="bitmap")

@@ -30,6 +30,7 @@ def _laid_out(spark, name: str) -> str:
     return table
 
 
+@pytest.mark.smoke
 def test_maintain_clusters_and_indexes_an_append_then_converges(spark) -> None:
     table = _laid_out(spark, "lake.maintain.once")
     clustering = spark.sql(f"SHOW TBLPROPERTIES {table} ('zskip.clustering')").first()[1]

@@ -33,6 +33,7 @@ def snapshot_id(spark, table: str) -> int:
     return int(spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at DESC LIMIT 1").first()[0])
 
 
+@pytest.mark.smoke
 def test_optimize_keeps_every_row_and_clusters_the_files(spark) -> None:
     table = make_table(spark, "lake.opt.basic")
     before = fingerprint(spark, table)
@@ -145,6 +146,7 @@ def test_a_failure_inside_the_write_leaves_the_table_unchanged(spark, monkeypatc
     assert staged.fetchSetIds(load_table(spark, table).java).isEmpty()
 
 
+@pytest.mark.smoke
 def test_an_append_during_optimize_survives(spark, monkeypatch) -> None:
     table = make_table(spark, "lake.opt.concurrent_append", rows=20_000, files=6)
     spark.table(table).limit(100).createOrReplaceTempView("extra_rows")

@@ -29,6 +29,7 @@ def blobs() -> dict[str, bytes]:
     }
 
 
+@pytest.mark.smoke
 def test_java_reads_what_zskip_writes(spark, tmp_path) -> None:
     jvm = spark.sparkContext._jvm
     path = tmp_path / "zskip.puffin"
@@ -59,6 +60,7 @@ def test_java_reads_what_zskip_writes(spark, tmp_path) -> None:
 
 
 @pytest.mark.parametrize("codec", ["ZSTD", "NONE"])
+@pytest.mark.smoke
 def test_zskip_reads_what_java_writes(spark, tmp_path, codec: str) -> None:
     # (Iceberg 1.10 cannot compress the footer itself: compressFooter() fails with "Unsupported codec: LZ4".)
     jvm = spark.sparkContext._jvm

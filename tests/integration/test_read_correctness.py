@@ -101,6 +101,7 @@ def rows_of(frame: Any) -> Counter[tuple[Any, ...]]:
     change=st.sampled_from([None, "append", "delete", "damage"]),
     data=st.data(),
 )
+@pytest.mark.smoke
 def test_read_equals_the_plain_query(spark, rows, files, layout, cluster_by, indexes, change, data) -> None:
     table = "lake.prop.t"
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.prop")

@@ -15,6 +15,7 @@ from zskip.iceberg import has_iceberg
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.smoke
 def test_session_has_iceberg_and_a_working_catalog(spark, warehouse: Path) -> None:
     assert has_iceberg(spark, "lake")
     spark.sql("CREATE TABLE lake.session_t.roundtrip (id BIGINT, name STRING) USING iceberg")

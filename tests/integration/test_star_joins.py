@@ -45,6 +45,7 @@ def join_stage(plan):  # type: ignore[no-untyped-def]
 REGION = f"SELECT count(*), sum(b_key) FROM {FACT} f JOIN {NS}.dim_a a ON f.a_key = a.a_id WHERE a.region = 'r2'"
 
 
+@pytest.mark.smoke
 def test_a_dimension_filter_prunes_fact_files_through_the_recorded_coordinates(spark, star) -> None:
     same_rows(spark, REGION)
     plan = fact_plan(spark, REGION)
@@ -76,6 +77,7 @@ def test_a_dimension_filter_prunes_fact_files_through_the_recorded_coordinates(s
         f"SELECT count(*) FROM {FACT} f JOIN {NS}.dim_a a ON f.a_key = a.a_id WHERE a.region = 'zz'",
     ],
 )
+@pytest.mark.smoke
 def test_inner_and_semi_joins_prune_and_return_the_same_rows(spark, star, query: str) -> None:
     same_rows(spark, query)
     plan = fact_plan(spark, query)

@@ -46,7 +46,7 @@ def cli(ctx: click.Context, warehouse: str, catalog: str, master: str, verbose: 
 
 
 def _register() -> None:
-    from zskip.cli import bench, demo, indexes, layout, maintenance, query
+    from zskip.cli import bench, demo, indexes, jars, layout, maintenance, query
 
     cli.add_command(demo.demo)
     cli.add_command(layout.optimize)
@@ -60,6 +60,7 @@ def _register() -> None:
     cli.add_command(query.explain)
     cli.add_command(query.query)
     cli.add_command(bench.bench)
+    cli.add_command(jars.jars)
 
 
 def main(argv: list[str] | None = None) -> None:

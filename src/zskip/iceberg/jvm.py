@@ -31,13 +31,15 @@ def _check(spark: Any) -> None:
         )
     from py4j.java_gateway import JavaClass
 
+    from zskip.iceberg.jvm_dependencies import iceberg_runtime
+
     runtime = spark.sparkContext._jvm.org.apache.iceberg.spark.Spark3Util
     if not isinstance(runtime, JavaClass):
         raise UnsupportedSessionError(
             "this Spark session has no Apache Iceberg runtime (org.apache.iceberg.spark.Spark3Util is not "
-            "on its classpath): start it with zskip.session(), or add iceberg-spark-runtime-3.5_2.12 to "
-            "spark.jars (or spark.jars.packages) and set spark.sql.extensions="
-            "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+            "on its classpath): start it with zskip.session(), or add "
+            f"{iceberg_runtime(str(spark.version))} to spark.jars.packages (`zskip jars` fetches it for "
+            "spark.jars) and set spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
         )
     _CHECKED.add(spark)
 

@@ -6,13 +6,12 @@ object storage, the AWS libraries) come from Maven.  ``zskip.session()`` puts th
 repository host is named here: Maven's own settings decide where it downloads from).  Without
 ``mvn``, it asks Spark's own resolver for the same coordinates through ``spark.jars.packages``.
 
-    python -m zskip.iceberg.jvm_dependencies            # resolve the runtime for the installed Spark
-    python -m zskip.iceberg.jvm_dependencies --print    # the coordinates, for spark.jars.packages
+    zskip jars                  # fetch the runtime for the installed Spark, print its path
+    zskip jars --coordinates    # its coordinates, for spark.jars.packages
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import re
@@ -114,24 +113,3 @@ def resolve(coordinate: Coordinate) -> Path | None:
             f"repository settings (~/.m2/settings.xml), or put the jar on spark.jars yourself"
         )
     return found
-
-
-def main() -> None:
-    import pyspark
-
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--spark", default=pyspark.__version__, help="Spark version (default: the installed one)")
-    parser.add_argument("--print", action="store_true", help="print the coordinates instead of fetching them")
-    args = parser.parse_args()
-    coordinate = iceberg_runtime(args.spark)
-    if args.print:
-        print(coordinate)
-        return
-    path = resolve(coordinate)
-    if path is None:
-        raise SystemExit(f"no mvn on PATH: install Maven, or set spark.jars.packages={coordinate}")
-    print(path)
-
-
-if __name__ == "__main__":
-    main()

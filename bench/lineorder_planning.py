@@ -46,12 +46,12 @@ TABLES = {
 OWN = "zskip's own ms"
 # what the labels of the runs in the report measured (git history holds the earlier reports)
 VERSIONS = (
-    "*s20-before-N* is zskip at 8638a66 (`PYTHONPATH=<its src>`), *s20-after-N* the commit this report came with "
-    "(columns bound to field ids once per plan; the planner split into one module per stage). Each label ran in "
-    "its own process, before and after alternating, on tables optimized and indexed by 8638a66: *after* reads "
-    "0.3's name-only clustering store and index manifest and ties their names to field ids through the table's "
-    "schema history on its first query of each, which the cold call pays once. The report of 1356a48 compared "
-    "3633a94 with the per-snapshot file lists (git history holds it and the earlier ones)."
+    "*s21-before-N* is zskip at 18d95d7 (`PYTHONPATH=<its src>`), *s21-after-N* the commit this report came with "
+    "(index kinds in a registry: each column's indexes are asked through their kind, exact kinds first; the "
+    "joint bloom probe through the kind). Each label ran in its own process, before and after alternating, on "
+    "tables optimized and indexed by 8638a66 (0.3's name-only records, tied to field ids on the first query "
+    "of each, which the cold call pays). The report of 0b366b2 compared 8638a66 with 18d95d7's planner split "
+    "(git history holds it and the earlier ones)."
 )
 
 

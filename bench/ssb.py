@@ -401,8 +401,8 @@ def row_groups_holding(spark: Any, query: str, table: str) -> int:
     the matching rows (Iceberg's ``_file`` and ``_pos``) placed in each file's row groups by pyarrow."""
     import numpy as np
 
-    from zskip.iceberg.frames import collect_arrow
     from zskip.fileindex.parquet_io import open_parquet
+    from zskip.iceberg.frames import collect_arrow
 
     body = query.split(" FROM ", 1)[1]
     for clause in (" GROUP BY ", " ORDER BY "):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["collect_arrow"]
+__all__ = ["collect_arrow", "table_at"]
 
 
 def collect_arrow(frame: DataFrame) -> pa.Table:
@@ -20,3 +20,9 @@ def collect_arrow(frame: DataFrame) -> pa.Table:
     if batches:
         return pa.Table.from_batches(batches)
     return to_arrow_schema(frame.schema).empty_table()
+
+
+def table_at(spark: SparkSession, table: str, snapshot_id: int) -> DataFrame:
+    """``table``'s rows at snapshot ``snapshot_id`` (SQL time travel: Iceberg's Spark 4 runtime no
+    longer takes a ``snapshot-id`` read option)."""
+    return spark.sql(f"SELECT * FROM {table} VERSION AS OF {int(snapshot_id)}")

@@ -2,7 +2,9 @@
 
 The flow is the one Iceberg's ``rewrite_data_files`` uses, driven from Python: stage a group's
 file tasks under an id, read exactly those with ``scan-task-set-id``, write the new files with
-``rewritten-file-scan-task-set-id`` (which keeps them out of the table), fetch them from the
+``rewritten-file-scan-task-set-id`` (which keeps them out of the table; on Iceberg's Spark 4 runtime
+the table is put in its table cache under the id, and the id is read and written as a table instead),
+fetch them from the
 rewrite coordinator, and swap old for new in one ``RewriteFiles`` commit validated from the
 snapshot the rewrite started at.
 """
@@ -42,18 +44,23 @@ class StagedGroup:
     old_files: Any  # java.util.Set<DataFile>
 
     def read(self) -> DataFrame:
-        return self.table.spark.read.format("iceberg").option("scan-task-set-id", self.set_id).load(self.table.name)
+        reader = self.table.spark.read.format("iceberg")
+        if _by_table_cache(self.table):  # Iceberg's Spark 4 runtime: the set id names a rewrite table
+            return reader.load(self.set_id)
+        return reader.option("scan-task-set-id", self.set_id).load(self.table.name)
 
     def write(self, frame: DataFrame, *, target_file_size_bytes: int) -> None:
-        (
+        writer = (
             frame.write.format("iceberg")
-            .option("rewritten-file-scan-task-set-id", self.set_id)
             .option("target-file-size-bytes", str(target_file_size_bytes))
             # The frame's partitions are the files: the table's own distribution would reshuffle them.
             .option("use-table-distribution-and-ordering", "false")
             .mode("append")
-            .save(self.table.name)
         )
+        if _by_table_cache(self.table):
+            writer.save(self.set_id)
+        else:
+            writer.option("rewritten-file-scan-task-set-id", self.set_id).save(self.table.name)
 
     def new_files(self) -> Any:
         coordinator = self.table.jvm.org.apache.iceberg.spark.FileRewriteCoordinator.get()
@@ -67,6 +74,8 @@ class StagedGroup:
         jvm = self.table.jvm
         jvm.org.apache.iceberg.spark.ScanTaskSetManager.get().removeTasks(self.table.java, self.set_id)
         jvm.org.apache.iceberg.spark.FileRewriteCoordinator.get().clearRewrite(self.table.java, self.set_id)
+        if _by_table_cache(self.table):
+            _table_cache(self.table).remove(self.set_id)
 
     def delete_new_files(self) -> None:
         """Remove files this group wrote but never committed (after a failure)."""
@@ -93,8 +102,27 @@ def stage_group(table: IcebergTable, tasks: TaskList, files: Sequence[str]) -> S
         task_list.add(task)
         old_files.add(task.file())
     set_id = f"zskip-{uuid.uuid4()}"
+    if _by_table_cache(table):
+        _table_cache(table).add(set_id, table.java)
     jvm.org.apache.iceberg.spark.ScanTaskSetManager.get().stageTasks(table.java, set_id, task_list)
     return StagedGroup(table=table, set_id=set_id, files=tuple(files), old_files=old_files)
+
+
+def _by_table_cache(table: IcebergTable) -> bool:
+    """Whether Iceberg's runtime reads and writes a staged set through its table cache, by the set's id
+    (its Spark 4 runtime), rather than by options on the table's name (Spark 3.5)."""
+    return int(str(table.spark.version).split(".")[0]) >= 4
+
+
+def _table_cache(table: IcebergTable) -> Any:
+    """Iceberg's ``SparkTableCache`` (its static ``get()`` is overloaded with an instance ``get(key)``,
+    which py4j cannot tell apart, so it is called by reflection)."""
+    jvm = table.jvm
+    gateway = table.spark.sparkContext._gateway
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    cls = jvm.java.lang.Class.forName("org.apache.iceberg.spark.SparkTableCache", True, loader)
+    method = cls.getMethod("get", gateway.new_array(jvm.java.lang.Class, 0))
+    return method.invoke(None, gateway.new_array(jvm.java.lang.Object, 0))
 
 
 def commit_rewrites(

@@ -24,7 +24,7 @@ __all__ = ["has_iceberg", "iceberg_runtime_jar", "session"]
 log = logging.getLogger(__name__)
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
-MIN_JAVA = 17  # Spark 4 and Iceberg 1.12 need 17
+MIN_JAVA = 17  # Spark 4 needs 17
 
 
 def iceberg_runtime_jar() -> Path | None:

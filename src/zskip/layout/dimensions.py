@@ -24,7 +24,7 @@ from pyspark.sql.types import ByteType, DataType, IntegerType, LongType, ShortTy
 from zskip.curves import DimensionMapping, order_key_u64
 from zskip.errors import InvalidOptionError, UnknownColumnError
 from zskip.expr import quoted
-from zskip.iceberg.frames import collect_arrow
+from zskip.iceberg.frames import collect_arrow, table_at
 from zskip.iceberg.table import IcebergTable, load_table
 
 __all__ = [
@@ -157,7 +157,7 @@ def fit_dimension(spark: SparkSession, resolved: ResolvedDimension, bits: int) -
     snapshot_id = resolved.table.current_snapshot_id()
     source = spark.table(resolved.table.name)
     if snapshot_id is not None:  # both reads below see the same rows, whatever commits meanwhile
-        source = spark.read.option("snapshot-id", str(snapshot_id)).table(resolved.table.name)
+        source = table_at(spark, resolved.table.name, snapshot_id)
     key = quoted(resolved.key)
     by = [quoted(c) for c in resolved.by]
     present = source.where(f"{key} IS NOT NULL")

@@ -784,17 +784,22 @@ public class Bridge {
         synchronized (STAGED) {
           STAGED.put(setId, table);
         }
+//#if spark3
         Map options = new HashMap(relation.options().asCaseSensitiveMap());
-        options.put("scan-task-set-id", setId);
+        options.put("scan-task-set-id", setId); // Iceberg's Spark 3.5 tables read a staged set by option
         replacements.put(
             relation,
             new DataSourceV2Relation(
                 relation.table(), relation.output(), relation.catalog(), relation.identifier(),
-                new CaseInsensitiveStringMap(options)
-//#if spark4
-                , relation.timeTravelSpec()
+                new CaseInsensitiveStringMap(options)));
+//#else
+        // Iceberg's Spark 4 runtime reads a staged set through a table of its own
+        replacements.put(
+            relation,
+            new DataSourceV2Relation(
+                new org.apache.iceberg.spark.source.SparkRewriteTable(table, setId), relation.output(),
+                relation.catalog(), relation.identifier(), relation.options(), relation.timeTravelSpec()));
 //#endif
-                ));
       }
       if (replacements.isEmpty()) {
         return null;

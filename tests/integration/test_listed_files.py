@@ -9,12 +9,19 @@ delete files keeps Iceberg's own planning.
 
 from __future__ import annotations
 
+import pyspark
 import pytest
 
 from tests.integration.tables import make_table
 from zskip.iceberg.scans import forget_listed_files, listed_scan_count, planned_tasks, query_scans
 
 TABLE = "lake.listed.evolved"
+
+# Spark 4.1 plans the scans of the tables its catalog loads again, so zskip leaves Iceberg's own planning
+# alone there (SnapshotFiles.reading); the tests that need a listed scan run on Spark 3.5
+LISTED = pytest.mark.skipif(
+    int(pyspark.__version__.split(".")[0]) >= 4, reason="scans are planned from file lists on Spark 3.5 only"
+)
 
 FILTERS = [
     "a = 17",
@@ -49,6 +56,8 @@ def evolved(spark) -> str:
     return TABLE
 
 
+@LISTED
+@pytest.mark.smoke
 @pytest.mark.parametrize("where", FILTERS)
 def test_a_listed_scan_reads_the_tasks_iceberg_plans_and_the_same_rows(spark, evolved, where: str) -> None:
     plain = spark.table(evolved).where(where)
@@ -103,6 +112,8 @@ def test_a_new_snapshot_is_listed_anew(spark) -> None:
     assert query_scans(spark.table(table).where("a >= 0")).frame.count() == first + 500
 
 
+@LISTED
+@pytest.mark.smoke
 def test_forgotten_lists_are_read_again(spark, evolved) -> None:
     where = "a BETWEEN 10 AND 20"
     expected = planned_tasks(spark.table(evolved).where(where))

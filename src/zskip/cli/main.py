@@ -63,9 +63,21 @@ def _register() -> None:
     cli.add_command(jars.jars)
 
 
+def _quiet_query_context_logs() -> None:
+    """PySpark 4 logs every failed query's context as JSON on standard error; the command line says
+    what went wrong in one line of its own (and with -vv the whole trace)."""
+    try:
+        from pyspark.logger import PySparkLogger  # PySpark 4
+    except ImportError:
+        return
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).disabled = True
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run a verb; bad input ends with a one-line message and exit status 2."""
     _register()
+    _quiet_query_context_logs()
     try:
         cli.main(args=argv, prog_name="zskip", standalone_mode=False)
     except click.exceptions.Abort:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
@@ -11,12 +13,16 @@ __all__ = ["collect_arrow", "table_at"]
 def collect_arrow(frame: DataFrame) -> pa.Table:
     """``frame`` as an Arrow table.  Only for bounded results: metadata tables, samples, aggregates.
 
-    PySpark 3.5 has no public ``toArrow``; ``_collect_as_arrow`` is the batch transfer that
-    ``toPandas`` itself uses.
+    PySpark 4 has ``toArrow``; 3.5 has no public call, and ``_collect_as_arrow`` is the batch transfer
+    that ``toPandas`` itself uses.
     """
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    batches = frame._collect_as_arrow()
+    to_arrow: Any = getattr(frame, "toArrow", None)
+    if to_arrow is not None:
+        return to_arrow()
+    collect: Any = frame._collect_as_arrow
+    batches = collect()
     if batches:
         return pa.Table.from_batches(batches)
     return to_arrow_schema(frame.schema).empty_table()

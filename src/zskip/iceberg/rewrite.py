@@ -119,6 +119,7 @@ def _table_cache(table: IcebergTable) -> Any:
     which py4j cannot tell apart, so it is called by reflection)."""
     jvm = table.jvm
     gateway = table.spark.sparkContext._gateway
+    assert gateway is not None  # a classic session (zskip.iceberg.jvm checked it)
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     cls = jvm.java.lang.Class.forName("org.apache.iceberg.spark.SparkTableCache", True, loader)
     method = cls.getMethod("get", gateway.new_array(jvm.java.lang.Class, 0))

@@ -80,7 +80,10 @@ def scanned_rows(frame: DataFrame, table: str) -> int:
     while pending:
         node = pending.pop()
         if node.getClass().getSimpleName() == "BatchScanExec":
-            if str(node.scan().description()).split(" ")[0] == table:
+            described = str(node.scan().description())
+            # "<table> [filters=...]" (Iceberg's Spark 3.5 runtime) or "IcebergScan(table=<table>, ..."
+            # and "IcebergStagedScan(table=<table>, ..." (its Spark 4 runtime)
+            if described.split(" ")[0] == table or described.split(",")[0].endswith(f"(table={table}"):
                 total += int(node.metrics().apply("numOutputRows").value())
             continue
         pending.extend(_children(node))

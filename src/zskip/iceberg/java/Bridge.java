@@ -147,7 +147,8 @@ public class Bridge {
   static boolean isStatement(LogicalPlan node) {
     String name = nodeName(node);
     return node instanceof Command || node instanceof ParsedStatement || name.equals("InsertIntoDir")
-        || name.equals("InsertIntoStatement") || name.equals("CallStatement");
+        || name.equals("InsertIntoStatement") || name.equals("CallStatement")
+        || name.equals("Call"); // Spark 4 parses CALL itself
   }
 
   /**

@@ -13,6 +13,7 @@ import pyspark
 import pytest
 
 from tests.integration.tables import make_table
+from zskip.iceberg.jvm_dependencies import spark_major
 from zskip.iceberg.scans import forget_listed_files, listed_scan_count, planned_tasks, query_scans
 
 TABLE = "lake.listed.evolved"
@@ -20,7 +21,7 @@ TABLE = "lake.listed.evolved"
 # Spark 4.1 plans the scans of the tables its catalog loads again, so zskip leaves Iceberg's own planning
 # alone there (SnapshotFiles.reading); the tests that need a listed scan run on Spark 3.5
 LISTED = pytest.mark.skipif(
-    int(pyspark.__version__.split(".")[0]) >= 4, reason="scans are planned from file lists on Spark 3.5 only"
+    spark_major(pyspark.__version__) >= 4, reason="scans are planned from file lists on Spark 3.5 only"
 )
 
 FILTERS = [

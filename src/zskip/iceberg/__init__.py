@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from zskip.iceberg.session import has_iceberg, iceberg_runtime_jar, session
+from zskip.iceberg.session import has_iceberg, session
 
-__all__ = ["has_iceberg", "iceberg_runtime_jar", "session"]
+__all__ = ["has_iceberg", "session"]

@@ -19,6 +19,7 @@ from typing import Any
 
 from zskip.errors import UnsupportedSessionError
 from zskip.iceberg.jvm import jvm_of
+from zskip.iceberg.jvm_dependencies import spark_major
 
 __all__ = ["compiled", "for_spark"]
 
@@ -50,7 +51,7 @@ def compiled(spark: Any, source: str, *, uses: str | None = None) -> Any:
 
 def for_spark(text: str, spark_version: str) -> str:
     """``text`` with only the ``//#if`` blocks that hold for ``spark_version`` (``spark3``, ``spark4``)."""
-    flags = {f"spark{spark_version.split('.')[0]}"}
+    flags = {f"spark{spark_major(spark_version)}"}
     out: list[str] = []
     keep: list[bool] = []  # one entry per open block: whether its current branch is compiled
     for number, line in enumerate(text.splitlines(), start=1):

@@ -30,6 +30,7 @@ __all__ = [
     "local_jar",
     "resolve",
     "spark_line",
+    "spark_major",
 ]
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,11 @@ class Coordinate:
     @property
     def file_name(self) -> str:
         return f"{self.artifact}-{self.version}.jar"
+
+
+def spark_major(version: str) -> int:
+    """The major version of a Spark version string (``4`` for ``4.1.4``)."""
+    return int(version.split(".")[0])
 
 
 def spark_line(version: str) -> str:

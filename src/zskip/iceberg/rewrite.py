@@ -2,11 +2,10 @@
 
 The flow is the one Iceberg's ``rewrite_data_files`` uses, driven from Python: stage a group's
 file tasks under an id, read exactly those with ``scan-task-set-id``, write the new files with
-``rewritten-file-scan-task-set-id`` (which keeps them out of the table; on Iceberg's Spark 4 runtime
-the table is put in its table cache under the id, and the id is read and written as a table instead),
-fetch them from the
+``rewritten-file-scan-task-set-id`` (which keeps them out of the table), fetch them from the
 rewrite coordinator, and swap old for new in one ``RewriteFiles`` commit validated from the
-snapshot the rewrite started at.
+snapshot the rewrite started at.  Iceberg's Spark 4 runtime has no such options: the table goes into
+its table cache under the set id, and the id is read and written as a table.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from zskip.errors import ConcurrentChangeError
+from zskip.iceberg.jvm_dependencies import spark_major
 from zskip.iceberg.table import IcebergTable, apply_properties
 from zskip.iceberg.tasks import TaskList, plan_tasks
 
@@ -111,7 +111,7 @@ def stage_group(table: IcebergTable, tasks: TaskList, files: Sequence[str]) -> S
 def _by_table_cache(table: IcebergTable) -> bool:
     """Whether Iceberg's runtime reads and writes a staged set through its table cache, by the set's id
     (its Spark 4 runtime), rather than by options on the table's name (Spark 3.5)."""
-    return int(str(table.spark.version).split(".")[0]) >= 4
+    return spark_major(str(table.spark.version)) >= 4
 
 
 def _table_cache(table: IcebergTable) -> Any:

@@ -19,18 +19,12 @@ from zskip.errors import InvalidOptionError, JavaNotFoundError, WarehouseNotWrit
 from zskip.iceberg.jvm_dependencies import ICEBERG_VERSION, iceberg_runtime, resolve
 from zskip.iceberg.spark_errors import first_line, is_spark_error
 
-__all__ = ["has_iceberg", "iceberg_runtime_jar", "session"]
+__all__ = ["has_iceberg", "session"]
 
 log = logging.getLogger(__name__)
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 MIN_JAVA = 17  # Spark 4 needs 17
-
-
-def iceberg_runtime_jar() -> Path | None:
-    """The Iceberg Spark runtime jar for the installed Spark, from the local Maven repository (fetched
-    with ``mvn`` the first time); None without ``mvn``."""
-    return resolve(iceberg_runtime(pyspark.__version__))
 
 
 def has_iceberg(spark: SparkSession, catalog: str | None = None) -> bool:

@@ -87,3 +87,13 @@ def test_one_java_source_keeps_the_lines_of_the_sessions_spark() -> None:
 def test_a_malformed_directive_is_refused(text: str, says: str) -> None:
     with pytest.raises(ValueError, match=says):
         for_spark(text, "4.1.4")
+
+
+def test_the_jars_verb_prints_coordinates_and_refuses_an_unsupported_spark(capsys: pytest.CaptureFixture[str]) -> None:
+    from zskip.cli.main import main
+
+    main(["jars", "--coordinates", "--spark", "3.5.8"])
+    assert capsys.readouterr().out.strip() == str(iceberg_runtime("3.5.8"))
+    with pytest.raises(SystemExit) as exited:
+        main(["jars", "--spark", "4.2.0"])
+    assert exited.value.code == 2 and "3.5.x and 4.1.x" in capsys.readouterr().err

@@ -401,8 +401,8 @@ def row_groups_holding(spark: Any, query: str, table: str) -> int:
     the matching rows (Iceberg's ``_file`` and ``_pos``) placed in each file's row groups by pyarrow."""
     import numpy as np
 
-    from zskip.fileindex.parquet_io import open_parquet
     from zskip.iceberg.frames import collect_arrow
+    from zskip.iceberg.table import load_table
 
     body = query.split(" FROM ", 1)[1]
     for clause in (" GROUP BY ", " ORDER BY "):
@@ -414,8 +414,9 @@ def row_groups_holding(spark: Any, query: str, table: str) -> int:
     held = 0
     files = rows.column(0).to_numpy(zero_copy_only=False)
     positions = rows.column(1).to_numpy()
+    access = load_table(spark, table).file_access()
     for path in np.unique(files):
-        metadata = open_parquet(str(path)).metadata
+        metadata = access.open_parquet(str(path)).metadata
         ends = np.cumsum([metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)])
         held += len(np.unique(np.searchsorted(ends, positions[files == path], side="right")))
     return held

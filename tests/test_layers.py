@@ -40,7 +40,7 @@ LAYERS: dict[str, set[str]] = {
         "demo",
     },
 }
-SHARED = {"display", "errors", "units"}
+SHARED = {"display", "errors", "storage", "units"}
 
 
 def modules() -> list[Path]:

@@ -8,6 +8,7 @@ from zskip.expr import And, Compare, IsNull, Not
 from zskip.expr.rewrite import without_implied_not_null
 from zskip.planning import workload
 from zskip.planning.workload import WORKLOAD_SCHEMA, read_workload, workload_dir
+from zskip.storage import LOCAL
 from zskip.tablefiles import workload_log
 
 
@@ -51,11 +52,11 @@ def test_an_empty_log_reads_as_no_records(tmp_path: Path) -> None:
 def test_a_failing_write_is_counted_and_warned_never_raised(tmp_path: Path, monkeypatch, caplog) -> None:
     recorder = workload.WorkloadRecorder()
 
-    def broken(location: str, rows: list) -> None:
+    def broken(location: str, rows: list, access: object) -> None:
         raise OSError("disk full")
 
     monkeypatch.setattr(workload, "append_records", broken)
-    recorder._pending[str(tmp_path)] = workload._Pending("lake.db.t", [_row(1)])
+    recorder._pending[str(tmp_path)] = workload._Pending("lake.db.t", [_row(1)], LOCAL)
     with caplog.at_level("WARNING", logger="zskip.planning.workload"):
         assert recorder.flush() == 0
     assert recorder.errors == 1

@@ -10,6 +10,7 @@ __all__ = [
     "InvalidPredicateError",
     "InvalidQueryError",
     "JavaNotFoundError",
+    "StorageError",
     "UnknownColumnError",
     "UnknownIndexError",
     "UnknownTableError",
@@ -82,3 +83,8 @@ class UnsupportedSessionError(ZskipError, TypeError):
 
 class CorruptIndexError(ZskipError, ValueError):
     """A Puffin file, blob or index manifest is damaged; reads treat what it held as absent, writes refuse."""
+
+
+class StorageError(ZskipError, OSError):
+    """A file of the table cannot be reached: wrong credentials, an unreachable endpoint, a missing
+    bucket or file.  The message names the setting to fix."""

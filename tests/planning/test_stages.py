@@ -26,6 +26,7 @@ from zskip.planning.minmax_arrays import StatsColumn
 from zskip.planning.pipeline import run_stages
 from zskip.planning.plan import Candidates, PlanInputs, Stage
 from zskip.planning.stages import iceberg_files, indexes, read_ranges, row_group_minmax
+from zskip.storage import LOCAL, FileAccess
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stages"
 
@@ -36,6 +37,7 @@ class MemoryMetadata:
 
     footers: dict[str, Footer]
     manifest_path: str | None = None
+    storage: FileAccess = LOCAL  # local files: the fixtures' Puffin files sit in a temporary folder
     cache: dict[tuple[str, int], StatsColumn] = field(default_factory=dict)
 
     def footer(self, path: str) -> Footer:

@@ -16,8 +16,8 @@ import pyarrow as pa
 
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.kinds import kind_named
-from zskip.fileindex.parquet_io import open_parquet, read_file, write_file
 from zskip.fileindex.puffin import CHECKSUM, PuffinWriter
+from zskip.storage import LOCAL, FileAccess
 
 __all__ = [
     "BlobEntry",
@@ -91,13 +91,14 @@ def build_file_indexes(
     *,
     snapshot_id: int = -1,
     absent_is_null: frozenset[int] = frozenset(),
+    access: FileAccess = LOCAL,
 ) -> list[BlobEntry]:
     """Index ``data_file``'s columns as ``definitions`` say; write the blobs to ``puffin_path``.
 
     Columns are found in the file by field id, whatever they were called when it was written.  A
     field the file lacks (added to the table since) is indexed as NULL in every row when it is in
     ``absent_is_null`` (a field with no initial default), and not indexed otherwise."""
-    parquet = open_parquet(data_file)
+    parquet = access.open_parquet(data_file)
     positions = top_level_field_ids(parquet.schema_arrow)
     wanted = sorted({d.field_id for d in definitions if d.field_id is not None})
     present = sorted(positions[i] for i in wanted if i in positions)  # schema order, as a read returns them
@@ -133,7 +134,7 @@ def build_file_indexes(
         )
         written.append((definition, meta))
     writer.finish()
-    write_file(puffin_path, buffer.getvalue())
+    access.write(puffin_path, buffer.getvalue())
     return [
         BlobEntry(
             data_file=data_file,
@@ -152,13 +153,13 @@ def build_file_indexes(
     ]
 
 
-def copy_blobs(puffin_path: str, entries: Sequence[dict[str, Any]]) -> list[BlobEntry]:
+def copy_blobs(puffin_path: str, entries: Sequence[dict[str, Any]], access: FileAccess = LOCAL) -> list[BlobEntry]:
     """Write the blobs manifest ``entries`` point at into one new Puffin file, bytes as stored."""
     buffer = io.BytesIO()
     writer = PuffinWriter(buffer, properties={"created-by": "zskip"})
     copied = []
     for entry in entries:
-        stored = read_file(entry["puffin_path"], offset=entry["offset"], length=entry["length"])
+        stored = access.read(entry["puffin_path"], offset=entry["offset"], length=entry["length"])
         if str(zlib.crc32(stored)) != entry["checksum"]:
             continue  # a damaged blob stays out of the merged file: its data file counts as unindexed
         meta = writer.add_stored(
@@ -184,5 +185,5 @@ def copy_blobs(puffin_path: str, entries: Sequence[dict[str, Any]]) -> list[Blob
             )
         )
     writer.finish()
-    write_file(puffin_path, buffer.getvalue())
+    access.write(puffin_path, buffer.getvalue())
     return copied

@@ -6,17 +6,23 @@ object storage, the AWS libraries) come from Maven.  ``zskip.session()`` puts th
 repository host is named here: Maven's own settings decide where it downloads from).  Without
 ``mvn``, it asks Spark's own resolver for the same coordinates through ``spark.jars.packages``.
 
-    zskip jars                  # fetch the runtime for the installed Spark, print its path
-    zskip jars --coordinates    # its coordinates, for spark.jars.packages
+    zskip jars                          # fetch the runtime for the installed Spark, print its path
+    zskip jars --object-storage         # and the S3 libraries (S3FileIO, and S3A on Spark 4.1)
+    zskip jars --coordinates            # their coordinates, for spark.jars.packages
+
+The servers the test suite starts (an S3-compatible store, an Iceberg REST catalog) are declared
+here too, and resolved with their dependencies by ``server_classpath``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,10 +31,13 @@ from zskip.errors import JavaNotFoundError, UnsupportedSessionError
 __all__ = [
     "ICEBERG_VERSION",
     "SPARK_LINES",
+    "TEST_SERVERS",
     "Coordinate",
     "iceberg_runtime",
     "local_jar",
+    "object_storage",
     "resolve",
+    "server_classpath",
     "spark_line",
     "spark_major",
 ]
@@ -42,6 +51,14 @@ ICEBERG_VERSION = "1.11.0"
 # Spark lines zskip supports -> the Scala version PySpark's own jars are built with
 SPARK_LINES = {"3.5": "2.12", "4.1": "2.13"}
 
+# Hadoop's S3A connector, for the Spark lines whose Hadoop (the hadoop-client jars PySpark ships) runs
+# it on the AWS SDK v2 that Iceberg's AWS bundle carries.  Spark 3.5's Hadoop 3.3.4 needs SDK v1 (a
+# 280 MB bundle): on 3.5 tables on S3 go through Iceberg's S3FileIO (s3://) only.
+S3A_HADOOP = {"4.1": "3.4.2"}
+# the AWS SDK version inside iceberg-aws-bundle (ICEBERG_VERSION); S3A's transfer manager, which the
+# bundle leaves out, must be the same version
+AWS_SDK_VERSION = "2.44.4"
+
 
 @dataclass(frozen=True)
 class Coordinate:
@@ -50,16 +67,24 @@ class Coordinate:
     group: str
     artifact: str
     version: str
+    classifier: str = ""  # a secondary jar of the artifact (``tests``, ``test-fixtures``)
 
     def __str__(self) -> str:
-        return f"{self.group}:{self.artifact}:{self.version}"
+        return f"{self.group}:{self.artifact}:{self.version}" + (f":{self.classifier}" if self.classifier else "")
 
     def path_in(self, repository: Path) -> Path:
         return repository.joinpath(*self.group.split("."), self.artifact, self.version, self.file_name)
 
     @property
     def file_name(self) -> str:
-        return f"{self.artifact}-{self.version}.jar"
+        return f"{self.artifact}-{self.version}{'-' + self.classifier if self.classifier else ''}.jar"
+
+    def pom_dependency(self) -> str:
+        classifier = f"<classifier>{self.classifier}</classifier>" if self.classifier else ""
+        return (
+            f"<dependency><groupId>{self.group}</groupId><artifactId>{self.artifact}</artifactId>"
+            f"<version>{self.version}</version>{classifier}</dependency>"
+        )
 
 
 def spark_major(version: str) -> int:
@@ -84,6 +109,94 @@ def iceberg_runtime(spark_version: str) -> Coordinate:
     """The Iceberg Spark runtime built for ``spark_version``'s line and Scala version."""
     line = spark_line(spark_version)
     return Coordinate("org.apache.iceberg", f"iceberg-spark-runtime-{line}_{SPARK_LINES[line]}", ICEBERG_VERSION)
+
+
+def object_storage(spark_version: str) -> list[Coordinate]:
+    """The JVM libraries for tables on S3 and S3-compatible stores: Iceberg's AWS bundle (``S3FileIO``
+    with the AWS SDK, for ``s3://``) and, where Spark's Hadoop can run it, Hadoop's S3A connector
+    (``s3a://``) on the same SDK."""
+    line = spark_line(spark_version)
+    found = [Coordinate("org.apache.iceberg", "iceberg-aws-bundle", ICEBERG_VERSION)]
+    if line in S3A_HADOOP:
+        found += [
+            Coordinate("org.apache.hadoop", "hadoop-aws", S3A_HADOOP[line]),
+            Coordinate("software.amazon.awssdk", "s3-transfer-manager", AWS_SDK_VERSION),
+        ]
+    return found
+
+
+@dataclass(frozen=True)
+class Server:
+    """A Java server the test suite starts: its main class, and what it needs by coordinates.
+
+    ``managed`` pins versions Maven's nearest-wins choice would get wrong (a BOM to import)."""
+
+    main: str
+    dependencies: tuple[Coordinate, ...]
+    managed: tuple[Coordinate, ...] = ()
+
+
+TEST_SERVERS = {
+    # an S3-compatible object store on a local port, its buckets in a local folder
+    "s3proxy": Server(
+        "org.gaul.s3proxy.Main",
+        (Coordinate("org.gaul", "s3proxy", "4.1.0"),),
+        # S3Proxy 4.1's Jackson 3 needs the jackson-annotations of its own BOM, not an older one
+        managed=(Coordinate("tools.jackson", "jackson-bom", "3.2.2"),),
+    ),
+    # Iceberg's own REST catalog server (its test fixture) over a JDBC catalog in SQLite, with S3FileIO
+    "rest-catalog": Server(
+        "org.apache.iceberg.rest.RESTCatalogServer",
+        (
+            Coordinate("org.apache.iceberg", "iceberg-open-api", ICEBERG_VERSION, "test-fixtures"),
+            Coordinate("org.apache.iceberg", "iceberg-core", ICEBERG_VERSION),
+            Coordinate("org.apache.iceberg", "iceberg-core", ICEBERG_VERSION, "tests"),  # the REST adapter
+            Coordinate("org.apache.iceberg", "iceberg-aws", ICEBERG_VERSION),
+            Coordinate("org.apache.iceberg", "iceberg-aws-bundle", ICEBERG_VERSION),
+            Coordinate("org.apache.hadoop", "hadoop-client-api", S3A_HADOOP["4.1"]),
+            Coordinate("org.apache.hadoop", "hadoop-client-runtime", S3A_HADOOP["4.1"]),
+            Coordinate("org.eclipse.jetty", "jetty-server", "12.1.14"),
+            Coordinate("org.eclipse.jetty.ee10", "jetty-ee10-servlet", "12.1.14"),
+            Coordinate("org.eclipse.jetty.compression", "jetty-compression-server", "12.1.14"),
+            Coordinate("org.eclipse.jetty.compression", "jetty-compression-gzip", "12.1.14"),
+            Coordinate("org.xerial", "sqlite-jdbc", "3.51.1.0"),
+            Coordinate("org.slf4j", "slf4j-simple", "2.0.17"),
+        ),
+    ),
+}
+
+
+def server_classpath(name: str) -> list[Path]:
+    """The jars of test server ``name`` (``TEST_SERVERS``) with all they depend on, resolved by Maven
+    into the local repository the first time (from a generated POM; later calls read the list back)."""
+    server = TEST_SERVERS[name]
+    managed = "".join(c.pom_dependency().replace("</version>", "</version><type>pom</type><scope>import</scope>", 1)
+                      for c in server.managed)  # fmt: skip
+    pom = (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        f"<groupId>zskip.servers</groupId><artifactId>{name}</artifactId><version>0</version><packaging>pom</packaging>"
+        f"<dependencyManagement><dependencies>{managed}</dependencies></dependencyManagement>"
+        f"<dependencies>{''.join(c.pom_dependency() for c in server.dependencies)}</dependencies></project>"
+    )
+    folder = Path(tempfile.gettempdir()) / f"zskip-classpath-{name}-{hashlib.sha256(pom.encode()).hexdigest()[:12]}"
+    listing = folder / "classpath.txt"
+    if listing.is_file():
+        jars = [Path(p) for p in listing.read_text().split(os.pathsep) if p]
+        if jars and all(j.is_file() for j in jars):
+            return jars
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise JavaNotFoundError(f"the {name} test server is resolved with Maven, and there is no mvn on PATH")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pom.xml").write_text(pom)
+    log.warning("resolving the %s test server's jars with Maven (once)", name)
+    command = [mvn, "-q", "-B", "-f", str(folder / "pom.xml"), "dependency:build-classpath",
+               f"-Dmdep.outputFile={listing}"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0 or not listing.is_file():
+        last = next((line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line), "")
+        raise JavaNotFoundError(f"Maven could not resolve the {name} test server: {last.strip()}")
+    return [Path(p) for p in listing.read_text().split(os.pathsep) if p]
 
 
 def maven_repository() -> Path:

@@ -40,6 +40,7 @@ from zskip.expr import (
     StartsWith,
 )
 from zskip.iceberg.bridge import bridge, read_answer, read_text
+from zskip.storage import LOCAL, FileAccess
 
 __all__ = [
     "Field",
@@ -92,6 +93,7 @@ class IcebergScan:
     records: tuple[int, ...]
     sizes: tuple[int, ...]
     notes: tuple[str, ...] = ()  # what a user should know about how this scan was planned
+    storage: FileAccess = LOCAL  # how the table's files are reached (``zskip.storage``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +228,7 @@ def _scan(position: int, item: Mapping[str, Any]) -> IcebergScan:
         paths=paths,
         records=tuple(item["records"]),
         sizes=tuple(item["sizes"]),
+        storage=FileAccess.of(item.get("storage")),
     )
 
 

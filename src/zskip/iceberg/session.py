@@ -16,7 +16,7 @@ import pyspark
 from pyspark.sql import SparkSession
 
 from zskip.errors import InvalidOptionError, JavaNotFoundError, WarehouseNotWritableError
-from zskip.iceberg.jvm_dependencies import ICEBERG_VERSION, iceberg_runtime, resolve
+from zskip.iceberg.jvm_dependencies import ICEBERG_VERSION, iceberg_runtime, object_storage, resolve
 from zskip.iceberg.spark_errors import first_line, is_spark_error
 
 __all__ = ["has_iceberg", "session"]
@@ -42,8 +42,14 @@ def session(
     catalog: str = "lake",
     master: str = "local[*]",
     conf: Mapping[str, str] | None = None,
+    object_storage: bool | None = None,
 ) -> SparkSession:
     """A SparkSession with Iceberg and an embedded hadoop-type catalog named ``catalog`` in ``warehouse``.
+
+    ``warehouse`` is a local folder, or a URI such as ``s3a://bucket/warehouse`` whose store the
+    settings in ``conf`` reach (``spark.hadoop.fs.s3a.*``).  ``object_storage`` puts the S3 libraries
+    on Spark's classpath (Iceberg's AWS bundle, and Hadoop's S3A on Spark 4.1); by default they are
+    added when the warehouse or ``conf`` names S3.
 
     When a session is already active and has Iceberg configured, it is returned as it is, so code
     written against ``zskip.session()`` runs unchanged on a cluster whose session was built by
@@ -60,12 +66,13 @@ def session(
     _check_java()
     # Python workers must run this interpreter, which has zskip and its dependencies.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    warehouse_path = _writable_warehouse(Path(warehouse))
+    remote = "://" in str(warehouse) and not str(warehouse).startswith("file:")
+    warehouse_uri = str(warehouse) if remote else _writable_warehouse(Path(warehouse)).as_uri()
     settings: dict[str, str] = {
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
         f"spark.sql.catalog.{catalog}": "org.apache.iceberg.spark.SparkCatalog",
         f"spark.sql.catalog.{catalog}.type": "hadoop",
-        f"spark.sql.catalog.{catalog}.warehouse": warehouse_path.as_uri(),
+        f"spark.sql.catalog.{catalog}.warehouse": warehouse_uri,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.shuffle.partitions": str(max(4, 2 * (os.cpu_count() or 2))),
         "spark.driver.memory": "4g",
@@ -75,6 +82,8 @@ def session(
     }
     settings.update(conf or {})
     settings.update(_with_iceberg_runtime(conf or {}))
+    if object_storage or (object_storage is None and _names_s3(warehouse_uri, conf or {})):
+        settings.update(_with_object_storage(settings))
     builder = SparkSession.builder.master(master).appName("zskip")
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -103,6 +112,27 @@ def _with_iceberg_runtime(conf: Mapping[str, str]) -> dict[str, str]:
         log.warning("no mvn on PATH: Spark resolves %s itself (spark.jars.packages)", coordinate)
         return {"spark.jars.packages": ",".join(p for p in (packages, str(coordinate)) if p)}
     return {"spark.jars": ",".join(j for j in (jars, str(jar)) if j)}
+
+
+def _names_s3(warehouse: str, conf: Mapping[str, str]) -> bool:
+    """Whether the warehouse or the settings point at S3 (the S3 libraries are then needed)."""
+    return (
+        warehouse.startswith(("s3://", "s3a://", "s3n://"))
+        or any(key.startswith("spark.hadoop.fs.s3a.") or key.endswith(".s3.endpoint") for key in conf)
+        or any("S3FileIO" in str(value) or str(value).startswith(("s3://", "s3a://")) for value in conf.values())
+    )
+
+
+def _with_object_storage(settings: Mapping[str, str]) -> dict[str, str]:
+    """``spark.jars`` (or ``spark.jars.packages``) with the S3 libraries added, unless the settings name them."""
+    jars, packages = settings.get("spark.jars", ""), settings.get("spark.jars.packages", "")
+    if "iceberg-aws-bundle" in jars + packages:
+        return {}
+    found = [(coordinate, resolve(coordinate)) for coordinate in object_storage(pyspark.__version__)]
+    if any(jar is None for _, jar in found):
+        wanted = ",".join(str(c) for c, _ in found)
+        return {"spark.jars.packages": ",".join(p for p in (packages, wanted) if p)}
+    return {"spark.jars": ",".join(j for j in (jars, *(str(jar) for _, jar in found)) if j)}
 
 
 # What spark-submit accepts; anything else makes the JVM print a stack trace and exit.

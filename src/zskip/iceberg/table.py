@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -15,6 +16,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructType
 from zskip.errors import UnknownColumnError, UnknownTableError, UnsupportedTypeError
 from zskip.iceberg.jvm import java_session, jvm_of
 from zskip.iceberg.spark_errors import error_class, first_line, is_spark_error
+from zskip.storage import FileAccess
 
 __all__ = [
     "IcebergTable",
@@ -84,6 +86,7 @@ class IcebergTable:
     spark: SparkSession
     name: str
     java: Any
+    _access: FileAccess | None = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
     def jvm(self) -> Any:
@@ -181,25 +184,14 @@ class IcebergTable:
             out.append(found)
         return out
 
-    def write_file(self, path: str, data: bytes) -> None:
-        """Write a whole file through the table's FileIO (whatever storage the catalog uses)."""
-        stream = self.java.io().newOutputFile(path).createOrOverwrite()
-        try:
-            stream.write(bytearray(data))
-        finally:
-            stream.close()
+    def file_access(self) -> FileAccess:
+        """How zskip reaches this table's files: as its FileIO and its Hadoop settings do (``zskip.storage``);
+        asked of the JVM once per loaded table."""
+        if self._access is None:
+            from zskip.iceberg.bridge import bridge
 
-    def read_file(self, path: str) -> bytes:
-        """A whole file read through the table's FileIO, in one py4j transfer."""
-        stream = self.java.io().newInputFile(path).newStream()
-        try:
-            data = self.jvm.org.apache.iceberg.relocated.com.google.common.io.ByteStreams.toByteArray(stream)
-        finally:
-            stream.close()
-        return bytes(data)
-
-    def delete_file(self, path: str) -> None:
-        self.java.io().deleteFile(path)
+            self._access = FileAccess.of(json.loads(str(bridge(self.spark).storage(self.java))))
+        return self._access
 
     def spark_schema(self) -> StructType:
         """The current schema as Spark types (converted by Iceberg itself, no query analysis)."""

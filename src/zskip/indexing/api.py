@@ -14,14 +14,12 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.fs as pafs
 from pyspark.sql import SparkSession
 
 from zskip.display import Displayed, Progress
 from zskip.errors import InvalidOptionError, UnknownColumnError, UnknownIndexError, UnsupportedTypeError
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import IndexManifest
-from zskip.fileindex.parquet_io import resolve
 from zskip.fileindex.puffin import CorruptIndexError
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import IcebergTable, load_table
@@ -189,7 +187,7 @@ def index_coverage(iceberg: IcebergTable, sizes: Mapping[str, int]) -> list[Inde
     names = {f.id: f.name for f in iceberg.schema()}
     live = set(sizes)
     current = manifest.only_files(live)
-    missing = missing_files(current.puffin_paths())
+    missing = missing_files(iceberg, current.puffin_paths())
     out = []
     for d in manifest.definitions:
         entries = current.entries_of(d) if d.field_id in names else current.entries.slice(0, 0)
@@ -238,28 +236,27 @@ def vacuum(spark: SparkSession, table: str, *, older_than: timedelta | float | s
         manifest, manifest_path = IndexManifest.empty(), None
         warnings.append(f"kept every index file: {exc}")
         log.warning("vacuum %s: %s", table, warnings[-1])
-    protected = resolve(index_dir(iceberg))[1].rstrip("/") + "/" if warnings else None
+    access = iceberg.file_access()
+
+    def path_of(location: str) -> str:  # where a location is, whichever form (URI or path) it was written in
+        return access.resolve(location)[1]
+
+    protected = path_of(index_dir(iceberg)).rstrip("/") + "/" if warnings else None
     referenced = manifest.puffin_paths() | {manifest_path, iceberg.property(STORE_PROPERTY)}
-    referenced_paths = {resolve(p)[1] for p in referenced if p}
-    root = f"{iceberg.location().rstrip('/')}/zskip"
-    filesystem, base = resolve(root)
-    try:
-        infos = filesystem.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
-    except FileNotFoundError:
-        infos = []
+    referenced_paths = {path_of(p) for p in referenced if p}
     cutoff = time.time() - age
     deleted = kept = size = 0
-    for info in infos:
-        if info.type != pafs.FileType.File or not info.path.endswith(".puffin"):
+    for location, file_size, modified in access.files_under(f"{iceberg.location().rstrip('/')}/zskip", recursive=True):
+        if not location.endswith(".puffin"):
             continue
-        modified = info.mtime.timestamp() if info.mtime is not None else time.time()
-        in_use = info.path in referenced_paths or (protected is not None and info.path.startswith(protected))
-        if in_use or not modified <= cutoff:  # an unknown or odd time means "young": kept
+        path = path_of(location)
+        in_use = path in referenced_paths or (protected is not None and path.startswith(protected))
+        if in_use or modified is None or not modified <= cutoff:  # an unknown or odd time means "young": kept
             kept += 1
             continue
-        filesystem.delete_file(info.path)
+        access.delete(location)
         deleted += 1
-        size += info.size or 0
+        size += file_size
     log.info("vacuum %s: deleted %d files (%d bytes), kept %d", table, deleted, size, kept)
     return VacuumResult(deleted, size, kept, tuple(warnings))
 
@@ -292,7 +289,7 @@ def _update(
         manifest.entries,
     )
     current = manifest.only_files(live)
-    missing = missing_files(current.puffin_paths())
+    missing = missing_files(iceberg, current.puffin_paths())
     if missing:
         # entries whose index file is gone index nothing: drop them, and their data files are rebuilt below
         log.warning("%s: %d index files are missing; their data files are indexed again", iceberg.name, len(missing))
@@ -308,13 +305,19 @@ def _update(
     puffins = {f: new_puffin_path(iceberg) for f in work}
     absent_is_null = frozenset(f.id for f in schema if not f.has_default)
     entries = build_indexes(
-        spark, work, puffins, snapshot_id=snapshot, absent_is_null=absent_is_null, progress=progress
+        spark,
+        work,
+        puffins,
+        snapshot_id=snapshot,
+        absent_is_null=absent_is_null,
+        access=iceberg.file_access(),
+        progress=progress,
     )
     written = _puffin_bytes(entries)
     updated = current.with_entries(entries)
     merges = _merge_plan(updated.entries, iceberg)
     if merges:
-        merged = merge_puffins(spark, updated.entries, merges)
+        merged = merge_puffins(spark, updated.entries, merges, iceberg.file_access())
         updated = IndexManifest(updated.definitions, merged)
         log.info("merged %d small index files into %d", sum(len(m) for _, m in merges), len(merges))
     if (

@@ -15,6 +15,7 @@ from zskip.display import Progress
 from zskip.fileindex.build import BlobEntry, build_file_indexes, copy_blobs
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import ENTRY_SCHEMA, entries_table
+from zskip.storage import LOCAL, FileAccess
 
 __all__ = ["build_indexes", "merge_puffins"]
 
@@ -26,6 +27,7 @@ def build_indexes(
     *,
     snapshot_id: int,
     absent_is_null: frozenset[int] = frozenset(),
+    access: FileAccess = LOCAL,
     progress: Progress | None = None,
 ) -> pa.Table:
     """Build the indexes ``work`` names per data file; the manifest entries (``ENTRY_SCHEMA``) of every blob.
@@ -45,7 +47,12 @@ def build_indexes(
             for data_file, definitions, puffin_path in part:
                 parsed = [IndexDefinition.from_json(d) for d in definitions]
                 yield from build_file_indexes(
-                    data_file, parsed, puffin_path, snapshot_id=snapshot_id, absent_is_null=absent_is_null
+                    data_file,
+                    parsed,
+                    puffin_path,
+                    snapshot_id=snapshot_id,
+                    absent_is_null=absent_is_null,
+                    access=access,
                 )
 
         entries = spark.sparkContext.parallelize(chunk, len(chunk)).mapPartitions(task).collect()
@@ -54,7 +61,9 @@ def build_indexes(
     return pa.concat_tables(tables)
 
 
-def merge_puffins(spark: SparkSession, entries: pa.Table, groups: Sequence[tuple[str, Sequence[str]]]) -> pa.Table:
+def merge_puffins(
+    spark: SparkSession, entries: pa.Table, groups: Sequence[tuple[str, Sequence[str]]], access: FileAccess = LOCAL
+) -> pa.Table:
     """Copy the blobs ``entries`` place in each group's source Puffin files into one new file per group.
 
     ``groups`` pairs a new path with the files merged into it; returns ``entries`` pointing at the
@@ -74,7 +83,7 @@ def merge_puffins(spark: SparkSession, entries: pa.Table, groups: Sequence[tuple
 
     def task(part: Iterable[tuple[str, list[dict]]]) -> Iterator[BlobEntry]:
         for target, rows in part:
-            yield from copy_blobs(target, rows)
+            yield from copy_blobs(target, rows, access)
 
     moved = spark.sparkContext.parallelize(work, len(work)).mapPartitions(task).collect()
     return pa.concat_tables([staying, entries_table(moved).cast(entries.schema)])

@@ -16,21 +16,21 @@ from pyspark.sql import SparkSession
 
 from zskip.curves import ClusteringSpec
 from zskip.fileindex.build import column_indices_of, top_level_field_ids
-from zskip.fileindex.parquet_io import open_parquet
+from zskip.storage import LOCAL, FileAccess
 from zskip.tablefiles.clustering_store import RANGES_SCHEMA
 
 __all__ = ["compute_key_ranges", "file_key_ranges"]
 
 
 def file_key_ranges(
-    path: str, spec: ClusteringSpec, *, sorted_by_key: bool = False
+    path: str, spec: ClusteringSpec, *, sorted_by_key: bool = False, access: FileAccess = LOCAL
 ) -> list[tuple[str, int, int, int, int]]:
     """``(path, row_group, min_key, max_key, rows)`` per row group, then ``row_group = -1`` for the file.
 
     ``sorted_by_key``: the file's rows are in curve-key order (optimize wrote it), so each row
     group's first and last rows hold its minimum and maximum key and only they are keyed.
     """
-    parquet = open_parquet(path)
+    parquet = access.open_parquet(path)
     counts = np.array([parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)], np.int64)
     kept = np.flatnonzero(counts > 0)
     if not kept.size:
@@ -71,7 +71,13 @@ def clustered_columns(parquet: pq.ParquetFile, spec: ClusteringSpec) -> pa.Table
 
 
 def compute_key_ranges(
-    spark: SparkSession, spec: ClusteringSpec, paths: Sequence[str], *, generation: int, sorted_by_key: bool = False
+    spark: SparkSession,
+    spec: ClusteringSpec,
+    paths: Sequence[str],
+    *,
+    generation: int,
+    sorted_by_key: bool = False,
+    access: FileAccess = LOCAL,
 ) -> pa.Table:
     """Key ranges (``RANGES_SCHEMA``) of ``paths``, computed by Spark tasks of a few files each."""
     if not paths:
@@ -79,7 +85,7 @@ def compute_key_ranges(
 
     def task(part: Iterable[str]) -> Iterator[tuple[str, int, int, int, int]]:
         for path in part:
-            yield from file_key_ranges(path, spec, sorted_by_key=sorted_by_key)
+            yield from file_key_ranges(path, spec, sorted_by_key=sorted_by_key, access=access)
 
     # a few files per task: each task starts a Python worker, which costs more than keying a file's
     # row-group ends (200 one-file tasks took 12 s of a 19 s optimize of a 1M-row table)

@@ -50,6 +50,7 @@ from zskip.layout.key_ranges import compute_key_ranges
 from zskip.layout.options import OptimizeOptions
 from zskip.layout.routing import keyed_route_column, partition_tokens
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
+from zskip.storage import FileAccess
 from zskip.tablefiles.clustering_store import (
     STORE_PROPERTY,
     SUMMARY_PROPERTY,
@@ -314,7 +315,7 @@ def _rewrite_batches(
             new_paths = [p for g in staged for p in g.new_file_paths()]
             report("recording key ranges", 0, 1)
             with clock.step("key ranges"):
-                batch_ranges = key_ranges_with(spark, fitted, new_paths, ranges)
+                batch_ranges = key_ranges_with(spark, fitted, new_paths, ranges, target.iceberg.file_access())
             with clock.step("commit"):
                 snapshot = commit_batch(target.iceberg, staged, fitted.spec, batch_ranges, start_snapshot, summary_text)
             snapshots.append(snapshot)
@@ -472,9 +473,18 @@ def rewrite_group(staged: StagedGroup, group: FileGroup, fitted: FittedSpec, typ
     staged.write(ordered_rows(staged, group, fitted, types), target_file_size_bytes=NO_ROLLING)
 
 
-def key_ranges_with(spark: SparkSession, fitted: FittedSpec, new_paths: list[str], ranges: pa.Table | None) -> pa.Table:
+def key_ranges_with(
+    spark: SparkSession, fitted: FittedSpec, new_paths: list[str], ranges: pa.Table | None, access: FileAccess
+) -> pa.Table:
     """``ranges`` and the curve-key range of each new file and row group (read from their footers)."""
-    new_ranges = compute_key_ranges(spark, fitted.spec, new_paths, generation=fitted.generation, sorted_by_key=True)
+    new_ranges = compute_key_ranges(
+        spark,
+        fitted.spec,
+        new_paths,
+        generation=fitted.generation,
+        sorted_by_key=True,
+        access=access,
+    )
     return new_ranges if ranges is None else pa.concat_tables([ranges, new_ranges])
 
 
@@ -614,7 +624,7 @@ def _files_matching(spark: SparkSession, table: str, where: str) -> set[str]:
 
 def _delete_quietly(iceberg: IcebergTable, path: str) -> None:
     try:
-        iceberg.delete_file(path)
+        iceberg.file_access().delete(path)
     except Exception:
         log.warning("could not delete %s", path)
 

@@ -42,7 +42,6 @@ from zskip.expr.nodes import LEAVES, And, IsNull, Not, Or
 from zskip.expr.rewrite import without_implied_not_null
 from zskip.expr.sql import quoted, to_sql
 from zskip.fileindex.kinds import KINDS
-from zskip.fileindex.parquet_io import open_parquet
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.predicates import filter_of
@@ -57,6 +56,7 @@ from zskip.planning.plan import PLANNING_PROPERTIES
 from zskip.planning.read import plan_table
 from zskip.planning.sql import scan_filters
 from zskip.planning.workload import predicate_for_schema, read_workload
+from zskip.storage import FileAccess
 from zskip.units import parse_size
 
 __all__ = ["advise", "read_queries", "split_statements"]
@@ -124,7 +124,9 @@ def advise(
             f"the workload filters {iceberg.name} only on columns zskip cannot cluster by ({', '.join(pool)})"
         )
     out_files = max(1, math.floor(size / target + 0.5))
-    rows_per_group = _rows_per_row_group(files, row_group_size, parse_size(setting) if setting else None)
+    rows_per_group = _rows_per_row_group(
+        files, row_group_size, parse_size(setting) if setting else None, iceberg.file_access()
+    )
     simulator = _Simulator(sample, workload, out_files, rows_per_group, rows)
     simulator.measure_current(spark, iceberg.name, positions, report)
     layouts = _rank(simulator, types, max_columns, report)
@@ -200,7 +202,7 @@ def _workload(spark: SparkSession, iceberg: IcebergTable, statements: list[str] 
         if not counts:
             raise InvalidOptionError(f"no query of the workload filters {iceberg.name}: nothing to advise on")
     else:
-        log_rows = read_workload(iceberg.location())
+        log_rows = read_workload(iceberg.location(), iceberg.file_access())
         logged = Counter(_logged_predicates(iceberg, log_rows))
         for text, count in logged.items():
             try:
@@ -295,14 +297,14 @@ def _keyable(column: pa.ChunkedArray) -> bool:
     return True
 
 
-def _rows_per_row_group(files: pa.Table, row_group_size: int, current_setting: int | None) -> float:
+def _rows_per_row_group(files: pa.Table, row_group_size: int, current_setting: int | None, access: FileAccess) -> float:
     """Rows a row group of ``row_group_size`` bytes will hold, from a few files' footers: where the
     table's files already hold several row groups each under a known setting, their rows per row group
     scaled to the new size (Parquet's writer rolls by its own measure of buffered bytes); otherwise
     the bytes a row takes before compression."""
     rows = size = groups = footers = 0
     for path in files["file_path"].to_pylist()[:4]:
-        metadata = open_parquet(path).metadata
+        metadata = access.open_parquet(path).metadata
         footers += 1
         groups += metadata.num_row_groups
         for i in range(metadata.num_row_groups):

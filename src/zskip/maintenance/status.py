@@ -167,7 +167,7 @@ def status(spark: SparkSession, table: str, *, drift: bool = False) -> TableStat
         bytes_clustered=int(sum(sizes[i] for i in mine)),
         last_optimize=_last_optimize(spark, iceberg.name) if store is not None else None,
         indexes=tuple(index_coverage(iceberg, dict(zip(paths, sizes, strict=True)))),
-        scans_recorded=read_workload(iceberg.location()).num_rows,
+        scans_recorded=read_workload(iceberg.location(), iceberg.file_access()).num_rows,
         advised=advice[0],
         advised_gain=advice[1],
     )

@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from zskip.fileindex.build import leaf_ranges, top_level_field_ids
-from zskip.fileindex.parquet_io import open_parquet
+from zskip.storage import LOCAL, FileAccess
 
 __all__ = ["ColumnStats", "Footer", "read_footer"]
 
@@ -37,8 +37,8 @@ class Footer:
         return len(self.rows)
 
 
-def read_footer(path: str) -> Footer:
-    parquet = open_parquet(path)
+def read_footer(path: str, access: FileAccess = LOCAL) -> Footer:
+    parquet = access.open_parquet(path)
     metadata = parquet.metadata
     # the field id of each leaf column that is a whole top-level column (found by position: a name
     # may hold a dot, which Parquet's dotted paths cannot tell from nesting); nested leaves get none

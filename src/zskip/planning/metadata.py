@@ -19,7 +19,6 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from zskip.fileindex.manifest import IndexManifest
-from zskip.fileindex.parquet_io import read_file
 from zskip.iceberg.files import data_files
 from zskip.iceberg.scans import IcebergScan
 from zskip.iceberg.table import load_table
@@ -27,6 +26,7 @@ from zskip.planning.cache import CACHE
 from zskip.planning.curve import RecordedKeyRanges
 from zskip.planning.footers import Footer, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
+from zskip.storage import LOCAL, FileAccess
 from zskip.tablefiles.clustering_store import STORE_PROPERTY, ClusteringStore, read_store
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, resolved
 
@@ -47,6 +47,7 @@ class SnapshotMetadata:
     snapshot_id: int | None
     store_path: str | None
     manifest_path: str | None
+    storage: FileAccess = LOCAL  # how the table's files are reached
 
     def files(self) -> pa.Table:
         """Every live data file of the snapshot (``zskip.iceberg.files.data_files``)."""
@@ -82,7 +83,7 @@ class SnapshotMetadata:
         return total
 
     def footer(self, path: str) -> Footer:
-        return CACHE.get_or_load(("footer", path), lambda: read_footer(path))
+        return CACHE.get_or_load(("footer", path), lambda: read_footer(path, self.storage))
 
     def stats_column(self, path: str, field_id: int) -> StatsColumn:
         """The statistics of column ``field_id`` over every row group of ``path``, as arrays (built once)."""
@@ -130,7 +131,7 @@ class SnapshotMetadata:
 
         def load() -> IndexManifest | None:
             try:
-                manifest = IndexManifest.from_bytes(read_file(path), name=path)
+                manifest = IndexManifest.from_bytes(self.storage.read(path), name=path)
                 if manifest.entries["field_id"].null_count or any(d.field_id is None for d in manifest.definitions):
                     manifest = resolved(manifest, load_table(self.spark, self.table, fresh=False))
                 return manifest
@@ -149,4 +150,5 @@ def snapshot_metadata(spark: SparkSession, scan: IcebergScan) -> SnapshotMetadat
         snapshot_id=scan.snapshot_id,
         store_path=scan.properties.get(STORE_PROPERTY),
         manifest_path=scan.properties.get(MANIFEST_PROPERTY),
+        storage=scan.storage,
     )

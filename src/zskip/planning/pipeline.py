@@ -183,6 +183,7 @@ def _table_metadata(spark: SparkSession, table: str) -> SnapshotMetadata:
         snapshot_id=iceberg.current_snapshot_id(),
         store_path=iceberg.property(STORE_PROPERTY),
         manifest_path=iceberg.property(MANIFEST_PROPERTY),
+        storage=iceberg.file_access(),
     )
 
 

@@ -28,6 +28,7 @@ from pyspark.sql import SparkSession
 from zskip.expr import bind, columns_of, to_sql
 from zskip.expr.rewrite import without_implied_not_null
 from zskip.iceberg.table import load_table
+from zskip.storage import LOCAL, FileAccess
 from zskip.tablefiles.workload_log import (
     WORKLOAD_SCHEMA,
     append_records,
@@ -61,6 +62,7 @@ FLUSH_AFTER = 64
 class _Pending:
     table: str
     rows: list[dict[str, object]]
+    storage: FileAccess
 
 
 class WorkloadRecorder:
@@ -94,7 +96,7 @@ class WorkloadRecorder:
             }
             location = plan.metadata.location
             with self._lock:
-                pending = self._pending.setdefault(location, _Pending(plan.table, []))
+                pending = self._pending.setdefault(location, _Pending(plan.table, [], plan.metadata.storage))
                 pending.rows.append(row)
                 full = len(pending.rows) >= FLUSH_AFTER
             if full:
@@ -110,7 +112,7 @@ class WorkloadRecorder:
         written = 0
         for location, pending in batches:
             try:
-                append_records(location, pending.rows)
+                append_records(location, pending.rows, pending.storage)
                 written += len(pending.rows)
             except Exception as exc:
                 self._failed(f"writing the workload log of {pending.table}", exc)
@@ -141,13 +143,14 @@ def workload(spark: SparkSession, table: str) -> pa.Table:
     >>> zskip.workload(spark, "lake.db.t").column("predicate").to_pylist()[:1]  # doctest: +SKIP
     ['a = 5 AND status = 4']
     """
-    return read_workload(load_table(spark, table).location())
+    iceberg = load_table(spark, table)
+    return read_workload(iceberg.location(), iceberg.file_access())
 
 
-def read_workload(location: str) -> pa.Table:
+def read_workload(location: str, access: FileAccess = LOCAL) -> pa.Table:
     """Every record of the workload log of the table at ``location`` (written and still in memory),
-    oldest first."""
-    return read_records(location, RECORDER.pending(location))
+    oldest first; its files are reached through ``access``."""
+    return read_records(location, RECORDER.pending(location), access)
 
 
 def _capturing(spark: SparkSession, settings: Mapping[str, str] | None = None) -> bool:

@@ -79,14 +79,14 @@ def _ipc(table: pa.Table) -> bytes:
 
 
 def write_store(table: IcebergTable, spec: ClusteringSpec, ranges: pa.Table, *, snapshot_id: int) -> str:
-    """Write a new store file through the table's FileIO; returns its location."""
+    """Write a new store file where the table's files live (``zskip.storage``); returns its location."""
     buffer = io.BytesIO()
     writer = PuffinWriter(buffer, properties={"created-by": "zskip"})
     writer.add(SPEC_BLOB, spec.to_json().encode(), snapshot_id=snapshot_id)
     writer.add(RANGES_BLOB, _ipc(ranges.cast(RANGES_SCHEMA)), snapshot_id=snapshot_id)
     writer.finish()
     path = f"{table.location().rstrip('/')}/zskip/clustering-{uuid.uuid4()}.puffin"
-    table.write_file(path, buffer.getvalue())
+    table.file_access().write(path, buffer.getvalue())
     return path
 
 
@@ -97,15 +97,12 @@ def read_store(table: IcebergTable, path: str | None = None) -> ClusteringStore 
     if not path:
         return None
     try:
-        reader = read_puffin(table.read_file(path), name=path)
+        reader = read_puffin(table.file_access().read(path), name=path)
         blobs = {b.type: b for b in reader.blobs}
         spec = ClusteringSpec.from_json(reader.read(blobs[SPEC_BLOB]).decode())
         ranges = pa.ipc.open_stream(reader.read(blobs[RANGES_BLOB])).read_all()
     except (CorruptIndexError, KeyError, ValueError, OSError) as exc:
         log.warning("ignoring the clustering store %s of %s: %s", path, table.name, exc)
-        return None
-    except Exception as exc:  # a missing file surfaces as a py4j error
-        log.warning("ignoring the clustering store %s of %s: %s", path, table.name, str(exc).splitlines()[0])
         return None
     return ClusteringStore(spec=with_field_ids(spec, table), ranges=ranges, path=path)
 

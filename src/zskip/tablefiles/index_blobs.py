@@ -21,8 +21,8 @@ from zskip.expr import And, Column, Expr, Leaf, columns_of
 from zskip.fileindex.evaluate import FileIndexes, Match, Verdict, evaluate, key_sets_verdict
 from zskip.fileindex.kinds import KINDS, IndexKind, JointProbe, kind_named
 from zskip.fileindex.manifest import IndexManifest
-from zskip.fileindex.parquet_io import read_file
 from zskip.fileindex.puffin import CorruptIndexError, decode_blob
+from zskip.storage import LOCAL, FileAccess
 
 __all__ = ["file_indexes", "index_verdicts", "key_set_verdicts"]
 
@@ -36,14 +36,19 @@ class BlobCache(Protocol):
 
 
 def file_indexes(
-    manifest: IndexManifest, data_files: Iterable[str], field_ids: set[int], *, cache: BlobCache | None = None
+    manifest: IndexManifest,
+    data_files: Iterable[str],
+    field_ids: set[int],
+    *,
+    cache: BlobCache | None = None,
+    access: FileAccess = LOCAL,
 ) -> dict[str, FileIndexes]:
     """The usable indexes on the fields ``field_ids`` of each of ``data_files`` that has any, by field id
     (decoded blobs are kept in ``cache`` by Puffin path and offset: index files never change)."""
     by_file = manifest.entries_by_file
     rows = [row for path in dict.fromkeys(data_files) for row in by_file.get(path, ()) if row["field_id"] in field_ids]
     found: dict[str, tuple[tuple[int, ...], list[tuple[Column, IndexKind, Any]]]] = {}
-    for row, index in zip(rows, _load_many(rows, cache), strict=True):
+    for row, index in zip(rows, _load_many(rows, cache, access), strict=True):
         if isinstance(index, Exception):
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             continue
@@ -55,14 +60,14 @@ def file_indexes(
 BLOB_THREADS = 8  # index blobs read at once when they are not cached yet
 
 
-def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None) -> list[Any]:
+def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: FileAccess) -> list[Any]:
     """Each entry's decoded blob (or the error that kept it from loading), missing ones read in parallel."""
 
     def one(row: dict[str, Any]) -> Any:
         try:
             if cache is None:
-                return _load(row)
-            return cache.get_or_load(("blob", row["puffin_path"], row["offset"]), partial(_load, row))
+                return _load(row, access)
+            return cache.get_or_load(("blob", row["puffin_path"], row["offset"]), partial(_load, row, access))
         except (CorruptIndexError, ValueError, OSError) as exc:
             return exc
 
@@ -74,9 +79,9 @@ def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None) -> list[Any]
     return [one(row) for row in rows]
 
 
-def _load(row: dict[str, Any]) -> Any:
+def _load(row: dict[str, Any], access: FileAccess) -> Any:
     name = f"{row['kind']} index of {row['column']} for {row['data_file']}"
-    stored = read_file(row["puffin_path"], offset=row["offset"], length=row["length"])
+    stored = access.read(row["puffin_path"], offset=row["offset"], length=row["length"])
     data = decode_blob(stored, codec=row["codec"], checksum=row["checksum"], name=name)
     return kind_named(row["kind"]).load(data)
 
@@ -88,6 +93,7 @@ def index_verdicts(
     *,
     cache: BlobCache | None = None,
     manifest_key: str | None = None,
+    access: FileAccess = LOCAL,
 ) -> dict[str, Verdict]:
     """Verdicts for the files with index entries on ``expr``'s columns; files absent here are kept.
 
@@ -102,11 +108,11 @@ def index_verdicts(
     files = list(data_files)
     verdicts: dict[str, Verdict] = {}
     if cache is not None and manifest_key is not None:
-        ruled_out = _jointly_ruled_out(manifest, files, expr, cache, manifest_key)
+        ruled_out = _jointly_ruled_out(manifest, files, expr, cache, manifest_key, access)
         verdicts.update(dict.fromkeys(ruled_out, Verdict(Match.CANNOT_MATCH, ())))
         files = [path for path in files if path not in ruled_out]
     ids = {c for c in columns_of(expr) if isinstance(c, int)}
-    indexes = file_indexes(manifest, files, ids, cache=cache)
+    indexes = file_indexes(manifest, files, ids, cache=cache, access=access)
     verdicts.update({path: evaluate(expr, found) for path, found in indexes.items()})
     return verdicts
 
@@ -117,17 +123,18 @@ def key_set_verdicts(
     key_sets: Sequence[tuple[Column, np.ndarray]],
     *,
     cache: BlobCache | None = None,
+    access: FileAccess = LOCAL,
 ) -> dict[str, Verdict]:
     """Verdicts for the files whose indexes on the key sets' columns (field ids) answer (see
     ``key_sets_verdict``); files absent here are kept."""
     ids = {column for column, _ in key_sets if isinstance(column, int)}
-    indexes = file_indexes(manifest, data_files, ids, cache=cache)
+    indexes = file_indexes(manifest, data_files, ids, cache=cache, access=access)
     verdicts = {path: key_sets_verdict(found, key_sets) for path, found in indexes.items()}
     return {path: verdict for path, verdict in verdicts.items() if verdict is not None}
 
 
 def _jointly_ruled_out(
-    manifest: IndexManifest, files: list[str], expr: Expr, cache: BlobCache, manifest_key: str
+    manifest: IndexManifest, files: list[str], expr: Expr, cache: BlobCache, manifest_key: str, access: FileAccess
 ) -> set[str]:
     """Files a conjunct's joint probes rule out, each probe over all files at once."""
     conjuncts = expr.children if isinstance(expr, And) else (expr,)
@@ -140,19 +147,21 @@ def _jointly_ruled_out(
                 continue
             probe: JointProbe | None = cache.get_or_load(
                 ("joint probe", manifest_key, leaf.column, kind.name),
-                partial(_joint_probe, manifest, leaf.column, kind, cache),
+                partial(_joint_probe, manifest, leaf.column, kind, cache, access),
             )
             if probe is not None:
                 ruled_out |= probe.ruled_out(leaf, [path for path in files if path not in ruled_out])
     return ruled_out
 
 
-def _joint_probe(manifest: IndexManifest, field_id: int, kind: IndexKind, cache: BlobCache) -> JointProbe | None:
+def _joint_probe(
+    manifest: IndexManifest, field_id: int, kind: IndexKind, cache: BlobCache, access: FileAccess
+) -> JointProbe | None:
     same = pc.fill_null(pc.equal(manifest.entries["field_id"], pa.scalar(field_id, pa.int32())), False)
     entries = manifest.entries.filter(pc.and_(pc.equal(manifest.entries["kind"], kind.name), same))
     chosen: dict[str, Any] = {}
     rows = entries.to_pylist()
-    for row, index in zip(rows, _load_many(rows, cache), strict=True):  # later entries of a file win
+    for row, index in zip(rows, _load_many(rows, cache, access), strict=True):  # later entries of a file win
         if isinstance(index, Exception):
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             chosen.pop(row["data_file"], None)

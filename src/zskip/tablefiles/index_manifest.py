@@ -11,12 +11,8 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterable
-from typing import Any
-
-import pyarrow.fs as pafs
 
 from zskip.fileindex.manifest import IndexManifest
-from zskip.fileindex.parquet_io import read_file, resolve, write_file
 from zskip.fileindex.puffin import CorruptIndexError
 from zskip.iceberg.table import IcebergTable, swap_property
 
@@ -29,8 +25,6 @@ __all__ = [
     "read_manifest",
     "resolved",
 ]
-
-FILE = pafs.FileType.File
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +51,7 @@ def read_manifest(table: IcebergTable, *, strict: bool = False) -> tuple[IndexMa
     if not path:
         return IndexManifest.empty(), None
     try:
-        manifest = IndexManifest.from_bytes(read_file(path), name=path)
+        manifest = IndexManifest.from_bytes(table.file_access().read(path), name=path)
         return resolved(manifest, table), path
     except Exception as exc:  # missing or damaged: every file counts as unindexed, nothing is skipped
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -92,26 +86,14 @@ def resolved(manifest: IndexManifest, table: IcebergTable) -> IndexManifest:
     return manifest.resolved(field_of)
 
 
-def missing_files(paths: Iterable[str]) -> set[str]:
-    """Those of ``paths`` (index files) that do not exist: one listing request per file system."""
-    groups: list[tuple[Any, list[tuple[str, str]]]] = []
-    for location in sorted(set(paths)):
-        filesystem, path = resolve(location)
-        group = next((g for g in groups if g[0].equals(filesystem)), None)
-        if group is None:
-            group = (filesystem, [])
-            groups.append(group)
-        group[1].append((location, path))
-    missing: set[str] = set()
-    for filesystem, items in groups:
-        infos = filesystem.get_file_info([path for _, path in items])
-        missing.update(location for (location, _), info in zip(items, infos, strict=True) if info.type != FILE)
-    return missing
+def missing_files(table: IcebergTable, paths: Iterable[str]) -> set[str]:
+    """Those of ``paths`` (index files of ``table``) that do not exist: their requests issued at once."""
+    return table.file_access().missing(paths)
 
 
 def publish(table: IcebergTable, manifest: IndexManifest, *, expected: str | None) -> str:
     """Write ``manifest`` and make it current if the current one is still ``expected``; its path."""
     path = new_puffin_path(table, "manifest")
-    write_file(path, manifest.to_bytes())
+    table.file_access().write(path, manifest.to_bytes())
     swap_property(table, MANIFEST_PROPERTY, expected=expected, value=path)
     return path

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from zskip.fileindex.parquet_io import resolve
+from zskip.storage import LOCAL, FileAccess
 
 __all__ = [
     "COMPACT_AFTER",
@@ -77,10 +77,10 @@ def predicate_for_schema(text: str, names: Mapping[int, str]) -> str | None:
     return "".join(pieces)
 
 
-def read_records(location: str, waiting: Sequence[Mapping[str, object]] = ()) -> pa.Table:
+def read_records(location: str, waiting: Sequence[Mapping[str, object]] = (), access: FileAccess = LOCAL) -> pa.Table:
     """Every record of the workload log of the table at ``location`` (written and still in memory),
     oldest first."""
-    filesystem, folder = resolve(workload_dir(location))
+    filesystem, folder = access.resolve(workload_dir(location))
     parts = [pq.read_table(path, filesystem=filesystem, schema=WORKLOAD_SCHEMA) for path in _files(filesystem, folder)]
     if waiting:
         parts.append(pa.Table.from_pylist(waiting, schema=WORKLOAD_SCHEMA))
@@ -95,10 +95,11 @@ def _files(filesystem: pafs.FileSystem, folder: str) -> list[str]:
     return sorted(i.path for i in infos if i.type == pafs.FileType.File and i.path.endswith(".parquet"))
 
 
-def append_records(location: str, rows: list[dict[str, object]]) -> None:
+def append_records(location: str, rows: list[dict[str, object]], access: FileAccess = LOCAL) -> None:
     """Write ``rows`` as a new file of the log; past ``COMPACT_AFTER`` files, merge them into one."""
-    filesystem, folder = resolve(workload_dir(location))
-    filesystem.create_dir(folder, recursive=True)
+    filesystem, folder = access.resolve(workload_dir(location))
+    if isinstance(filesystem, pafs.LocalFileSystem):  # object stores have no folders to make
+        filesystem.create_dir(folder, recursive=True)
     batch = pa.Table.from_pylist(rows, schema=WORKLOAD_SCHEMA)
     existing = _files(filesystem, folder)
     if len(existing) + 1 <= COMPACT_AFTER:

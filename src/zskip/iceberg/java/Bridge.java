@@ -661,6 +661,8 @@ public class Bridge {
       json.writeStartObject();
       json.writeStringField("table", table.name());
       json.writeStringField("location", table.location());
+      json.writeFieldName("storage");
+      json.writeRawValue(storage(table));
       Snapshot snapshot = table.currentSnapshot();
       if (snapshot == null) {
         json.writeNullField("snapshot");
@@ -883,6 +885,74 @@ public class Bridge {
     } catch (RuntimeException collide) {
       return null;
     }
+  }
+
+  // ---- storage ---------------------------------------------------------------------------------
+
+  // what zskip.storage needs to reach a table's files as its FileIO does (and nothing else)
+  static final String[] S3_PROPERTIES = {
+    "s3.endpoint", "s3.access-key-id", "s3.secret-access-key", "s3.session-token", "s3.path-style-access",
+    "client.region"
+  };
+  static final String[] S3A_KEYS = {
+    "endpoint", "access.key", "secret.key", "session.token", "path.style.access", "endpoint.region",
+    "connection.ssl.enabled"
+  };
+  // FileIO -> its answer: a loaded table keeps its FileIO, so each is described once
+  static final Map STORAGE = java.util.Collections.synchronizedMap(new java.util.WeakHashMap());
+
+  /**
+   * How a table's files are reached, as JSON: its FileIO's class, the FileIO's S3 properties, and the
+   * S3A settings of its Hadoop configuration (secrets through Hadoop's credential providers too).
+   */
+  public static String storage(Table table) throws Exception {
+    org.apache.iceberg.io.FileIO io = table.io();
+    String known = (String) STORAGE.get(io);
+    if (known != null) {
+      return known;
+    }
+    StringWriter buffer = new StringWriter();
+    JsonGenerator json = JSON.createGenerator(buffer);
+    json.writeStartObject();
+    json.writeStringField("io", io.getClass().getName());
+    json.writeObjectFieldStart("properties");
+    Map properties = null;
+    try {
+      properties = io.properties();
+    } catch (UnsupportedOperationException e) {
+      properties = null; // a FileIO that keeps its settings to itself
+    }
+    for (int i = 0; properties != null && i < S3_PROPERTIES.length; i++) {
+      Object value = properties.get(S3_PROPERTIES[i]);
+      if (value != null) {
+        json.writeStringField(S3_PROPERTIES[i], (String) value);
+      }
+    }
+    json.writeEndObject();
+    json.writeObjectFieldStart("hadoop");
+    if (io instanceof org.apache.hadoop.conf.Configurable) {
+      org.apache.hadoop.conf.Configuration conf = ((org.apache.hadoop.conf.Configurable) io).getConf();
+      Map s3a = conf == null ? new HashMap() : conf.getPropsWithPrefix("fs.s3a.");
+      Iterator keys = new java.util.TreeSet(s3a.keySet()).iterator();
+      while (keys.hasNext()) {
+        String key = (String) keys.next();
+        boolean wanted = false;
+        for (int i = 0; i < S3A_KEYS.length; i++) {
+          // a bucket's own setting, fs.s3a.bucket.<bucket>.<key>: bucket names may hold dots
+          wanted |= key.equals(S3A_KEYS[i]) || key.startsWith("bucket.") && key.endsWith("." + S3A_KEYS[i]);
+        }
+        if (wanted) {
+          char[] secret = conf.getPassword("fs.s3a." + key);
+          json.writeStringField("fs.s3a." + key, secret == null ? (String) s3a.get(key) : new String(secret));
+        }
+      }
+    }
+    json.writeEndObject();
+    json.writeEndObject();
+    json.close();
+    String text = buffer.toString();
+    STORAGE.put(io, text);
+    return text;
   }
 
   static String sha256(String text) throws Exception {

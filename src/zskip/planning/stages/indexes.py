@@ -18,7 +18,12 @@ def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     if manifest is None or not candidates.files:
         return candidates
     verdicts = index_verdicts(
-        manifest, list(candidates.files), inputs.expr, cache=CACHE, manifest_key=inputs.metadata.manifest_path
+        manifest,
+        list(candidates.files),
+        inputs.expr,
+        cache=CACHE,
+        manifest_key=inputs.metadata.manifest_path,
+        access=inputs.metadata.storage,
     )
     return apply_verdicts(inputs, candidates, verdicts)
 

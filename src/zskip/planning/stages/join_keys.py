@@ -40,7 +40,9 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     if manifest is not None and candidates.files:
         key_sets: list[tuple[Column, np.ndarray]] = [(f.join.field.id, f.keys) for f in filters if f.keys is not None]
         candidates = apply_verdicts(
-            inputs, candidates, key_set_verdicts(manifest, list(candidates.files), key_sets, cache=CACHE)
+            inputs,
+            candidates,
+            key_set_verdicts(manifest, list(candidates.files), key_sets, cache=CACHE, access=inputs.metadata.storage),
         )
     return candidates
 

@@ -1,0 +1,306 @@
+"""How zskip reaches a file: the one module that decides it, on the driver and on executors.
+
+Every file zskip reads or writes (Parquet footers and data files, index files, the index manifest,
+the clustering store, the workload log) goes through a ``FileAccess``.  A ``FileAccess`` is built
+from exactly the settings that let Spark and Iceberg reach the table, never from settings of
+zskip's own, environment variables or ``~/.aws``:
+
+- a table whose FileIO is Iceberg's ``S3FileIO`` (or ``ResolvingFileIO``, which hands ``s3://``,
+  ``s3a://`` and ``s3n://`` to it) is reached with the FileIO's properties: ``s3.endpoint``,
+  ``s3.access-key-id``, ``s3.secret-access-key``, ``s3.session-token``, ``s3.path-style-access``,
+  ``client.region`` (whatever set them: the catalog's settings, or a REST catalog's table config);
+- any other FileIO (``HadoopFileIO``) reaches object storage through Hadoop's S3A connector, so
+  its Hadoop settings apply: ``fs.s3a.endpoint``, ``fs.s3a.access.key``, ``fs.s3a.secret.key``,
+  ``fs.s3a.session.token``, ``fs.s3a.path.style.access``, ``fs.s3a.endpoint.region``,
+  ``fs.s3a.connection.ssl.enabled``, each overridden per bucket by ``fs.s3a.bucket.<bucket>.<key>``;
+- local paths and ``file:`` URIs are the local file system; other schemes go to pyarrow as they are.
+
+When neither names credentials, the AWS default chain decides, as it does for Spark.  The settings
+come from the JVM once per table (``zskip.iceberg``) and travel with the work to executors: a
+``FileAccess`` pickles, and rebuilds its pyarrow file systems where it lands.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from zskip.errors import StorageError
+
+__all__ = ["LOCAL", "FileAccess", "S3Settings", "storage_error"]
+
+S3_SCHEMES = ("s3", "s3a", "s3n")
+S3_FILE_IOS = ("org.apache.iceberg.aws.s3.S3FileIO", "org.apache.iceberg.io.ResolvingFileIO")
+
+# (S3A key suffix, S3Settings field) for the Hadoop side; Iceberg property -> field for S3FileIO
+_S3A_KEYS = {
+    "endpoint": "endpoint",
+    "access.key": "access_key",
+    "secret.key": "secret_key",
+    "session.token": "session_token",
+    "path.style.access": "path_style",
+    "endpoint.region": "region",
+    "connection.ssl.enabled": "ssl",
+}
+_ICEBERG_KEYS = {
+    "s3.endpoint": "endpoint",
+    "s3.access-key-id": "access_key",
+    "s3.secret-access-key": "secret_key",
+    "s3.session-token": "session_token",
+    "s3.path-style-access": "path_style",
+    "client.region": "region",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class S3Settings:
+    """How to reach one S3-compatible store, and which settings said so (for error messages)."""
+
+    endpoint: str | None = None
+    region: str | None = None
+    access_key: str | None = field(default=None, repr=False)
+    secret_key: str | None = field(default=None, repr=False)
+    session_token: str | None = field(default=None, repr=False)
+    path_style: bool = False
+    ssl: bool = True
+    hadoop: bool = False  # read from Hadoop's S3A settings (else from the FileIO's properties)
+
+    def setting(self, what: str) -> str:
+        """The name a user sets ``what`` (``endpoint``, ``access_key``, ...) under, for these settings."""
+        if self.hadoop:
+            suffix = next(k for k, v in _S3A_KEYS.items() if v == what)
+            return f"spark.hadoop.fs.s3a.{suffix}"
+        key = next(k for k, v in _ICEBERG_KEYS.items() if v == what)
+        return f"the catalog's {key} (spark.sql.catalog.<name>.{key})"
+
+    def filesystem(self) -> pafs.S3FileSystem:
+        endpoint, scheme = self.endpoint, "https" if self.ssl else "http"
+        if endpoint and "://" in endpoint:
+            scheme, endpoint = endpoint.split("://", 1)
+        return pafs.S3FileSystem(
+            access_key=self.access_key if self.secret_key else None,
+            secret_key=self.secret_key if self.access_key else None,
+            session_token=self.session_token if self.access_key and self.secret_key else None,
+            region=self.region or "us-east-1",
+            endpoint_override=endpoint.rstrip("/") if endpoint else None,
+            scheme=scheme,
+            # pyarrow uses path-style requests whenever an endpoint is given; S3 and S3A do not
+            force_virtual_addressing=bool(endpoint) and not self.path_style,
+            # what S3A and S3FileIO do with a hung connection: give up after a while, not never
+            connect_timeout=10,
+            request_timeout=60,
+        )
+
+
+_FILESYSTEMS: dict[S3Settings, pafs.S3FileSystem] = {}
+_lock = threading.Lock()
+
+
+def _s3_filesystem(settings: S3Settings) -> pafs.S3FileSystem:
+    """One pyarrow file system per settings per process (each holds a connection pool)."""
+    found = _FILESYSTEMS.get(settings)
+    if found is None:
+        with _lock:
+            found = _FILESYSTEMS.get(settings)
+            if found is None:
+                found = _FILESYSTEMS[settings] = settings.filesystem()
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class FileAccess:
+    """How zskip reaches the files of one table (see the module's docstring)."""
+
+    s3: S3Settings | None = None  # s3://, s3a://, s3n:// locations
+    buckets: tuple[tuple[str, S3Settings], ...] = ()  # per-bucket S3A overrides
+
+    @classmethod
+    def of(cls, settings: Mapping[str, Any] | None) -> FileAccess:
+        """The access a table's storage settings describe, as ``Bridge.storage`` reports them:
+        ``{"io": FileIO class, "properties": {...}, "hadoop": {"fs.s3a....": ...}}``."""
+        if not settings:
+            return LOCAL
+        io = str(settings.get("io") or "")
+        if io in S3_FILE_IOS:
+            properties = settings.get("properties") or {}
+            values = {name: properties[key] for key, name in _ICEBERG_KEYS.items() if properties.get(key) is not None}
+            return cls(s3=_settings(values, hadoop=False))
+        hadoop = settings.get("hadoop") or {}
+        base = {name: hadoop[f"fs.s3a.{key}"] for key, name in _S3A_KEYS.items() if f"fs.s3a.{key}" in hadoop}
+        per_bucket: dict[str, dict[str, str]] = {}
+        for key, value in hadoop.items():
+            if not key.startswith("fs.s3a.bucket."):
+                continue
+            rest = key[len("fs.s3a.bucket.") :]
+            # bucket names may hold dots: the longest known key the setting ends with is the key
+            suffix = max((k for k in _S3A_KEYS if rest.endswith("." + k)), key=len, default=None)
+            if suffix is not None:
+                per_bucket.setdefault(rest[: -len(suffix) - 1], {})[_S3A_KEYS[suffix]] = value
+        buckets = tuple(
+            (bucket, _settings(base | overrides, hadoop=True)) for bucket, overrides in sorted(per_bucket.items())
+        )
+        return cls(s3=_settings(base, hadoop=True), buckets=buckets)
+
+    def settings_for(self, location: str) -> S3Settings | None:
+        """The S3 settings that reach ``location``, or None when it is not on S3."""
+        parsed = urlparse(location)
+        if parsed.scheme not in S3_SCHEMES:
+            return None
+        for bucket, settings in self.buckets:
+            if bucket == parsed.netloc:
+                return settings
+        return self.s3 or S3Settings()
+
+    def resolve(self, location: str) -> tuple[pafs.FileSystem, str]:
+        """A pyarrow file system and the path on it of ``location`` (a path or URI as Iceberg writes it)."""
+        if location.startswith("/"):
+            return pafs.LocalFileSystem(), location
+        parsed = urlparse(location)
+        if parsed.scheme == "file":
+            return pafs.LocalFileSystem(), unquote(parsed.path)
+        s3 = self.settings_for(location)
+        if s3 is not None:
+            return _s3_filesystem(s3), f"{parsed.netloc}{parsed.path}"
+        filesystem, path = pafs.FileSystem.from_uri(location)
+        return filesystem, path
+
+    def open_parquet(self, location: str) -> pq.ParquetFile:
+        filesystem, path = self.resolve(location)
+        try:
+            return pq.ParquetFile(filesystem.open_input_file(path))
+        except OSError as exc:
+            raise storage_error(exc, location, self) from exc
+
+    def read(self, location: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        """A file's bytes, or ``length`` bytes of it from ``offset``."""
+        filesystem, path = self.resolve(location)
+        try:
+            with filesystem.open_input_file(path) as source:
+                data = source.read_at(source.size() - offset if length is None else length, offset)
+        except OSError as exc:
+            raise storage_error(exc, location, self) from exc
+        return data if isinstance(data, bytes) else data.to_pybytes()
+
+    def write(self, location: str, data: bytes) -> None:
+        """Write a whole file (zskip's files are written once and never changed)."""
+        filesystem, path = self.resolve(location)
+        try:
+            parent = path.rsplit("/", 1)[0]
+            if parent and isinstance(filesystem, pafs.LocalFileSystem):
+                filesystem.create_dir(parent, recursive=True)
+            with filesystem.open_output_stream(path) as out:
+                out.write(data)
+        except OSError as exc:
+            raise storage_error(exc, location, self) from exc
+
+    def delete(self, location: str) -> None:
+        filesystem, path = self.resolve(location)
+        try:
+            filesystem.delete_file(path)
+        except OSError as exc:
+            raise storage_error(exc, location, self) from exc
+
+    def files_under(self, folder: str, *, recursive: bool = False) -> list[tuple[str, int, float | None]]:
+        """``(location, size, modified epoch seconds)`` of each file under ``folder``; none when it is absent.
+
+        Locations keep ``folder``'s own form (scheme and all), so they compare with what Iceberg records."""
+        filesystem, base = self.resolve(folder)
+        try:
+            infos = filesystem.get_file_info(pafs.FileSelector(base, recursive=recursive, allow_not_found=True))
+        except OSError as exc:
+            raise storage_error(exc, folder, self) from exc
+        prefix, root = folder.rstrip("/"), base.rstrip("/")
+        found = []
+        for info in infos:
+            if info.type != pafs.FileType.File:
+                continue
+            location = prefix + info.path[len(root) :] if info.path.startswith(root) else info.path
+            modified = info.mtime.timestamp() if info.mtime is not None else None
+            found.append((location, int(info.size or 0), modified))
+        return sorted(found)
+
+    def missing(self, locations: Iterable[str]) -> set[str]:
+        """Those of ``locations`` that do not exist (one request per file on object stores, issued at once)."""
+        groups: dict[S3Settings | None, tuple[pafs.FileSystem, list[tuple[str, str]]]] = {}
+        for location in sorted(set(locations)):
+            filesystem, path = self.resolve(location)
+            groups.setdefault(self.settings_for(location), (filesystem, []))[1].append((location, path))
+        gone: set[str] = set()
+        for filesystem, items in groups.values():
+            try:
+                infos = filesystem.get_file_info([path for _, path in items])
+            except OSError as exc:
+                raise storage_error(exc, items[0][0], self) from exc
+            gone.update(
+                location for (location, _), info in zip(items, infos, strict=True) if info.type != pafs.FileType.File
+            )
+        return gone
+
+    def read_many(self, requests: Sequence[tuple[str, int, int]], *, threads: int = 16) -> list[bytes]:
+        """The bytes of each ``(location, offset, length)``, read in parallel (round trips overlap)."""
+        if len(requests) < 2:
+            return [self.read(loc, offset=off, length=n) for loc, off, n in requests]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(threads, len(requests))) as pool:
+            return list(pool.map(lambda r: self.read(r[0], offset=r[1], length=r[2]), requests))
+
+
+LOCAL = FileAccess()
+
+
+def _settings(values: Mapping[str, Any], *, hadoop: bool) -> S3Settings:
+    def flag(name: str, default: bool) -> bool:
+        value = values.get(name)
+        return default if value is None else str(value).strip().lower() == "true"
+
+    def text(name: str) -> str | None:
+        value = values.get(name)
+        return str(value).strip() or None if value is not None else None
+
+    return S3Settings(
+        endpoint=text("endpoint"),
+        region=text("region"),
+        access_key=text("access_key"),
+        secret_key=text("secret_key"),
+        session_token=text("session_token"),
+        path_style=flag("path_style", False),
+        ssl=flag("ssl", True),
+        hadoop=hadoop,
+    )
+
+
+def storage_error(exc: BaseException, location: str, access: FileAccess | None = None) -> Exception:
+    """A one-line ``StorageError`` for a failed read or write of ``location``, naming the setting to fix;
+    errors that are not about reaching the store come back as they are."""
+    text = " ".join(str(exc).split())
+    s3 = access.settings_for(location) if access is not None else None
+    if s3 is None:
+        if isinstance(exc, FileNotFoundError) or "No such file" in text or "not found" in text.lower():
+            return StorageError(f"{location} does not exist: {text}")
+        return exc if isinstance(exc, Exception) else StorageError(text)
+    bucket = urlparse(location).netloc
+    lowered = text.lower()
+    if "nosuchbucket" in lowered or ("bucket" in lowered and ("not found" in lowered or "does not exist" in lowered)):
+        return StorageError(
+            f"bucket {bucket!r} does not exist on {s3.endpoint or 'S3'} (reading {location}): create it, or fix "
+            f"the table's location or {s3.setting('endpoint')}"
+        )
+    if any(w in lowered for w in ("access_denied", "accessdenied", "access denied", "forbidden", "403", "signature")):
+        return StorageError(
+            f"{s3.endpoint or 'S3'} refused the credentials for {location}: check {s3.setting('access_key')} and "
+            f"{s3.setting('secret_key')}"
+        )
+    if any(w in lowered for w in ("network_connection", "could not connect", "connection refused", "resolve host")):
+        return StorageError(
+            f"cannot connect to {s3.endpoint or 'S3'} to reach {location}: check {s3.setting('endpoint')}"
+        )
+    if "path does not exist" in lowered or "not found" in lowered or isinstance(exc, FileNotFoundError):
+        return StorageError(f"{location} does not exist: {text}")
+    return exc if isinstance(exc, Exception) else StorageError(text)

@@ -1,0 +1,160 @@
+"""Real servers on loopback for the object-storage tests: an S3-compatible store (S3Proxy, its buckets
+in a local folder) and Iceberg's REST catalog server (a JDBC catalog in SQLite, its warehouse on that
+store through S3FileIO).  Both are Java programs resolved by Maven coordinates
+(``zskip.iceberg.jvm_dependencies.TEST_SERVERS``) and started as child processes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from zskip.iceberg.jvm_dependencies import TEST_SERVERS, server_classpath
+
+ACCESS_KEY = "zskip-test-access"
+SECRET_KEY = "zskip-test-secret-key"
+
+
+@dataclass(frozen=True)
+class S3Server:
+    endpoint: str  # http://127.0.0.1:<port>
+    folder: Path  # where its buckets live
+
+    def hadoop_conf(self) -> dict[str, str]:
+        """Spark settings through which Hadoop's S3A reaches this store (``s3a://``)."""
+        return {
+            "spark.hadoop.fs.s3a.endpoint": self.endpoint,
+            "spark.hadoop.fs.s3a.access.key": ACCESS_KEY,
+            "spark.hadoop.fs.s3a.secret.key": SECRET_KEY,
+            "spark.hadoop.fs.s3a.path.style.access": "true",
+            "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
+        }
+
+    def catalog_conf(self, catalog: str) -> dict[str, str]:
+        """Settings of catalog ``catalog``'s S3FileIO reaching this store (``s3://``)."""
+        return {
+            f"spark.sql.catalog.{catalog}.io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+            f"spark.sql.catalog.{catalog}.s3.endpoint": self.endpoint,
+            f"spark.sql.catalog.{catalog}.s3.access-key-id": ACCESS_KEY,
+            f"spark.sql.catalog.{catalog}.s3.secret-access-key": SECRET_KEY,
+            f"spark.sql.catalog.{catalog}.s3.path-style-access": "true",
+            f"spark.sql.catalog.{catalog}.client.region": "us-east-1",
+        }
+
+    def create_bucket(self, name: str) -> None:
+        # S3Proxy's file system backend: a bucket is a folder
+        (self.folder / name).mkdir(parents=True, exist_ok=True)
+
+    def objects(self, bucket: str, prefix: str = "") -> list[str]:
+        """Keys of the objects under ``prefix`` in ``bucket``, read from the store's own folder."""
+        root = self.folder / bucket
+        return sorted(str(p.relative_to(root)) for p in (root / prefix).rglob("*") if p.is_file())
+
+
+def missing() -> str | None:
+    """Why the servers cannot start here (None: they can)."""
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "no Java runtime to start the S3 and REST catalog servers"
+    if shutil.which("mvn") is None:
+        return "no mvn to resolve the S3 and REST catalog servers (.ci/run installs Maven)"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    return str(Path(home) / "bin" / "java") if home else "java"
+
+
+@contextmanager
+def _server(name: str, port: int, log: Path, *, env: dict[str, str], args: list[str]) -> Iterator[None]:
+    classpath = os.pathsep.join(str(p) for p in server_classpath(name))
+    with open(log, "w") as out:
+        process = subprocess.Popen(
+            [_java(), "-Xmx512m", "-cp", classpath, TEST_SERVERS[name].main, *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, **env),
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the {name} server stopped at start: {log.read_text()[-2000:]}")
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the {name} server did not listen on port {port} within 120 s")
+            time.sleep(0.2)
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@contextmanager
+def s3_server() -> Iterator[S3Server]:
+    """An S3Proxy on a free loopback port, with path-style access and one access key; deleted afterwards."""
+    home = Path(tempfile.mkdtemp(prefix="zskip-s3-"))
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    properties = home / "s3proxy.properties"
+    properties.write_text(
+        "\n".join(
+            [
+                f"s3proxy.endpoint={endpoint}",
+                "s3proxy.authorization=aws-v2-or-v4",
+                f"s3proxy.identity={ACCESS_KEY}",
+                f"s3proxy.credential={SECRET_KEY}",
+                "jclouds.provider=filesystem-nio2",
+                f"jclouds.filesystem.basedir={home / 'buckets'}",
+            ]
+        )
+    )
+    (home / "buckets").mkdir()
+    try:
+        with _server("s3proxy", port, home / "s3proxy.log", env={}, args=["--properties", str(properties)]):
+            yield S3Server(endpoint, home / "buckets")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@contextmanager
+def rest_catalog(s3: S3Server, warehouse: str) -> Iterator[str]:
+    """Iceberg's REST catalog server on a free loopback port, its tables in ``warehouse`` (``s3://...``) on
+    ``s3``; yields its URI."""
+    home = Path(tempfile.mkdtemp(prefix="zskip-rest-"))
+    port = free_port()
+    env = {
+        "CATALOG_REST_PORT": str(port),
+        "CATALOG_WAREHOUSE": warehouse,
+        "CATALOG_URI": f"jdbc:sqlite:file:{home / 'catalog.db'}",
+        "CATALOG_IO__IMPL": "org.apache.iceberg.aws.s3.S3FileIO",
+        "CATALOG_S3_ENDPOINT": s3.endpoint,
+        "CATALOG_S3_ACCESS__KEY__ID": ACCESS_KEY,
+        "CATALOG_S3_SECRET__ACCESS__KEY": SECRET_KEY,
+        "CATALOG_S3_PATH__STYLE__ACCESS": "true",
+        "CATALOG_CLIENT_REGION": "us-east-1",
+    }
+    try:
+        with _server("rest-catalog", port, home / "rest.log", env=env, args=[]):
+            yield f"http://127.0.0.1:{port}"
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

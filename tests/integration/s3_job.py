@@ -1,0 +1,139 @@
+"""Run by test_object_storage.py in its own process: zskip's verbs on tables on a real S3-compatible
+server, through Hadoop's S3A (a hadoop catalog on ``s3a://``, settings in ``spark.hadoop.fs.s3a.*``)
+and through Iceberg's S3FileIO (a REST catalog on ``s3://``, settings in the catalog's properties).
+The process has no AWS environment variables: Spark's and the catalog's settings are all there is.
+
+Prints one line of JSON with what each check found; the test asserts on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+from stars import make_star
+from tables import fingerprint, make_table
+
+import zskip
+from zskip.planning.workload import flush_workload
+
+WHERE = "a < 300 AND s = 'k7'"
+STAR = (
+    "SELECT count(*), sum(f.v) FROM {ns}.fact f JOIN {ns}.dim_a d ON f.a_key = d.a_id "
+    "WHERE d.region = 'r2' AND d.nation IN ('n2', 'n7')"
+)
+
+
+def rows(frame) -> list[tuple]:  # type: ignore[no-untyped-def]
+    return sorted(map(tuple, frame.collect()))
+
+
+def verbs(spark, catalog: str, warehouse: str, conf: dict[str, str], work: Path) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Every verb on ``catalog``'s tables; what each found."""
+    table = f"{catalog}.db.t"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.db")
+    make_table(spark, table, rows=20_000, files=4)
+    found: dict[str, object] = {}
+    appender = None
+    stop = work / f"stop-{catalog}"
+    if catalog == "lake":  # another process appends while optimize and the index build run
+        log = work / f"appended-{catalog}.log"
+        appender = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("appender_job.py")), warehouse, table, str(log),
+             str(stop), json.dumps(conf)],
+            cwd=Path(__file__).parent, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 240
+        while not (log.exists() and log.read_text().strip()):
+            if appender.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the appender committed nothing: {appender.stderr.read() if appender.stderr else ''}")
+            time.sleep(1)
+    try:
+        optimized = zskip.optimize(spark, table, by=["a", "b"], target_file_size="64KB", row_group_size="16KB")
+        indexed = zskip.create_index(spark, table, "s", kind="bloom")
+        zskip.create_index(spark, table, "b", kind="bitmap")
+    finally:
+        stop.touch()
+        if appender is not None:
+            _, errors = appender.communicate(timeout=300)
+            found["appender"] = [appender.returncode, errors[-1500:]]
+    refreshed = zskip.refresh_indexes(spark, table)
+    plain = spark.table(table).where(WHERE)
+    explained = zskip.explain(spark, table, WHERE)
+    ns = f"{catalog}.star"
+    make_star(spark, ns)
+    zskip.optimize(
+        spark, f"{ns}.fact", by=[zskip.Dimension("a_key", f"{ns}.dim_a", key="a_id", by=["region", "nation"])]
+    )
+    star = STAR.format(ns=ns)
+    star_plan = zskip.explain_sql(spark, star)
+    advice = zskip.advise(spark, table, queries=[f"SELECT * FROM {table} WHERE {WHERE}"], top=2)
+    maintained = zskip.maintain(spark, table)
+    status = zskip.status(spark, table)
+    vacuumed = zskip.vacuum(spark, table, older_than=0)
+    flush_workload()
+    found |= {
+        "optimize_commits": optimized.commits,
+        "files_indexed": indexed.files_indexed,
+        "refreshed_total": refreshed.files_total,
+        "read_equal": rows(zskip.read(spark, table, WHERE)) == rows(plain),
+        "sql_equal": rows(zskip.sql(spark, f"SELECT a, b, s FROM {table} WHERE {WHERE}"))
+        == rows(plain.select("a", "b", "s")),
+        "explain_files": [explained.files_read, explained.files_total],
+        "star_equal": rows(zskip.sql(spark, star)) == rows(spark.sql(star)),
+        "star_files": [[p.files_read, p.files_total] for p in star_plan],
+        "advised": len(advice.layouts),
+        "maintained": maintained.reason,
+        "up_to_date": status.up_to_date,
+        "vacuum_kept": vacuumed.files_kept,
+        "read_after_vacuum": rows(zskip.read(spark, table, WHERE)) == rows(plain),
+        "workload_records": zskip.workload(spark, table).num_rows,
+        "fingerprint": list(fingerprint(spark, table)),
+    }
+    return found
+
+
+def refused(spark, call) -> str:  # type: ignore[no-untyped-def]
+    """The one-line message of the error ``call`` raises (or what went wrong instead)."""
+    try:
+        call()
+    except zskip.StorageError as exc:
+        return str(exc)
+    except Exception as exc:
+        return f"not a StorageError: {type(exc).__name__}: {str(exc)[:600]}"
+    return "no error"
+
+
+def main(settings: str, work: str) -> None:
+    given = json.loads(settings)
+    hadoop, rest, bad = given["hadoop"], given["rest"], given["bad"]
+    warehouse = given["warehouse"]
+    assert not [k for k in os.environ if k.startswith("AWS_")], "the job must run without AWS variables"
+    spark = zskip.session(
+        warehouse=warehouse, master="local[2]", conf={"spark.sql.shuffle.partitions": "4"} | hadoop | rest | bad
+    )
+    found: dict[str, object] = {}
+    for catalog in ("lake", "rest"):
+        found[catalog] = verbs(spark, catalog, warehouse, hadoop, Path(work))
+    # what a misconfigured catalog gets: one line naming the setting, and the table as it was
+    before = {c: spark.sql(f"SELECT snapshot_id FROM {c}.db.t.snapshots").count() for c in ("lake", "rest")}
+    found["errors"] = {
+        name: refused(spark, lambda name=name: zskip.status(spark, f"{name}.db.t"))
+        for name in ("bad_secret", "bad_endpoint", "no_bucket", "rest_bad_secret")
+    }
+    found["errors"]["optimize_bad_secret"] = refused(spark, lambda: zskip.optimize(spark, "bad_secret.db.t", by=["a"]))
+    found["unchanged"] = before == {
+        c: spark.sql(f"SELECT snapshot_id FROM {c}.db.t.snapshots").count() for c in ("lake", "rest")
+    }
+    print(json.dumps(found))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

@@ -1,0 +1,110 @@
+"""zskip on object storage: a real S3-compatible server (S3Proxy) and Iceberg's REST catalog server on
+loopback, reached through ``s3a://`` (Hadoop's S3A) and ``s3://`` (Iceberg's S3FileIO), with the
+credentials and endpoint only in Spark's and the catalog's settings (tests/integration/s3_job.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from zskip.iceberg.jvm_dependencies import S3A_HADOOP, spark_line
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def servers():  # type: ignore[no-untyped-def]
+    from tests.integration.object_store import missing, rest_catalog, s3_server
+
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    if spark_line(pyspark.__version__) not in S3A_HADOOP:
+        pytest.skip(f"Hadoop's S3A needs the AWS SDK v1 on Spark {pyspark.__version__}; S3FileIO only there")
+    with s3_server() as s3:
+        s3.create_bucket("lake")
+        with rest_catalog(s3, "s3://lake/rest") as uri:
+            yield s3, uri
+
+
+def _settings(s3, uri: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    hadoop = s3.hadoop_conf()
+    rest = {
+        "spark.sql.catalog.rest": "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.rest.type": "rest",
+        "spark.sql.catalog.rest.uri": uri,
+    } | s3.catalog_conf("rest")
+    bad: dict[str, str] = {}
+
+    def hadoop_catalog(name: str, warehouse: str, **overrides: str) -> None:
+        bad.update(
+            {
+                f"spark.sql.catalog.{name}": "org.apache.iceberg.spark.SparkCatalog",
+                f"spark.sql.catalog.{name}.type": "hadoop",
+                f"spark.sql.catalog.{name}.warehouse": warehouse,
+                # its own S3A client (Hadoop caches one per bucket), giving up at once
+                f"spark.sql.catalog.{name}.hadoop.fs.s3a.impl.disable.cache": "true",
+                f"spark.sql.catalog.{name}.hadoop.fs.s3a.attempts.maximum": "1",
+                f"spark.sql.catalog.{name}.hadoop.fs.s3a.retry.limit": "1",
+                f"spark.sql.catalog.{name}.hadoop.fs.s3a.connection.establish.timeout": "2s",
+            }
+            | {f"spark.sql.catalog.{name}.hadoop.fs.s3a.{k}": v for k, v in overrides.items()}
+        )
+
+    hadoop_catalog("bad_secret", "s3a://lake/wh", **{"secret.key": "not-the-secret"})
+    hadoop_catalog("bad_endpoint", "s3a://lake/wh", endpoint="http://127.0.0.1:9")
+    hadoop_catalog("no_bucket", "s3a://no-such-bucket/wh")
+    bad |= {
+        "spark.sql.catalog.rest_bad_secret": "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.rest_bad_secret.type": "rest",
+        "spark.sql.catalog.rest_bad_secret.uri": uri,
+    } | s3.catalog_conf("rest_bad_secret")
+    bad["spark.sql.catalog.rest_bad_secret.s3.secret-access-key"] = "not-the-secret"
+    return {"warehouse": "s3a://lake/wh", "hadoop": hadoop, "rest": rest, "bad": bad}
+
+
+def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    s3, uri = servers
+    job = Path(__file__).with_name("s3_job.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | {"SPARK_LOCAL_IP": "127.0.0.1"}
+    done = subprocess.run(
+        [sys.executable, str(job), json.dumps(_settings(s3, uri)), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=job.parent,
+        timeout=1500,
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    for catalog, scheme in (("lake", "wh/db/t"), ("rest", "rest/db/t")):
+        result = found[catalog]
+        assert result["optimize_commits"] >= 1 and result["files_indexed"] >= 1, result
+        assert result["read_equal"] and result["sql_equal"] and result["star_equal"], result
+        read, total = result["explain_files"]
+        assert 0 < read < total, result
+        assert any(r < t for r, t in result["star_files"]), result  # the star join pruned the fact table
+        assert result["advised"] >= 1 and result["up_to_date"], result
+        assert result["vacuum_kept"] >= 2 and result["read_after_vacuum"], result  # manifest and store kept
+        assert result["workload_records"] >= 3, result
+        # zskip's own files went to the object store, beside the table's
+        objects = s3.objects("lake", scheme)
+        for kind in ("zskip/clustering-", "zskip/indexes/manifest-", "zskip/indexes/index-", "zskip/workload/"):
+            assert any(o.startswith(kind) for o in objects), (kind, objects[:20])
+    assert found["lake"]["appender"][0] == 0, found["lake"]["appender"]
+    errors = found["errors"]
+    for name, setting in (
+        ("bad_secret", "fs.s3a.secret.key"),
+        ("optimize_bad_secret", "fs.s3a.secret.key"),
+        ("bad_endpoint", "fs.s3a.endpoint"),
+        ("no_bucket", "no-such-bucket"),
+        ("rest_bad_secret", "s3.secret-access-key"),
+    ):
+        assert setting in errors[name] and "\n" not in errors[name], (name, errors[name])
+    assert found["unchanged"] is True

@@ -97,3 +97,25 @@ def test_the_jars_verb_prints_coordinates_and_refuses_an_unsupported_spark(capsy
     with pytest.raises(SystemExit) as exited:
         main(["jars", "--spark", "4.2.0"])
     assert exited.value.code == 2 and "3.5.x and 4.1.x" in capsys.readouterr().err
+
+
+def test_the_s3_libraries_come_by_coordinates_for_each_spark_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from zskip.cli.main import main
+    from zskip.iceberg.jvm_dependencies import object_storage
+
+    names = [c.artifact for c in object_storage("4.1.4")]
+    assert names == ["iceberg-aws-bundle", "hadoop-aws", "s3-transfer-manager"]
+    assert [c.artifact for c in object_storage("3.5.8")] == ["iceberg-aws-bundle"]  # S3A there needs SDK v1
+    main(["jars", "--coordinates", "--object-storage", "--spark", "4.1.4"])
+    printed = capsys.readouterr().out.strip().split(",")
+    assert printed[0].startswith("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:")
+    assert "org.apache.hadoop:hadoop-aws:3.4.2" in printed
+
+
+def test_a_session_adds_the_s3_libraries_when_its_warehouse_or_settings_name_s3() -> None:
+    assert session._names_s3("s3a://lake/wh", {})
+    assert session._names_s3("file:/tmp/wh", {"spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9000"})
+    assert session._names_s3("file:/tmp/wh", {"spark.sql.catalog.r.io-impl": "org.apache.iceberg.aws.s3.S3FileIO"})
+    assert not session._names_s3("file:/tmp/wh", {"spark.sql.catalog.lake.type": "hadoop"})
+    # the user's own AWS bundle is left alone
+    assert session._with_object_storage({"spark.jars.packages": "org.apache.iceberg:iceberg-aws-bundle:1.11.0"}) == {}

@@ -8,12 +8,24 @@ raises its own error, with the first line of Spark's message and what to do abou
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import NoReturn
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
 
-from zskip.errors import InvalidPredicateError, InvalidQueryError, UnknownColumnError, UnknownTableError
+from zskip.errors import InvalidPredicateError, InvalidQueryError, StorageError, UnknownColumnError, UnknownTableError
 
-__all__ = ["error_class", "first_line", "is_spark_error", "raise_for_filter", "raise_for_query"]
+__all__ = [
+    "error_class",
+    "first_line",
+    "is_spark_error",
+    "raise_for_filter",
+    "raise_for_query",
+    "reaching_storage",
+    "storage_failure",
+]
+
+F = TypeVar("F", bound=Callable[..., object])
 
 UNKNOWN_TABLE = ("TABLE_OR_VIEW_NOT_FOUND", "NoSuchTableException")
 UNKNOWN_COLUMN = ("UNRESOLVED_COLUMN", "UNRESOLVED_FIELD", "UNRESOLVED_MAP_KEY")
@@ -82,3 +94,60 @@ def raise_for_query(exc: BaseException, *, query: str) -> NoReturn:
     if kind == "column":
         raise UnknownColumnError(f"the query names a column that does not exist: {line}") from None
     raise InvalidQueryError(f"Spark cannot run the query: {line}") from None
+
+
+_LOCATION = re.compile(r"\b(s3a?|s3n)://([^/\s\"']+)[^\s\"']*")
+_DENIED = ("AccessDenied", "Access Denied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "Forbidden", "403")
+_UNREACHABLE = ("Connection refused", "UnknownHost", "Unable to execute HTTP request", "ConnectException",
+                "connect timed out", "Connect to ")  # fmt: skip
+_NO_BUCKET = ("NoSuchBucket", "UnknownStoreException", "bucket does not exist", "Bucket does not exist")
+
+
+def storage_failure(exc: BaseException) -> StorageError | None:
+    """A one-line ``StorageError`` naming the setting to fix when Spark or Iceberg failed to reach a table's
+    object store (refused credentials, an unreachable endpoint, a missing bucket); None otherwise."""
+    if isinstance(exc, StorageError):
+        return exc
+    if not is_spark_error(exc):
+        return None
+    text = str(exc)
+    found = _LOCATION.search(text)
+    location, scheme, bucket = (found.group(0), found.group(1), found.group(2)) if found else ("the table", "", "")
+    location = location.rstrip(":;,.)")
+    if scheme == "s3a" or scheme == "s3n":
+        keys = {"access": "spark.hadoop.fs.s3a.access.key", "secret": "spark.hadoop.fs.s3a.secret.key",
+                "endpoint": "spark.hadoop.fs.s3a.endpoint"}  # fmt: skip
+        where = " (or the catalog's own hadoop.fs.s3a.* settings)"
+    else:
+        keys = {"access": "s3.access-key-id", "secret": "s3.secret-access-key", "endpoint": "s3.endpoint"}
+        where = " (spark.sql.catalog.<name>.<setting>, or what the catalog server hands out)"
+    if any(marker in text for marker in _NO_BUCKET):
+        return StorageError(
+            f"bucket {bucket or '?'!r} does not exist (reaching {location}): create it, or fix the catalog's "
+            f"warehouse or {keys['endpoint']}{where}"
+        )
+    if any(marker in text for marker in _DENIED):
+        return StorageError(
+            f"the object store refused the credentials reaching {location}: check {keys['access']} and "
+            f"{keys['secret']}{where}"
+        )
+    if any(marker in text for marker in _UNREACHABLE):
+        return StorageError(f"cannot connect to the object store reaching {location}: check {keys['endpoint']}{where}")
+    return None
+
+
+def reaching_storage(function: F) -> F:
+    """``function``, raising a one-line ``StorageError`` instead of Spark's when a table's object store
+    could not be reached (see ``storage_failure``)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: object, **kwargs: object) -> object:
+        try:
+            return function(*args, **kwargs)
+        except Exception as exc:
+            failure = storage_failure(exc)
+            if failure is None or failure is exc:
+                raise
+            raise failure from None
+
+    return wrapper  # type: ignore[return-value]

@@ -22,6 +22,7 @@ from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError
 from zskip.iceberg.files import data_files
+from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import IcebergTable, load_table
 from zskip.indexing.jobs import build_indexes, merge_puffins
 from zskip.tablefiles.clustering_store import STORE_PROPERTY
@@ -110,6 +111,7 @@ class VacuumResult:
     warnings: tuple[str, ...] = ()  # why some files were kept although nothing seemed to reference them
 
 
+@reaching_storage
 def create_index(
     spark: SparkSession,
     table: str,
@@ -136,11 +138,13 @@ def create_index(
     return _update(spark, iceberg, add=definition, progress=progress)
 
 
+@reaching_storage
 def refresh_indexes(spark: SparkSession, table: str, *, progress: Progress | None = None) -> IndexResult:
     """Index files added since the last build, forget files that left the table, merge small index files."""
     return _update(spark, load_table(spark, table), progress=progress)
 
 
+@reaching_storage
 def drop_index(spark: SparkSession, table: str, column: str, kind: str) -> IndexResult:
     """Remove the ``kind`` index of ``column`` from the manifest (``vacuum`` deletes its files later)."""
     started = time.monotonic()
@@ -171,6 +175,7 @@ def _definition_named(iceberg: IcebergTable, manifest: IndexManifest, column: st
     return gone[0] if gone else None
 
 
+@reaching_storage
 def list_indexes(spark: SparkSession, table: str) -> list[IndexInfo]:
     """Each index of ``table``: the live data files it covers, and those whose index file is missing.
 
@@ -220,6 +225,7 @@ def _why_unused(definition: IndexDefinition) -> str:
     return f"its column (field id {definition.field_id}) has left the table: never used; refresh_indexes drops it"
 
 
+@reaching_storage
 def vacuum(spark: SparkSession, table: str, *, older_than: timedelta | float | str = "1d") -> VacuumResult:
     """Delete zskip files of ``table`` that no current manifest or clustering store references.
 

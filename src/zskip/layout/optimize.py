@@ -32,6 +32,7 @@ from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.predicates import filtered_frame
 from zskip.iceberg.rewrite import StagedGroup, commit_rewrites, plan_file_tasks, stage_group
+from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import IcebergTable, SchemaField, load_table, properties_update
 from zskip.layout.curve_keys import SIGN
 from zskip.layout.cuts import FileCuts
@@ -147,6 +148,7 @@ class _StepClock:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
 
 
+@reaching_storage
 def optimize(
     spark: SparkSession,
     table: str,

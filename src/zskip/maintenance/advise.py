@@ -45,6 +45,7 @@ from zskip.fileindex.kinds import KINDS
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.predicates import filter_of
+from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import IcebergTable, load_table
 from zskip.indexing.api import create_index
 from zskip.layout.optimize import DEFAULT_ROW_GROUP_SIZE, ROW_GROUP_PROPERTY, optimize
@@ -68,6 +69,7 @@ RAW_TRIES = 3  # multi-column candidates also tried with raw mapping
 INDEX_GAIN = 0.9  # an index is added when it leaves at most this share of the row groups read
 
 
+@reaching_storage
 def advise(
     spark: SparkSession,
     table: str,

@@ -28,6 +28,7 @@ from pyspark.sql import SparkSession
 
 from zskip.display import Displayed, Progress
 from zskip.errors import ConcurrentChangeError, InvalidOptionError
+from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import IcebergTable, SchemaField, load_table
 from zskip.indexing.api import IndexResult, refresh_indexes
 from zskip.layout.dimensions import Dimension
@@ -204,6 +205,7 @@ def layout_from_summary(
         ) from None
 
 
+@reaching_storage
 def maintain(
     spark: SparkSession,
     table: str,

@@ -18,6 +18,7 @@ from zskip.curves import ClusteringSpec
 from zskip.display import Displayed
 from zskip.iceberg.files import data_files
 from zskip.iceberg.frames import collect_arrow
+from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import load_table
 from zskip.indexing.api import IndexInfo, index_coverage
 from zskip.planning.workload import read_workload
@@ -133,6 +134,7 @@ class TableStatus(Displayed):
         return rows
 
 
+@reaching_storage
 def status(spark: SparkSession, table: str, *, drift: bool = False) -> TableStatus:
     """Share of ``table``'s rows clustered under its current spec, each index's coverage, the
     unclustered and unindexed bytes, and when the last optimize committed.  ``drift=True`` also asks

@@ -15,6 +15,7 @@ from zskip.errors import InvalidOptionError
 from zskip.expr import to_sql
 from zskip.iceberg.predicates import filter_of, filtered_frame
 from zskip.iceberg.scans import QueryScans
+from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import reads_other_state
 from zskip.planning.pipeline import STAGES, plan_scan
 from zskip.planning.plan import PLANNING_PROPERTIES, PlanInputs, ScanPlan, Stage, StageResult
@@ -127,6 +128,7 @@ def plan_table(
     return plan, scans
 
 
+@reaching_storage
 def explain(spark: SparkSession, table: str, where: str | Column, *, stages: tuple[Stage, ...] = STAGES) -> Explain:
     """Plan a read of ``table`` filtered by ``where`` (SQL text or a Column) without reading anything.
 
@@ -144,6 +146,7 @@ def explain(spark: SparkSession, table: str, where: str | Column, *, stages: tup
     return explain_plan(plan_table(spark, table, where, stages=stages)[0], where)
 
 
+@reaching_storage
 def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
     """Rows of ``table`` matching ``where``, reading only the files and row groups that can hold one.
 

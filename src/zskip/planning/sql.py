@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from zskip.errors import InvalidQueryError
 from zskip.expr import Expr
 from zskip.iceberg.scans import IcebergScan, QueryScans, query_scans
-from zskip.iceberg.spark_errors import is_spark_error, raise_for_query
+from zskip.iceberg.spark_errors import is_spark_error, raise_for_query, reaching_storage
 from zskip.iceberg.statements import analysed_query, parse_query
 from zskip.planning.joins import keys_loader
 from zskip.planning.pipeline import plan_scan
@@ -80,6 +80,7 @@ def _union_choice(plans: list[ScanPlan], relation: int) -> dict[str, Any]:
     return {"relation": relation, "union": [chosen[path] for path in sorted(chosen)]}
 
 
+@reaching_storage
 def sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> DataFrame:
     """Run ``query`` (a SELECT) with zskip's planning on every Iceberg scan; returns the DataFrame.
 
@@ -108,6 +109,7 @@ def sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> DataFrame
     return staged if staged is not None else frame
 
 
+@reaching_storage
 def explain_sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> list[Any]:
     """An ``Explain`` for every Iceberg scan of ``query`` (nothing is read or staged; queries only).
 

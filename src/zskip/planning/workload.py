@@ -27,6 +27,7 @@ from pyspark.sql import SparkSession
 
 from zskip.expr import bind, columns_of, to_sql
 from zskip.expr.rewrite import without_implied_not_null
+from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import load_table
 from zskip.storage import LOCAL, FileAccess
 from zskip.tablefiles.workload_log import (
@@ -137,6 +138,7 @@ def flush_workload() -> int:
     return RECORDER.flush()
 
 
+@reaching_storage
 def workload(spark: SparkSession, table: str) -> pa.Table:
     """The workload log of ``table``: one row per scan zskip planned (``WORKLOAD_SCHEMA``), oldest first.
 

@@ -759,8 +759,8 @@ public class Bridge {
           for (int k = 0; k < files.size(); k++) {
             JsonNode file = at(files, k);
             FileScanTask task = (FileScanTask) tasks.get(at(file, 0).asInt());
-            if (file.size() == 1) {
-              chosen.add(task);
+            if (file.size() == 1 || !readsByteRanges(table, task)) {
+              chosen.add(task); // the whole file (Spark applies the filter again)
             } else {
               JsonNode ranges = at(file, 1);
               for (int r = 0; r + 1 < ranges.size(); r += 2) {
@@ -1016,6 +1016,15 @@ public class Bridge {
     return new BaseFileScanTask(
         claimed, deletes(task), schemaJson(task, texts), specJson(task, texts),
         ResidualEvaluator.unpartitioned(task.residual()));
+  }
+
+  /**
+   * Whether a byte range of {@code task}'s file can be read by claiming a shorter file: Iceberg's Parquet
+   * reader takes a Hadoop file's length from its file system (HadoopInputFile), but any other FileIO's
+   * (S3FileIO's) from the data file entry, and would look for the footer at the claimed end.
+   */
+  static boolean readsByteRanges(Table table, FileScanTask task) {
+    return table.io().newInputFile(task.file().location()) instanceof org.apache.iceberg.hadoop.HadoopInputFile;
   }
 
   static FileScanTask withoutResidual(FileScanTask task, IdentityHashMap texts) {

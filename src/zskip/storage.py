@@ -23,7 +23,7 @@ come from the JVM once per table (``zskip.iceberg``) and travel with the work to
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -241,15 +241,6 @@ class FileAccess:
                 location for (location, _), info in zip(items, infos, strict=True) if info.type != pafs.FileType.File
             )
         return gone
-
-    def read_many(self, requests: Sequence[tuple[str, int, int]], *, threads: int = 16) -> list[bytes]:
-        """The bytes of each ``(location, offset, length)``, read in parallel (round trips overlap)."""
-        if len(requests) < 2:
-            return [self.read(loc, offset=off, length=n) for loc, off, n in requests]
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=min(threads, len(requests))) as pool:
-            return list(pool.map(lambda r: self.read(r[0], offset=r[1], length=r[2]), requests))
 
 
 LOCAL = FileAccess()

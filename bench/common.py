@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "benchmarks"
 
 
-def bench_session(warehouse: str | Path, *, master: str = "local[*]") -> Any:
+def bench_session(warehouse: str | Path, *, master: str = "local[*]", conf: dict[str, str] | None = None) -> Any:
     import zskip
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -28,7 +28,8 @@ def bench_session(warehouse: str | Path, *, master: str = "local[*]") -> Any:
             "spark.driver.memory": "12g",
             "spark.sql.shuffle.partitions": "8",
             "spark.cleaner.periodicGC.interval": "3min",
-        },
+        }
+        | (conf or {}),
     )
 
 

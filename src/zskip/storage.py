@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -174,6 +175,17 @@ class FileAccess:
         filesystem, path = self.resolve(location)
         try:
             return pq.ParquetFile(filesystem.open_input_file(path))
+        except OSError as exc:
+            raise storage_error(exc, location, self) from exc
+
+    def parquet_metadata(self, location: str, *, size: int | None = None) -> pq.FileMetaData:
+        """A Parquet file's footer.  Given the file's ``size`` (as Iceberg records it), one request
+        reads it: the store is not asked for the length first."""
+        if size is None:
+            return self.open_parquet(location).metadata
+        filesystem, path = self.resolve(location)
+        try:
+            return ds.ParquetFileFormat().make_fragment(path, filesystem=filesystem, file_size=size).metadata
         except OSError as exc:
             raise storage_error(exc, location, self) from exc
 

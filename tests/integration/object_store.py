@@ -110,9 +110,12 @@ def _server(name: str, port: int, log: Path, *, env: dict[str, str], args: list[
 
 
 @contextmanager
-def s3_server() -> Iterator[S3Server]:
-    """An S3Proxy on a free loopback port, with path-style access and one access key; deleted afterwards."""
-    home = Path(tempfile.mkdtemp(prefix="zskip-s3-"))
+def s3_server(home: Path | None = None) -> Iterator[S3Server]:
+    """An S3Proxy on a free loopback port, with path-style access and one access key.  Its buckets live
+    in ``home`` (kept afterwards, so a later server serves them again) or in a folder deleted afterwards."""
+    keep = home is not None
+    home = Path(tempfile.mkdtemp(prefix="zskip-s3-")) if home is None else home
+    home.mkdir(parents=True, exist_ok=True)
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}"
     properties = home / "s3proxy.properties"
@@ -128,12 +131,13 @@ def s3_server() -> Iterator[S3Server]:
             ]
         )
     )
-    (home / "buckets").mkdir()
+    (home / "buckets").mkdir(exist_ok=True)
     try:
         with _server("s3proxy", port, home / "s3proxy.log", env={}, args=["--properties", str(properties)]):
             yield S3Server(endpoint, home / "buckets")
     finally:
-        shutil.rmtree(home, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(home, ignore_errors=True)
 
 
 @contextmanager

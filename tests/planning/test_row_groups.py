@@ -13,7 +13,7 @@ from zskip.planning.row_groups import byte_runs, joined_runs, run_count
 
 def footer(lengths: list[int]) -> Footer:
     starts = [4 + sum(lengths[:i]) for i in range(len(lengths))]
-    return Footer(tuple(10 for _ in lengths), tuple(zip(starts, lengths, strict=True)), tuple({} for _ in lengths))
+    return Footer(tuple(10 for _ in lengths), tuple(zip(starts, lengths, strict=True)))
 
 
 def midpoints_inside(f: Footer, runs: list[tuple[int, int]]) -> set[int]:

@@ -52,7 +52,7 @@ class MemoryMetadata:
     def stats_column(self, path: str, field_id: int) -> StatsColumn:
         key = (path, field_id)
         if key not in self.cache:
-            self.cache[key] = StatsColumn.of([g.get(field_id) for g in self.footers[path].stats])
+            self.cache[key] = StatsColumn.of(list(self.footers[path].column(field_id)))
         return self.cache[key]
 
     def stats_columns(self, paths: list[str], field_ids: list[int]) -> dict[int, StatsColumn]:

@@ -177,8 +177,12 @@ def workload(ctx: Context, table: str, limit: int, as_json: bool) -> None:
         report.add_row(
             str(row["recorded_at"])[:19],
             str(row["predicate"]),
-            f"{row['files_read']:,} of {row['files_total']:,}",
-            f"{row['row_groups_read']:,} of {row['row_groups_total']:,}",
+            f"{row['files_read']:,} of {_count(row['files_total'])}",
+            f"{row['row_groups_read']:,} of {_count(row['row_groups_total'])}",
             f"{1000 * float(row['planning_seconds']):.1f}",
         )
     console.print(report)
+
+
+def _count(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"  # a record written without its snapshot's totals

@@ -6,10 +6,12 @@ column, or a new column that took an old name, never lends its statistics to ano
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from zskip.fileindex.build import leaf_ranges, top_level_field_ids
 from zskip.storage import LOCAL, FileAccess
@@ -26,35 +28,72 @@ class ColumnStats:
     values: int | None  # non-null values
 
 
-@dataclass(frozen=True)
 class Footer:
-    rows: tuple[int, ...]  # per row group
-    ranges: tuple[tuple[int, int], ...]  # (first byte, length) per row group
-    stats: tuple[dict[int, ColumnStats], ...]  # per row group, by field id
+    """One data file's row groups: rows (read at once), byte ranges and per-column statistics (each
+    worked out from the Parquet metadata the first time it is asked for, since a plan needs the
+    statistics of the few columns its filter names, and byte ranges only where it reads part of a file)."""
+
+    def __init__(
+        self,
+        rows: tuple[int, ...],
+        ranges: tuple[tuple[int, int], ...] | None = None,
+        stats: tuple[dict[int, ColumnStats], ...] | None = None,  # per row group, by field id: given
+        *,
+        metadata: pq.FileMetaData | None = None,
+        leaf_ids: dict[int, int] | None = None,
+    ) -> None:
+        self.rows = rows  # per row group
+        self._ranges = ranges
+        self._stats = stats
+        self._metadata = metadata
+        self._leaves = {field_id: leaf for leaf, field_id in (leaf_ids or {}).items()}  # field id -> leaf column
+        self._lock = threading.Lock()
 
     @property
     def row_groups(self) -> int:
         return len(self.rows)
 
+    @property
+    def ranges(self) -> tuple[tuple[int, int], ...]:
+        """(first byte, length) per row group."""
+        if self._ranges is None:
+            ranges = _byte_ranges(self._metadata) if self._metadata is not None else ()
+            with self._lock:
+                self._ranges = ranges
+        return self._ranges
 
-def read_footer(path: str, access: FileAccess = LOCAL) -> Footer:
-    parquet = access.open_parquet(path)
-    metadata = parquet.metadata
+    def column(self, field_id: int) -> tuple[ColumnStats | None, ...]:
+        """The statistics of column ``field_id`` in each row group (``None`` where there are none usable)."""
+        if self._stats is not None:
+            return tuple(group.get(field_id) for group in self._stats)
+        leaf = self._leaves.get(field_id)
+        if leaf is None or self._metadata is None:
+            return tuple(None for _ in self.rows)
+        return tuple(_chunk_stats(self._metadata.row_group(g).column(leaf)) for g in range(len(self.rows)))
+
+
+def read_footer(path: str, access: FileAccess = LOCAL, *, size: int | None = None) -> Footer:
+    """The footer of data file ``path``; ``size``: its length as Iceberg records it (saves a request)."""
+    metadata = access.parquet_metadata(path, size=size)
+    schema = metadata.schema.to_arrow_schema()
     # the field id of each leaf column that is a whole top-level column (found by position: a name
     # may hold a dot, which Parquet's dotted paths cannot tell from nesting); nested leaves get none
     leaf_ids: dict[int, int] = {}
-    leaves_of = leaf_ranges(parquet.schema_arrow)
-    for field_id, position in top_level_field_ids(parquet.schema_arrow).items():
+    leaves_of = leaf_ranges(schema)
+    for field_id, position in top_level_field_ids(schema).items():
         leaves = leaves_of[position]
-        if len(leaves) == 1 and not pa.types.is_nested(parquet.schema_arrow.field(position).type):
+        if len(leaves) == 1 and not pa.types.is_nested(schema.field(position).type):
             leaf_ids[leaves[0]] = field_id
-    rows, ranges, stats = [], [], []
+    rows = tuple(metadata.row_group(g).num_rows for g in range(metadata.num_row_groups))
+    return Footer(rows, metadata=metadata, leaf_ids=leaf_ids)
+
+
+def _byte_ranges(metadata: pq.FileMetaData) -> tuple[tuple[int, int], ...]:
+    ranges = []
     for g in range(metadata.num_row_groups):
         group = metadata.row_group(g)
-        rows.append(group.num_rows)
         first = None
         length = 0
-        by_id: dict[int, ColumnStats] = {}
         for c in range(group.num_columns):
             chunk = group.column(c)
             start = chunk.data_page_offset
@@ -66,21 +105,21 @@ def read_footer(path: str, access: FileAccess = LOCAL) -> Footer:
                 start = min(start, chunk.dictionary_page_offset)
             first = start if first is None else min(first, start)
             length += chunk.total_compressed_size
-            if c not in leaf_ids:
-                continue  # nested or unidentified columns: no statistics used
-            s = chunk.statistics
-            if s is None:
-                continue
-            try:
-                by_id[leaf_ids[c]] = ColumnStats(
-                    s.min if s.has_min_max else None,
-                    s.max if s.has_min_max else None,
-                    bool(s.has_min_max),
-                    s.null_count if s.has_null_count else None,
-                    s.num_values,
-                )
-            except Exception:  # a logical type pyarrow cannot turn into Python values
-                continue
         ranges.append((int(first or 4), int(length)))
-        stats.append(by_id)
-    return Footer(tuple(rows), tuple(ranges), tuple(stats))
+    return tuple(ranges)
+
+
+def _chunk_stats(chunk: pq.ColumnChunkMetaData) -> ColumnStats | None:
+    s = chunk.statistics
+    if s is None:
+        return None
+    try:
+        return ColumnStats(
+            s.min if s.has_min_max else None,
+            s.max if s.has_min_max else None,
+            bool(s.has_min_max),
+            s.null_count if s.has_null_count else None,
+            s.num_values,
+        )
+    except Exception:  # a logical type pyarrow cannot turn into Python values
+        return None

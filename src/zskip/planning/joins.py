@@ -27,7 +27,7 @@ from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
 from zskip.iceberg.scans import JoinKeys, QueryScans
 from zskip.planning.cache import CACHE
 
-__all__ = ["MAX_JOIN_KEYS", "JoinFilter", "join_rank_bounds", "keys_loader", "ranges_holding_keys"]
+__all__ = ["MAX_JOIN_KEYS", "JoinFilter", "JoinKeysLoader", "join_rank_bounds", "keys_loader", "ranges_holding_keys"]
 
 # A dimension filter matching more keys than this prunes nothing (the keys would cost more to
 # fetch and search than they save).  SSB at scale factor 10 needs 800,000 (two of five p_mfgr of
@@ -59,7 +59,15 @@ class JoinKeysLoader:
             keys = self.scans.join_keys(join, self.cap)
             return None if keys is None else np.unique(keys)
 
-        return JoinFilter(join, CACHE.get_or_load(("join-keys", join.signature, self.cap), load))
+        return JoinFilter(join, CACHE.get_or_load(self._key(join), load))
+
+    def fetched(self, join: JoinKeys) -> JoinFilter | None:
+        """The join's keys if a stage fetched them (``None``: no stage asked, so no key job ran)."""
+        key = self._key(join)
+        return self(join) if key in CACHE else None
+
+    def _key(self, join: JoinKeys) -> tuple[str, str, int]:
+        return ("join-keys", join.signature, self.cap)
 
 
 def ranges_holding_keys(keys: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:

@@ -9,10 +9,11 @@ for listing its files (one Spark query over ``<table>.files``); later queries pa
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,6 +36,7 @@ __all__ = ["SnapshotMetadata", "snapshot_metadata"]
 log = logging.getLogger(__name__)
 
 FOOTER_THREADS = 8  # footers read at once on a cold plan
+BULK_FOOTERS = 256  # up to this many kept files, their footers are read with the store and manifest
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class SnapshotMetadata:
     store_path: str | None
     manifest_path: str | None
     storage: FileAccess = LOCAL  # how the table's files are reached
+    sizes: Mapping[str, int] = field(default_factory=dict)  # bytes of the files the scan planned
 
     def files(self) -> pa.Table:
         """Every live data file of the snapshot (``zskip.iceberg.files.data_files``)."""
@@ -83,12 +86,12 @@ class SnapshotMetadata:
         return total
 
     def footer(self, path: str) -> Footer:
-        return CACHE.get_or_load(("footer", path), lambda: read_footer(path, self.storage))
+        return CACHE.get_or_load(("footer", path), lambda: read_footer(path, self.storage, size=self.sizes.get(path)))
 
     def stats_column(self, path: str, field_id: int) -> StatsColumn:
         """The statistics of column ``field_id`` over every row group of ``path``, as arrays (built once)."""
         return CACHE.get_or_load(
-            ("stats", path, field_id), lambda: StatsColumn.of([g.get(field_id) for g in self.footer(path).stats])
+            ("stats", path, field_id), lambda: StatsColumn.of(list(self.footer(path).column(field_id)))
         )
 
     def stats_columns(self, paths: Sequence[str], field_ids: Iterable[int]) -> dict[int, StatsColumn]:
@@ -106,6 +109,24 @@ class SnapshotMetadata:
             return
         with ThreadPoolExecutor(max_workers=min(FOOTER_THREADS, len(missing))) as pool:
             list(pool.map(self.footer, missing))
+
+    def prefetch(self, paths: Sequence[str]) -> None:
+        """One round of cold reads before the stages run, all at once: the clustering store, the index
+        manifest and the footers of ``paths`` (the files Iceberg kept), unless there are more than
+        ``BULK_FOOTERS`` of them (then the index stage's verdicts come first and footers follow for the
+        survivors).  What fails here is left for the stage that needs it to read again and report."""
+        footers = [p for p in paths if ("footer", p) not in CACHE] if len(paths) <= BULK_FOOTERS else []
+        reads: list[Callable[[], object]] = [functools.partial(self.footer, p) for p in footers]
+        if self.store_path and ("store", self.store_path) not in CACHE:
+            reads.append(self.store)
+        if self.manifest_path and ("manifest", self.manifest_path) not in CACHE:
+            reads.append(self.manifest)
+        if len(reads) < 2:
+            return
+        with ThreadPoolExecutor(max_workers=min(FOOTER_THREADS, len(reads))) as pool:
+            for future in [pool.submit(read) for read in reads]:
+                if future.exception() is not None:
+                    log.debug("prefetch: %s", future.exception())
 
     def row_groups(self, path: str) -> int:
         return self.footer(path).row_groups
@@ -151,4 +172,5 @@ def snapshot_metadata(spark: SparkSession, scan: IcebergScan) -> SnapshotMetadat
         store_path=scan.properties.get(STORE_PROPERTY),
         manifest_path=scan.properties.get(MANIFEST_PROPERTY),
         storage=scan.storage,
+        sizes=dict(zip(scan.paths, scan.sizes, strict=True)),
     )

@@ -29,7 +29,6 @@ What the stages read is metadata of one table snapshot, loaded once and cached b
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -39,12 +38,11 @@ from zskip.expr import AlwaysFalse
 from zskip.fileindex.kinds import KINDS
 from zskip.iceberg.scans import IcebergScan, JoinKeys
 from zskip.iceberg.table import load_table
-from zskip.planning.joins import JoinFilter
+from zskip.planning.joins import JoinFilter, JoinKeysLoader
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
 from zskip.planning.plan import (
     ICEBERG_STAGE,
     JOIN_STAGE,
-    METADATA_STAGE,
     READ_RANGES_STAGE,
     Candidates,
     PlanInputs,
@@ -168,9 +166,13 @@ def _spark_reads_more(inputs: PlanInputs, removed: dict[str, set[int] | None]) -
     return False
 
 
-def _join_note(item: JoinFilter) -> str:
-    join = item.join
-    found = "more keys than zskip searches: not used" if item.keys is None else f"{len(item.keys):,} keys"
+def _join_note(join: JoinKeys, item: JoinFilter | None) -> str:
+    if item is None:
+        found = "not fetched (too little left to prune)"
+    elif item.keys is None:
+        found = "more keys than zskip searches: not used"
+    else:
+        found = f"{len(item.keys):,} keys"
     return f"join keys: {join.column} = {join.dimension}.{join.key} where {join.filter or 'TRUE'}: {found}"
 
 
@@ -196,7 +198,7 @@ def plan_scan(
     analysis_seconds: float = 0.0,
     stages: tuple[Stage, ...] = STAGES,
     joins: tuple[JoinKeys, ...] = (),
-    join_filter: Callable[[JoinKeys], JoinFilter] | None = None,
+    join_filter: JoinKeysLoader | None = None,
 ) -> ScanPlan:
     """Plan one Iceberg scan of ``frame`` (``scan`` ``None``: Spark proved no row of ``table`` matches).
 
@@ -205,41 +207,34 @@ def plan_scan(
     started = time.perf_counter()
     if scan is None:  # Spark proved no row matches: say what the table holds all the same
         metadata = _table_metadata(spark, table)
-        files_total, row_groups_total = metadata.totals()
         return ScanPlan(
             table=table,
             frame=frame,
             scan=None,
             expr=AlwaysFalse(),
             snapshot_id=metadata.snapshot_id,
-            files_total=files_total,
-            row_groups_total=row_groups_total,
             kept=MappingProxyType({}),
             metadata=metadata,
-            stages=(StageResult("Spark: the filter is never true", 0, 0, 0.0),),
+            stage_results=(StageResult("Spark: the filter is never true", 0, 0, 0.0),),
             planning_seconds=analysis_seconds + time.perf_counter() - started,
             analysis_seconds=analysis_seconds,
         )
     metadata = snapshot_metadata(spark, scan)
-    files_total, row_groups_total = metadata.totals()
-    listed = time.perf_counter() - started
+    metadata.prefetch(scan.paths)
     inputs = PlanInputs.of(scan, metadata, joins=joins, join_filter=join_filter)
     if not joins:  # a scan joined to no filtered dimension: the join stage has nothing to say
         stages = tuple(stage for stage in stages if stage.run is not join_keys)
     candidates, run = run_stages(stages, inputs)
-    notes = scan.notes + tuple(_join_note(join_filter(j)) for j in joins if join_filter is not None)
-    results = (StageResult(METADATA_STAGE, files_total, row_groups_total, listed), *run.results)
+    notes = scan.notes + tuple(_join_note(j, join_filter.fetched(j)) for j in joins if join_filter is not None)
     plan = ScanPlan(
         table=table,
         frame=frame,
         scan=scan,
         expr=scan.expr,
         snapshot_id=scan.snapshot_id,
-        files_total=files_total,
-        row_groups_total=row_groups_total,
         kept=candidates.files,
         metadata=metadata,
-        stages=results,
+        stage_results=tuple(run.results),
         planning_seconds=analysis_seconds + time.perf_counter() - started,
         analysis_seconds=analysis_seconds,
         notes=notes,

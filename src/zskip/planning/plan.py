@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 from zskip.expr import Expr, bind
 from zskip.expr.rewrite import rewrite_not
 from zskip.iceberg.scans import Field, IcebergScan, JoinKeys
-from zskip.planning.joins import JoinFilter
+from zskip.planning.joins import JoinKeysLoader
 from zskip.planning.metadata import SnapshotMetadata
 from zskip.tablefiles.clustering_store import STORE_PROPERTY
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY
@@ -84,7 +84,7 @@ class PlanInputs:
     expr: Expr
     metadata: SnapshotMetadata
     joins: tuple[JoinKeys, ...] = ()  # equi-joins of the scan to filtered dimensions (zskip.sql only)
-    join_filter: Callable[[JoinKeys], JoinFilter] | None = None  # the keys each join's dimension yields
+    join_filter: JoinKeysLoader | None = None  # the keys each join's dimension yields
     fields: Mapping[int, Field] = field(default_factory=dict)  # the filtered columns, by field id
     floats: frozenset[int] = frozenset()  # field ids of float and double columns
     pushed: Expr | None = None  # ``expr`` with NOT pushed to the leaves (``rewrite_not``), once per plan
@@ -95,7 +95,7 @@ class PlanInputs:
         metadata: SnapshotMetadata,
         *,
         joins: tuple[JoinKeys, ...] = (),
-        join_filter: Callable[[JoinKeys], JoinFilter] | None = None,
+        join_filter: JoinKeysLoader | None = None,
     ) -> PlanInputs:
         """The inputs of ``scan``'s plan, its predicate bound once to the fields the scan resolved."""
         by_id = {f.id: f for f in scan.fields.values()}
@@ -140,17 +140,33 @@ class ScanPlan:
     scan: IcebergScan | None  # None: Spark proved that no row matches
     expr: Expr
     snapshot_id: int | None
-    files_total: int
-    row_groups_total: int
     kept: Mapping[str, Groups]
     metadata: SnapshotMetadata | None
-    stages: tuple[StageResult, ...]
+    stage_results: tuple[StageResult, ...]  # what each stage kept (the snapshot's totals come first in ``stages``)
     planning_seconds: float  # Spark's analysis of the filter and zskip's stages
     analysis_seconds: float = 0.0  # Spark's part: parsing, analysis and pushing the filter to the scan
     notes: tuple[str, ...] = ()
     # True when the curve or index stage ruled out a row group Spark's own scan would read (Iceberg's
     # file pruning and its Parquet reader's row-group statistics); otherwise it reads no more than this plan
     beyond_spark: bool = False
+
+    # The snapshot's totals are asked for only when shown or recorded: counting every file's row groups
+    # costs a listing of the whole snapshot (once per snapshot, then cached), which running the query
+    # does not need.
+    @property
+    def files_total(self) -> int:
+        return self.metadata.totals()[0] if self.metadata is not None else 0
+
+    @property
+    def row_groups_total(self) -> int:
+        return self.metadata.totals()[1] if self.metadata is not None else 0
+
+    @property
+    def stages(self) -> tuple[StageResult, ...]:
+        """The snapshot's totals, then what each stage kept."""
+        if self.scan is None:
+            return self.stage_results
+        return (StageResult(METADATA_STAGE, self.files_total, self.row_groups_total, 0.0), *self.stage_results)
 
     def row_groups_kept(self) -> int:
         if self.metadata is None:

@@ -39,6 +39,7 @@ from zskip.tablefiles.workload_log import (
 )
 
 if TYPE_CHECKING:
+    from zskip.planning.metadata import SnapshotMetadata
     from zskip.planning.plan import ScanPlan
 
 __all__ = [
@@ -64,6 +65,20 @@ class _Pending:
     table: str
     rows: list[dict[str, object]]
     storage: FileAccess
+    # per row, the snapshot whose totals it records: asked for only when the rows are read or written,
+    # so a query never waits for a listing of its snapshot (cached per snapshot once done)
+    snapshots: list[SnapshotMetadata]
+
+    def complete_rows(self) -> list[dict[str, object]]:
+        out = []
+        for row, metadata in zip(self.rows, self.snapshots, strict=True):
+            try:
+                files_total, row_groups_total = metadata.totals()
+            except Exception as exc:  # the session may be gone at exit: the record keeps the rest
+                log.debug("no totals for the workload record of %s: %s", self.table, exc)
+                files_total = row_groups_total = None  # type: ignore[assignment]
+            out.append(row | {"files_total": files_total, "row_groups_total": row_groups_total})
+        return out
 
 
 class WorkloadRecorder:
@@ -89,16 +104,15 @@ class WorkloadRecorder:
                 "columns": sorted(str(c) for c in columns_of(plan.expr)),
                 "predicate_fields": to_sql(without_implied_not_null(bound)),
                 "field_ids": sorted(c for c in columns_of(bound) if isinstance(c, int)),
-                "files_total": plan.files_total,
                 "files_read": len(plan.kept),
-                "row_groups_total": plan.row_groups_total,
                 "row_groups_read": plan.row_groups_kept(),
                 "planning_seconds": plan.planning_seconds,
             }
             location = plan.metadata.location
             with self._lock:
-                pending = self._pending.setdefault(location, _Pending(plan.table, [], plan.metadata.storage))
+                pending = self._pending.setdefault(location, _Pending(plan.table, [], plan.metadata.storage, []))
                 pending.rows.append(row)
+                pending.snapshots.append(plan.metadata)
                 full = len(pending.rows) >= FLUSH_AFTER
             if full:
                 self.flush([location])
@@ -113,7 +127,7 @@ class WorkloadRecorder:
         written = 0
         for location, pending in batches:
             try:
-                append_records(location, pending.rows, pending.storage)
+                append_records(location, pending.complete_rows(), pending.storage)
                 written += len(pending.rows)
             except Exception as exc:
                 self._failed(f"writing the workload log of {pending.table}", exc)
@@ -122,7 +136,10 @@ class WorkloadRecorder:
     def pending(self, location: str) -> list[dict[str, object]]:
         with self._lock:
             found = self._pending.get(location)
-            return list(found.rows) if found else []
+            if found is None:
+                return []
+            found = _Pending(found.table, list(found.rows), found.storage, list(found.snapshots))
+        return found.complete_rows()
 
     def _failed(self, what: str, exc: Exception) -> None:
         self.errors += 1

@@ -23,6 +23,10 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     min/max of the foreign key."""
     if not inputs.joins or inputs.join_filter is None or not candidates.files:
         return candidates
+    if _row_groups_in_play(inputs, candidates) < 2:
+        # one row group left: the keys could only drop the whole scan, which the join itself empties as
+        # fast, and the key job (a Spark job over the other side, maybe the big table) is the cost
+        return candidates
     filters = [f for f in map(inputs.join_filter, inputs.joins) if f.keys is not None]
     if any(f.keys is not None and len(f.keys) == 0 for f in filters):
         return Candidates.of({})  # a dimension with no matching row: the inner join is empty
@@ -45,6 +49,13 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
             key_set_verdicts(manifest, list(candidates.files), key_sets, cache=CACHE, access=inputs.metadata.storage),
         )
     return candidates
+
+
+def _row_groups_in_play(inputs: PlanInputs, candidates: Candidates) -> int:
+    if len(candidates.files) > 1:
+        return len(candidates.files)
+    (path, groups), *_ = candidates.files.items()
+    return len(groups) if groups is not None else inputs.metadata.row_groups(path)
 
 
 def _holding_keys(inputs: PlanInputs, candidates: Candidates, field_id: int, keys: np.ndarray) -> Candidates:

@@ -1,0 +1,216 @@
+"""A counting relay in front of an S3 server: every request and the bytes answered, by who asked.
+
+The object-storage benchmark points Spark's and the catalog's S3 settings at this relay instead of the
+server, so every request of the run passes through it and is counted as it happens.  Requests are told
+apart by their ``User-Agent``: zskip reaches files through pyarrow, whose S3 client is the AWS SDK for
+C++ (``aws-sdk-cpp``); Spark, Hadoop's S3A and Iceberg's S3FileIO use the AWS SDK for Java.  Requests
+and answers pass byte for byte (signatures stay valid); the relay adds one loopback hop to each.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlparse
+
+__all__ = ["RelayCounts", "RequestCounts", "counting_relay"]
+
+ZSKIP = "zskip (pyarrow)"
+JVM = "Spark and Iceberg (JVM)"
+_HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection"}
+
+
+def client_of(user_agent: str) -> str:
+    return ZSKIP if "aws-sdk-cpp" in user_agent else JVM
+
+
+@dataclass
+class RequestCounts:
+    """Requests (by client and method) and bytes answered (by client), counted since the relay started."""
+
+    requests: Counter[tuple[str, str]] = field(default_factory=Counter)
+    bytes: Counter[str] = field(default_factory=Counter)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, client: str, method: str, answered: int) -> None:
+        with self.lock:
+            self.requests[(client, method)] += 1
+            self.bytes[client] += answered
+
+    def snapshot(self) -> dict[str, int]:
+        """``{"<client> <METHOD>": requests, "<client> bytes": bytes}`` as of now."""
+        with self.lock:
+            out = {f"{client} {method}": n for (client, method), n in self.requests.items()}
+            out |= {f"{client} bytes": n for client, n in self.bytes.items()}
+            return out
+
+    @staticmethod
+    def since(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+        return {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
+
+
+class _Relay(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, upstream: str, counts: RequestCounts) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        parsed = urlparse(upstream)
+        self.upstream = (parsed.hostname or "127.0.0.1", parsed.port or 80)
+        self.counts = counts
+
+
+class _Upstream(http.client.HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs expect
+    server: _Relay
+
+    def setup(self) -> None:
+        super().setup()
+        # headers and body leave in separate writes: without this, Nagle's algorithm and the peer's
+        # delayed acknowledgement hold each answer for tens of milliseconds
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # one line per request would drown the benchmark's output
+
+    def _connection(self) -> http.client.HTTPConnection:
+        connection = getattr(self, "_upstream", None)
+        if connection is None:
+            connection = self._upstream = _Upstream(*self.server.upstream, timeout=120)
+        return connection
+
+    def _body(self) -> bytes:
+        length = self.headers.get("Content-Length")
+        if length is not None:
+            return self.rfile.read(int(length))
+        if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
+            return b""
+        raw = bytearray()  # the chunked framing forwarded as it came (the signature may cover it)
+        while True:
+            line = self.rfile.readline()
+            raw += line
+            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                while True:  # trailers, up to the empty line
+                    trailer = self.rfile.readline()
+                    raw += trailer
+                    if trailer in (b"\r\n", b"\n", b""):
+                        return bytes(raw)
+            raw += self.rfile.read(size + 2)
+
+    def _send_counts(self) -> None:
+        data = json.dumps(self.server.counts.snapshot()).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _forward(self) -> None:
+        if self.path == COUNTS_PATH:
+            self._send_counts()
+            return
+        body = self._body()
+        for attempt in (1, 2):
+            connection = self._connection()
+            try:
+                connection.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+                for name, value in self.headers.items():
+                    connection.putheader(name, value)
+                connection.endheaders(body or None)
+                answer = connection.getresponse()
+                break
+            except (OSError, http.client.HTTPException):
+                connection.close()
+                self._upstream = None
+                if attempt == 2:
+                    raise
+                # the server closed an idle kept-alive connection: once more on a new one
+        payload_length = answer.getheader("Content-Length")
+        self.send_response_only(answer.status, answer.reason)
+        for name, value in answer.getheaders():
+            if name.lower() not in _HOP_BY_HOP and not (name.lower() == "content-length" and payload_length is None):
+                self.send_header(name, value)
+        answered = 0
+        if payload_length is None and self.command != "HEAD" and answer.status not in (204, 304):
+            data = answer.read()  # a chunked answer (listings): sent with its length
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            answered = len(data)
+        else:
+            self.end_headers()
+            while chunk := answer.read(1 << 20):
+                self.wfile.write(chunk)
+                answered += len(chunk)
+        answer.close()
+        self.server.counts.add(client_of(self.headers.get("User-Agent", "")), self.command, answered)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
+
+
+COUNTS_PATH = "/__relay_counts"  # not an S3 path: bucket names hold no underscore
+
+
+class RelayCounts:
+    """The counts of a relay running in its own process, asked for over HTTP."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint
+
+    def snapshot(self) -> dict[str, int]:
+        with urllib.request.urlopen(self.endpoint + COUNTS_PATH, timeout=30) as answer:
+            return {key: int(value) for key, value in json.loads(answer.read()).items()}
+
+
+@contextmanager
+def counting_relay(upstream: str) -> Iterator[tuple[str, RelayCounts]]:
+    """A relay in a process of its own (its threads must not take the benchmark's interpreter lock
+    from the planner it measures), on a free loopback port, forwarding to ``upstream``
+    (``http://host:port``); yields its endpoint and its counts."""
+    with tempfile.TemporaryDirectory(prefix="zskip-relay-") as folder:
+        port_file = Path(folder) / "port"
+        process = subprocess.Popen([sys.executable, __file__, upstream, str(port_file)])
+        try:
+            deadline = time.monotonic() + 30
+            while not (port_file.exists() and port_file.read_text().strip()):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the counting relay did not start")
+                time.sleep(0.05)
+            yield (
+                f"http://127.0.0.1:{port_file.read_text().strip()}",
+                RelayCounts(f"http://127.0.0.1:{port_file.read_text().strip()}"),
+            )
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+
+
+def serve(upstream: str, port_file: Path) -> None:
+    relay = _Relay(upstream, RequestCounts())
+    written = port_file.with_suffix(".tmp")
+    written.write_text(str(relay.server_address[1]))
+    written.rename(port_file)  # whole, at once
+    relay.serve_forever()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], Path(sys.argv[2]))

@@ -66,6 +66,29 @@ def test_bitmaps_keep_exactly_the_files_and_row_groups_that_hold_a_match(spark, 
     assert groups > 2 * len(live) and 0 < kept < groups / 4
 
 
+def test_a_cold_plan_reads_the_bitmaps_of_the_files_asked_about_and_no_others(spark, indexed) -> None:
+    from zskip.planning.cache import LruCache
+
+    a, s = spark.table(indexed).select("a", "s").orderBy("id").first()
+    iceberg = load_table(spark, indexed)
+    manifest, path = read_manifest(iceberg)
+    live = sorted(data_files(spark, indexed)["file_path"].to_pylist())
+    expr = bind(And((Compare("a", "=", a), Compare("s", "=", s))), {f.name: f.id for f in iceberg.schema()})
+    loaded: list[object] = []
+
+    class Counting(LruCache):
+        def get_or_load(self, key, load):  # type: ignore[no-untyped-def]
+            if key not in self and key[0] == "blob":
+                loaded.append(key)
+            return super().get_or_load(key, load)
+
+    asked = live[:2]
+    found = index_verdicts(manifest, asked, expr, cache=Counting(1000), manifest_key=path, access=iceberg.file_access())
+    assert set(found) == set(asked)
+    # two columns' bitmaps of the two files: a bitmap has no joint probe to build from every file's index
+    assert len(loaded) == 4, loaded
+
+
 def test_bloom_finds_every_present_id_and_rules_out_absent_ones(spark, indexed) -> None:
     ids = [r["id"] for r in spark.table(indexed).select("id").orderBy(F.rand(3)).limit(20).collect()]
     _, found = verdicts(spark, indexed, In("id", tuple(ids)))

@@ -143,6 +143,18 @@ def test_join_keys_can_be_turned_off(spark, star) -> None:
     )
 
 
+def test_a_one_row_group_side_runs_no_key_job_over_the_other_side(spark, star) -> None:
+    # an inner join offers both ways round: the fact table's filter could prune the dimension's scan
+    # too, but the dimension is one row group, so a job over the fact table would buy nothing
+    both = REGION + " AND f.b_key < 30"  # a filter on each side: each could prune the other
+    plans = {e.table.rsplit(".", 1)[1]: e for e in zskip.explain_sql(spark, both)}
+    assert plans["dim_a"].row_groups_total == 1
+    dimension_notes = [n for n in plans["dim_a"].notes if n.startswith("join keys:")]
+    assert dimension_notes and all("not fetched" in n for n in dimension_notes), plans["dim_a"].notes
+    assert any("400 keys" in n for n in plans["fact"].notes), plans["fact"].notes
+    same_rows(spark, both)
+
+
 def test_indexes_on_the_foreign_key_are_probed_with_the_key_set(spark) -> None:
     """A table clustered on something else: only a bitmap on the foreign key can rule row groups out."""
     table = f"{NS}.fact_indexed"

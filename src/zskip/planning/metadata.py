@@ -35,7 +35,7 @@ __all__ = ["SnapshotMetadata", "snapshot_metadata"]
 
 log = logging.getLogger(__name__)
 
-FOOTER_THREADS = 8  # footers read at once on a cold plan
+FOOTER_THREADS = 16  # footers read at once on a cold plan (each mostly waits on its store)
 BULK_FOOTERS = 256  # up to this many kept files, their footers are read with the store and manifest
 
 
@@ -112,10 +112,11 @@ class SnapshotMetadata:
 
     def prefetch(self, paths: Sequence[str]) -> None:
         """One round of cold reads before the stages run, all at once: the clustering store, the index
-        manifest and the footers of ``paths`` (the files Iceberg kept), unless there are more than
-        ``BULK_FOOTERS`` of them (then the index stage's verdicts come first and footers follow for the
-        survivors).  What fails here is left for the stage that needs it to read again and report."""
-        footers = [p for p in paths if ("footer", p) not in CACHE] if len(paths) <= BULK_FOOTERS else []
+        manifest and, on a table without indexes, the footers of ``paths`` (the files Iceberg kept; up to
+        ``BULK_FOOTERS`` of them).  With indexes, their verdicts come first and footers follow for the
+        files they keep.  What fails here is left for the stage that needs it to read again and report."""
+        bulk = not self.manifest_path and len(paths) <= BULK_FOOTERS
+        footers = [p for p in paths if ("footer", p) not in CACHE] if bulk else []
         reads: list[Callable[[], object]] = [functools.partial(self.footer, p) for p in footers]
         if self.store_path and ("store", self.store_path) not in CACHE:
             reads.append(self.store)

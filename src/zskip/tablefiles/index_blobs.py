@@ -57,31 +57,86 @@ def file_indexes(
     return {path: FileIndexes.of(starts, indexes) for path, (starts, indexes) in found.items()}
 
 
-BLOB_THREADS = 8  # index blobs read at once when they are not cached yet
+BLOB_THREADS = 16  # runs of index blobs read at once when they are not cached yet
+# Blobs of one index file closer than this are read in one request with what lies between them: on
+# an object store a request costs more than a megabyte of transfer.
+BLOB_GAP = 1 << 20
+BLOB_RUN = 16 << 20  # at most this many bytes in one request
 
 
 def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: FileAccess) -> list[Any]:
-    """Each entry's decoded blob (or the error that kept it from loading), missing ones read in parallel."""
+    """Each entry's decoded blob (or the error that kept it from loading); on a cold plan the missing
+    ones are read first, neighbours in one index file together, several requests at a time."""
 
     def one(row: dict[str, Any]) -> Any:
         try:
             if cache is None:
                 return _load(row, access)
-            return cache.get_or_load(("blob", row["puffin_path"], row["offset"]), partial(_load, row, access))
+            return cache.get_or_load(_key(row), partial(_load, row, access))
         except (CorruptIndexError, ValueError, OSError) as exc:
             return exc
 
     if cache is not None:
-        missing = [row for row in rows if ("blob", row["puffin_path"], row["offset"]) not in cache]
-        if len(missing) > 1:  # a cold plan: read them several at a time, then answer from the cache
-            with ThreadPoolExecutor(max_workers=min(BLOB_THREADS, len(missing))) as pool:
-                list(pool.map(one, missing))
+        missing = [row for row in rows if _key(row) not in cache]
+        runs = _runs(missing)
+        if len(missing) > 1:
+
+            def read_run(run: list[dict[str, Any]]) -> None:
+                try:
+                    start = run[0]["offset"]
+                    data = access.read(run[0]["puffin_path"], offset=start, length=_end(run[-1]) - start)
+                except OSError:
+                    return  # each blob is read on its own below, and a failure is reported for that blob
+                for row in run:
+                    stored = data[row["offset"] - start : _end(row) - start]
+                    try:
+                        decoded = _decode(row, stored)
+                    except (CorruptIndexError, ValueError):
+                        continue  # read again on its own below, which reports it
+                    cache.get_or_load(_key(row), partial(_given, decoded))
+
+            with ThreadPoolExecutor(max_workers=min(BLOB_THREADS, len(runs))) as pool:
+                list(pool.map(read_run, runs))
     return [one(row) for row in rows]
 
 
+def _given(value: Any) -> Any:
+    return value
+
+
+def _key(row: dict[str, Any]) -> tuple[str, str, int]:
+    return ("blob", row["puffin_path"], row["offset"])
+
+
+def _end(row: dict[str, Any]) -> int:
+    return int(row["offset"]) + int(row["length"])
+
+
+def _runs(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """``rows`` in runs: blobs of one index file, in order, with gaps under ``BLOB_GAP`` and under
+    ``BLOB_RUN`` bytes a run."""
+    runs: list[list[dict[str, Any]]] = []
+    ordered = sorted({_key(row): row for row in rows}.values(), key=lambda r: (r["puffin_path"], r["offset"]))
+    for row in ordered:
+        last = runs[-1] if runs else None
+        if (
+            last is not None
+            and last[-1]["puffin_path"] == row["puffin_path"]
+            and row["offset"] - _end(last[-1]) <= BLOB_GAP
+            and _end(row) - last[0]["offset"] <= BLOB_RUN
+        ):
+            last.append(row)
+        else:
+            runs.append([row])
+    return runs
+
+
 def _load(row: dict[str, Any], access: FileAccess) -> Any:
+    return _decode(row, access.read(row["puffin_path"], offset=row["offset"], length=row["length"]))
+
+
+def _decode(row: dict[str, Any], stored: bytes) -> Any:
     name = f"{row['kind']} index of {row['column']} for {row['data_file']}"
-    stored = access.read(row["puffin_path"], offset=row["offset"], length=row["length"])
     data = decode_blob(stored, codec=row["codec"], checksum=row["checksum"], name=name)
     return kind_named(row["kind"]).load(data)
 
@@ -143,8 +198,8 @@ def _jointly_ruled_out(
         if not isinstance(leaf, Leaf) or not isinstance(leaf.column, int):
             continue  # not bound to a field: no index is of it
         for kind in KINDS.values():
-            if not kind.answers_leaf(leaf):
-                continue
+            if not kind.has_joint_probe or not kind.answers_leaf(leaf):
+                continue  # a kind without a joint probe would read every file's index for nothing
             probe: JointProbe | None = cache.get_or_load(
                 ("joint probe", manifest_key, leaf.column, kind.name),
                 partial(_joint_probe, manifest, leaf.column, kind, cache, access),

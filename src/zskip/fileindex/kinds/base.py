@@ -105,6 +105,10 @@ class IndexKind(ABC):
         """Where the column is one of ``keys`` (sorted, distinct ``int64``: a join's keys), or None."""
         return None
 
+    # whether ``joint_probe`` can give a probe: building one reads every file's index of the column,
+    # which only pays for small indexes (bloom filters), never for bitmaps
+    has_joint_probe: ClassVar[bool] = False
+
     def joint_probe(self, by_file: Mapping[str, Any]) -> JointProbe | None:
         """All files' indexes of one column as one probe (None: this kind has none)."""
         return None

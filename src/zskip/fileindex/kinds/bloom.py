@@ -67,6 +67,8 @@ class BloomKind(IndexKind):
         in_file, groups = index.might_contain_hashes(plain_hashes(_within_type(keys, index.value_type)))
         return MaybeRowGroups(groups & in_file) if len(groups) == row_group_count else None
 
+    has_joint_probe = True
+
     def joint_probe(self, by_file: Mapping[str, Any]) -> JointProbe | None:
         types = {index.value_type for index in by_file.values()}
         if len(types) != 1:

@@ -55,8 +55,12 @@ def test_a_failing_write_is_counted_and_warned_never_raised(tmp_path: Path, monk
     def broken(location: str, rows: list, access: object) -> None:
         raise OSError("disk full")
 
+    class Gone:  # the session ended before the totals were asked for: the record keeps the rest
+        def totals(self) -> tuple[int, int]:
+            raise RuntimeError("no Spark session")
+
     monkeypatch.setattr(workload, "append_records", broken)
-    recorder._pending[str(tmp_path)] = workload._Pending("lake.db.t", [_row(1)], LOCAL)
+    recorder._pending[str(tmp_path)] = workload._Pending("lake.db.t", [_row(1)], LOCAL, [Gone()])  # type: ignore[list-item]
     with caplog.at_level("WARNING", logger="zskip.planning.workload"):
         assert recorder.flush() == 0
     assert recorder.errors == 1

@@ -144,15 +144,36 @@ def test_join_keys_can_be_turned_off(spark, star) -> None:
 
 
 def test_a_one_row_group_side_runs_no_key_job_over_the_other_side(spark, star) -> None:
-    # an inner join offers both ways round: the fact table's filter could prune the dimension's scan
-    # too, but the dimension is one row group, so a job over the fact table would buy nothing
-    both = REGION + " AND f.b_key < 30"  # a filter on each side: each could prune the other
+    # an inner join offers both ways round: the fact table's filter could prune the small table's scan
+    # too, but that table is one row group, so a job over the fact table would buy nothing
+    small = f"{NS}.one_group"
+    spark.sql(f"DROP TABLE IF EXISTS {small}")
+    spark.range(50).selectExpr("CAST(id AS INT) AS a_id", "CAST(id % 5 AS INT) AS g").coalesce(1).writeTo(small).using(
+        "iceberg"
+    ).create()
+    both = f"SELECT count(*) FROM {FACT} f JOIN {small} s ON f.a_key = s.a_id WHERE s.g = 2 AND f.b_key < 30"
     plans = {e.table.rsplit(".", 1)[1]: e for e in zskip.explain_sql(spark, both)}
-    assert plans["dim_a"].row_groups_total == 1
-    dimension_notes = [n for n in plans["dim_a"].notes if n.startswith("join keys:")]
-    assert dimension_notes and all("not fetched" in n for n in dimension_notes), plans["dim_a"].notes
-    assert any("400 keys" in n for n in plans["fact"].notes), plans["fact"].notes
+    assert plans["one_group"].row_groups_total == 1
+    notes = [n for n in plans["one_group"].notes if n.startswith("join keys:")]
+    assert notes and all("not fetched" in n for n in notes), plans["one_group"].notes
+    assert any(" keys" in n and "not fetched" not in n for n in plans["fact"].notes), plans["fact"].notes
     same_rows(spark, both)
+
+
+def test_a_large_dimension_side_sends_its_keys_through_a_distinct_with_the_same_result(spark, star) -> None:
+    from zskip.planning.cache import CACHE
+
+    query = REGION + " AND a.nation IN ('n2', 'n7')"
+    small = fact_plan(spark, query)
+    CACHE.clear()  # the keys again, the other way
+    spark.conf.set("spark.zskip.planning.smallJoinSideBytes", "0")  # every side counts as large
+    try:
+        large = fact_plan(spark, query)
+        same_rows(spark, query)
+    finally:
+        spark.conf.unset("spark.zskip.planning.smallJoinSideBytes")
+    assert large.files == small.files and large.notes == small.notes
+    assert any(" keys" in n and "not fetched" not in n for n in large.notes), large.notes
 
 
 def test_indexes_on_the_foreign_key_are_probed_with_the_key_set(spark) -> None:

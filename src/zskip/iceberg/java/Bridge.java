@@ -66,6 +66,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 public class Bridge {
   static final int DIRECT = 6000; // characters an answer may have and still cross py4j directly
+  // a join's dimension side Spark estimates at most this big sends its keys without a distinct
+  static final String SMALL_SIDE = "spark.zskip.planning.smallJoinSideBytes";
+  static final long SMALL_SIDE_BYTES = 16L << 20;
   static final JsonFactory JSON = new JsonFactory();
   static final ObjectMapper MAPPER = new ObjectMapper();
   static final Map METHODS = new HashMap(); // "class#name" -> Method (or the class name when absent)
@@ -556,6 +559,15 @@ public class Bridge {
     }
 
     /** The keys the dimension side of join {@code index} yields, as 64-bit integers in a local file. */
+    /** Spark's estimate of what {@code plan} yields, in bytes (Long.MAX_VALUE when it has none). */
+    long estimatedBytes(LogicalPlan plan) {
+      try {
+        return ((Number) plan.stats().sizeInBytes()).longValue();
+      } catch (Exception e) {
+        return Long.MAX_VALUE;
+      }
+    }
+
     public String joinKeys(int index, int cap) throws Exception {
       Object[] entry = (Object[]) joins.get(index);
       LogicalPlan side = (LogicalPlan) entry[2];
@@ -566,16 +578,31 @@ public class Bridge {
       SparkSession session = frame.sparkSession();
       Dataset keys = Dataset.ofRows(session, new org.apache.spark.sql.catalyst.plans.logical.Project(projected, side));
       String name = "`" + key.name().replace("`", "``") + "`";
-      List rows = keys.where(name + " IS NOT NULL").selectExpr("CAST(" + name + " AS BIGINT)").distinct()
-          .limit(cap + 1).collectAsList();
-      if (rows.size() > cap) {
+      Dataset selected = keys.where(name + " IS NOT NULL").selectExpr("CAST(" + name + " AS BIGINT)");
+      java.util.Set distinct = new java.util.HashSet();
+      long small = Long.parseLong(session.conf().get(SMALL_SIDE, String.valueOf(SMALL_SIDE_BYTES)));
+      if (estimatedBytes(side) <= small) {
+        // a small dimension side: its keys come to the driver in one stage, without the shuffle of a
+        // distinct (which costs more than the rows it would save)
+        List rows = selected.collectAsList();
+        for (int i = 0; i < rows.size() && distinct.size() <= cap; i++) {
+          distinct.add(Long.valueOf(((org.apache.spark.sql.Row) rows.get(i)).getLong(0)));
+        }
+      } else {
+        List rows = selected.distinct().limit(cap + 1).collectAsList();
+        for (int i = 0; i < rows.size(); i++) {
+          distinct.add(Long.valueOf(((org.apache.spark.sql.Row) rows.get(i)).getLong(0)));
+        }
+      }
+      if (distinct.size() > cap) {
         return "";
       }
       File file = File.createTempFile("zskip-keys-", ".bin");
       java.io.DataOutputStream out = new java.io.DataOutputStream(new java.io.BufferedOutputStream(new FileOutputStream(file)));
       try {
-        for (int i = 0; i < rows.size(); i++) {
-          out.writeLong(((org.apache.spark.sql.Row) rows.get(i)).getLong(0));
+        Iterator values = distinct.iterator();
+        while (values.hasNext()) {
+          out.writeLong(((Long) values.next()).longValue());
         }
       } finally {
         out.close();

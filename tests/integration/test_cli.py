@@ -35,6 +35,19 @@ def test_every_verb_has_help(capsys, verb: list[str]) -> None:
     assert code == 0 and "Usage: zskip" in out and len(out.splitlines()) > 4
 
 
+def test_every_benchmark_the_bench_verb_names_is_a_script_that_answers_help() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from zskip.cli.bench import SCRIPTS
+
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    for name, script in SCRIPTS.items():
+        done = subprocess.run([sys.executable, str(bench / script), "--help"], capture_output=True, text=True)
+        assert done.returncode == 0 and "usage:" in done.stdout, (name, done.stderr[-2000:])
+
+
 def test_index_verbs_on_a_table(spark, capsys) -> None:
     table = make_table(spark, "lake.cli.t", rows=5_000, files=3)
     code, out, _ = run(capsys, "index", "create", table, "a", "--kind", "bitmap")

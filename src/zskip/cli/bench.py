@@ -13,6 +13,7 @@ SCRIPTS = {
     "curves": "curves.py",
     "optimize": "optimize.py",
     "indexes": "indexes.py",
+    "object-storage": "object_storage.py",
     "planning": "planning.py",
     "ssb": "ssb.py",
 }

@@ -60,7 +60,7 @@ def test_a_failing_write_is_counted_and_warned_never_raised(tmp_path: Path, monk
             raise RuntimeError("no Spark session")
 
     monkeypatch.setattr(workload, "append_records", broken)
-    recorder._pending[str(tmp_path)] = workload._Pending("lake.db.t", [_row(1)], LOCAL, [Gone()])  # type: ignore[list-item]
+    recorder._pending[str(tmp_path)] = workload._Pending("lake.db.t", [(_row(1), Gone())], LOCAL)  # type: ignore[list-item]
     with caplog.at_level("WARNING", logger="zskip.planning.workload"):
         assert recorder.flush() == 0
     assert recorder.errors == 1

@@ -6,7 +6,6 @@ column, or a new column that took an old name, never lends its statistics to ano
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +46,6 @@ class Footer:
         self._stats = stats
         self._metadata = metadata
         self._leaves = {field_id: leaf for leaf, field_id in (leaf_ids or {}).items()}  # field id -> leaf column
-        self._lock = threading.Lock()
 
     @property
     def row_groups(self) -> int:
@@ -56,10 +54,8 @@ class Footer:
     @property
     def ranges(self) -> tuple[tuple[int, int], ...]:
         """(first byte, length) per row group."""
-        if self._ranges is None:
-            ranges = _byte_ranges(self._metadata) if self._metadata is not None else ()
-            with self._lock:
-                self._ranges = ranges
+        if self._ranges is None:  # two threads may both work it out: the same answer, once stored
+            self._ranges = _byte_ranges(self._metadata) if self._metadata is not None else ()
         return self._ranges
 
     def column(self, field_id: int) -> tuple[ColumnStats | None, ...]:

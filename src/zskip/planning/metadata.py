@@ -3,8 +3,8 @@
 A snapshot's files never change, nor does a data file's footer, a clustering store or an index
 manifest once written: every entry is keyed by what names it for good (table location and
 snapshot id, file path, store or manifest path), so nothing cached here goes stale; entries only
-fall out of the bounded cache (``zskip.planning.cache``).  The first query of a snapshot pays
-for listing its files (one Spark query over ``<table>.files``); later queries pay nothing here.
+fall out of the bounded cache (``zskip.planning.cache``).  Listing a snapshot's files (one Spark
+query over ``<table>.files``) is paid only when its totals are shown or recorded, once per snapshot.
 """
 
 from __future__ import annotations
@@ -102,19 +102,14 @@ class SnapshotMetadata:
         }
 
     def prefetch_footers(self, paths: Sequence[str]) -> None:
-        """Read the footers of ``paths`` not cached yet, several at a time (pyarrow reads and parses
-        them without holding Python's lock, so object stores and local disks both overlap the waits)."""
-        missing = [path for path in paths if ("footer", path) not in CACHE]
-        if len(missing) < 2:
-            return
-        with ThreadPoolExecutor(max_workers=min(FOOTER_THREADS, len(missing))) as pool:
-            list(pool.map(self.footer, missing))
+        """Read the footers of ``paths`` not cached yet, several at a time."""
+        _at_once([functools.partial(self.footer, path) for path in paths if ("footer", path) not in CACHE])
 
     def prefetch(self, paths: Sequence[str]) -> None:
         """One round of cold reads before the stages run, all at once: the clustering store, the index
         manifest and, on a table without indexes, the footers of ``paths`` (the files Iceberg kept; up to
         ``BULK_FOOTERS`` of them).  With indexes, their verdicts come first and footers follow for the
-        files they keep.  What fails here is left for the stage that needs it to read again and report."""
+        files they keep."""
         bulk = not self.manifest_path and len(paths) <= BULK_FOOTERS
         footers = [p for p in paths if ("footer", p) not in CACHE] if bulk else []
         reads: list[Callable[[], object]] = [functools.partial(self.footer, p) for p in footers]
@@ -122,12 +117,7 @@ class SnapshotMetadata:
             reads.append(self.store)
         if self.manifest_path and ("manifest", self.manifest_path) not in CACHE:
             reads.append(self.manifest)
-        if len(reads) < 2:
-            return
-        with ThreadPoolExecutor(max_workers=min(FOOTER_THREADS, len(reads))) as pool:
-            for future in [pool.submit(read) for read in reads]:
-                if future.exception() is not None:
-                    log.debug("prefetch: %s", future.exception())
+        _at_once(reads)
 
     def row_groups(self, path: str) -> int:
         return self.footer(path).row_groups
@@ -162,6 +152,18 @@ class SnapshotMetadata:
                 return None
 
         return CACHE.get_or_load(("manifest", path), load)
+
+
+def _at_once(reads: Sequence[Callable[[], object]]) -> None:
+    """Run ``reads`` several at a time (pyarrow reads and parses without holding Python's lock, so object
+    stores and local disks both overlap the waits).  A read that fails is left for the stage that needs
+    it to read again and report."""
+    if len(reads) < 2:
+        return
+    with ThreadPoolExecutor(max_workers=min(FOOTER_THREADS, len(reads))) as pool:
+        for future in [pool.submit(read) for read in reads]:
+            if future.exception() is not None:
+                log.debug("reading ahead: %s", future.exception())
 
 
 def snapshot_metadata(spark: SparkSession, scan: IcebergScan) -> SnapshotMetadata:

@@ -63,15 +63,14 @@ FLUSH_AFTER = 64
 @dataclass
 class _Pending:
     table: str
-    rows: list[dict[str, object]]
+    # each record with the snapshot whose totals it records: those are asked for only when the records
+    # are read or written, so a query never waits for a listing of its snapshot (cached once done)
+    rows: list[tuple[dict[str, object], SnapshotMetadata]]
     storage: FileAccess
-    # per row, the snapshot whose totals it records: asked for only when the rows are read or written,
-    # so a query never waits for a listing of its snapshot (cached per snapshot once done)
-    snapshots: list[SnapshotMetadata]
 
     def complete_rows(self) -> list[dict[str, object]]:
         out = []
-        for row, metadata in zip(self.rows, self.snapshots, strict=True):
+        for row, metadata in self.rows:
             try:
                 files_total, row_groups_total = metadata.totals()
             except Exception as exc:  # the session may be gone at exit: the record keeps the rest
@@ -110,9 +109,8 @@ class WorkloadRecorder:
             }
             location = plan.metadata.location
             with self._lock:
-                pending = self._pending.setdefault(location, _Pending(plan.table, [], plan.metadata.storage, []))
-                pending.rows.append(row)
-                pending.snapshots.append(plan.metadata)
+                pending = self._pending.setdefault(location, _Pending(plan.table, [], plan.metadata.storage))
+                pending.rows.append((row, plan.metadata))
                 full = len(pending.rows) >= FLUSH_AFTER
             if full:
                 self.flush([location])
@@ -138,7 +136,7 @@ class WorkloadRecorder:
             found = self._pending.get(location)
             if found is None:
                 return []
-            found = _Pending(found.table, list(found.rows), found.storage, list(found.snapshots))
+            found = _Pending(found.table, list(found.rows), found.storage)
         return found.complete_rows()
 
     def _failed(self, what: str, exc: Exception) -> None:

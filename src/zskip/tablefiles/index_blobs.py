@@ -78,26 +78,27 @@ def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: File
 
     if cache is not None:
         missing = [row for row in rows if _key(row) not in cache]
-        runs = _runs(missing)
         if len(missing) > 1:
-
-            def read_run(run: list[dict[str, Any]]) -> None:
-                try:
-                    start = run[0]["offset"]
-                    data = access.read(run[0]["puffin_path"], offset=start, length=_end(run[-1]) - start)
-                except OSError:
-                    return  # each blob is read on its own below, and a failure is reported for that blob
-                for row in run:
-                    stored = data[row["offset"] - start : _end(row) - start]
-                    try:
-                        decoded = _decode(row, stored)
-                    except (CorruptIndexError, ValueError):
-                        continue  # read again on its own below, which reports it
-                    cache.get_or_load(_key(row), partial(_given, decoded))
-
+            runs = _runs(missing)
             with ThreadPoolExecutor(max_workers=min(BLOB_THREADS, len(runs))) as pool:
-                list(pool.map(read_run, runs))
+                list(pool.map(partial(_read_run, cache=cache, access=access), runs))
     return [one(row) for row in rows]
+
+
+def _read_run(run: list[dict[str, Any]], *, cache: BlobCache, access: FileAccess) -> None:
+    """Read one run of blobs in one request and cache each decoded blob.  Whatever fails here is read
+    again blob by blob by ``_load_many``, which reports it for that blob."""
+    start = run[0]["offset"]
+    try:
+        data = access.read(run[0]["puffin_path"], offset=start, length=_end(run[-1]) - start)
+    except OSError:
+        return
+    for row in run:
+        try:
+            decoded = _decode(row, data[row["offset"] - start : _end(row) - start])
+        except (CorruptIndexError, ValueError):
+            continue
+        cache.get_or_load(_key(row), partial(_given, decoded))
 
 
 def _given(value: Any) -> Any:

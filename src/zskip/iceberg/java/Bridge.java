@@ -558,7 +558,6 @@ public class Bridge {
       return found;
     }
 
-    /** The keys the dimension side of join {@code index} yields, as 64-bit integers in a local file. */
     /** Spark's estimate of what {@code plan} yields, in bytes (Long.MAX_VALUE when it has none). */
     long estimatedBytes(LogicalPlan plan) {
       try {
@@ -568,6 +567,7 @@ public class Bridge {
       }
     }
 
+    /** The keys the dimension side of join {@code index} yields, as 64-bit integers in a local file. */
     public String joinKeys(int index, int cap) throws Exception {
       Object[] entry = (Object[]) joins.get(index);
       LogicalPlan side = (LogicalPlan) entry[2];
@@ -579,20 +579,15 @@ public class Bridge {
       Dataset keys = Dataset.ofRows(session, new org.apache.spark.sql.catalyst.plans.logical.Project(projected, side));
       String name = "`" + key.name().replace("`", "``") + "`";
       Dataset selected = keys.where(name + " IS NOT NULL").selectExpr("CAST(" + name + " AS BIGINT)");
-      java.util.Set distinct = new java.util.HashSet();
       long small = Long.parseLong(session.conf().get(SMALL_SIDE, String.valueOf(SMALL_SIDE_BYTES)));
-      if (estimatedBytes(side) <= small) {
-        // a small dimension side: its keys come to the driver in one stage, without the shuffle of a
-        // distinct (which costs more than the rows it would save)
-        List rows = selected.collectAsList();
-        for (int i = 0; i < rows.size() && distinct.size() <= cap; i++) {
-          distinct.add(Long.valueOf(((org.apache.spark.sql.Row) rows.get(i)).getLong(0)));
-        }
-      } else {
-        List rows = selected.distinct().limit(cap + 1).collectAsList();
-        for (int i = 0; i < rows.size(); i++) {
-          distinct.add(Long.valueOf(((org.apache.spark.sql.Row) rows.get(i)).getLong(0)));
-        }
+      // a small dimension side sends its keys to the driver in one stage, without the shuffle of a
+      // distinct (which costs more than the rows it would save); the driver drops the repeats
+      List rows = estimatedBytes(side) <= small
+          ? selected.collectAsList()
+          : selected.distinct().limit(cap + 1).collectAsList();
+      java.util.Set distinct = new java.util.HashSet();
+      for (int i = 0; i < rows.size() && distinct.size() <= cap; i++) {
+        distinct.add(Long.valueOf(((org.apache.spark.sql.Row) rows.get(i)).getLong(0)));
       }
       if (distinct.size() > cap) {
         return "";

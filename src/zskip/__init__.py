@@ -40,6 +40,7 @@ from zskip.layout import Dimension, OptimizeResult, optimize
 from zskip.layout.inspection import InspectResult, inspect
 from zskip.maintenance import Advice, MaintainResult, TableStatus, advise, maintain, maintain_cycles, status
 from zskip.planning import Explain, explain, explain_sql, read, sql
+from zskip.planning.enable import disable, enable, enabled
 from zskip.planning.workload import flush_workload, workload
 
 __version__ = "0.3.0"
@@ -74,7 +75,10 @@ __all__ = [
     "advise",
     "create_index",
     "curves",
+    "disable",
     "drop_index",
+    "enable",
+    "enabled",
     "explain",
     "explain_sql",
     "flush_workload",

@@ -35,9 +35,7 @@ def bridge(spark: Any) -> Any:
             if known is jvm:
                 return instance
         gateway: Any = spark.sparkContext._gateway
-        cls = (
-            compiled(spark, "Bridge.java", uses="SnapshotFiles.java").getClassLoader().loadClass("zskip.bridge.Bridge")
-        )
+        cls = compiled(spark, "Bridge.java").getClassLoader().loadClass("zskip.bridge.Bridge")
         constructor = cls.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0))
         instance = constructor.newInstance(gateway.new_array(jvm.java.lang.Object, 0))
         _BRIDGES.append((jvm, instance))

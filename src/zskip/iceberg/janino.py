@@ -27,15 +27,17 @@ log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _COMPILED: list[tuple[Any, str, Any]] = []  # (JVM view, source, SimpleCompiler that cooked it)
+# source -> the source whose classes it refers to (compiled first; its class loader is the parent)
+USES = {"Bridge.java": "SnapshotFiles.java", "PlanHook.java": "Bridge.java"}
 
 
-def compiled(spark: Any, source: str, *, uses: str | None = None) -> Any:
+def compiled(spark: Any, source: str) -> Any:
     """The Janino ``SimpleCompiler`` that compiled ``source`` (a file of ``zskip/iceberg/java/``) in
     ``spark``'s JVM: its ``getClassLoader()`` loads the classes, ``getBytecodes()`` holds them.
-
-    ``uses``: another source whose classes ``source`` refers to (compiled first; its loader is the parent).
+    A source that refers to another's classes (``USES``) is compiled after it, under its class loader.
     """
     jvm = jvm_of(spark)
+    uses = USES.get(source)
     parent = compiled(spark, uses).getClassLoader() if uses is not None else None
     for known, name, compiler in _COMPILED:
         if known is jvm and name == source:

@@ -38,7 +38,7 @@ def filter_of(
 
         load_table(spark, table)  # not an Iceberg table (a view, another format): says so
         raise InvalidPredicateError(f"{table} does not read an Iceberg table; zskip plans Iceberg tables only")
-    frame = scans.frame
+    frame = scans.planned
     if len(scans.scans) <= 1:
         return frame, scans, scans.scans[0] if scans.scans else None
     own = [scan for scan in scans.scans if scans.output <= scan.output]

@@ -49,6 +49,7 @@ __all__ = [
     "QueryScans",
     "TableRelation",
     "arrow_type",
+    "described_scans",
     "expr_from_json",
     "forget_listed_files",
     "listed_scan_count",
@@ -130,7 +131,7 @@ class JoinKeys:
 class QueryScans:
     """The Iceberg scans and table relations of one planned query (holds the JVM's view of them)."""
 
-    frame: DataFrame
+    frame: DataFrame | None  # None: the scans of a plan zskip's optimizer rule is planning
     java: Any
     output: frozenset[int]  # expression ids of the query's own output columns
     scans: tuple[IcebergScan, ...]
@@ -138,6 +139,12 @@ class QueryScans:
     joins: tuple[JoinKeys, ...] = ()
     settings: Mapping[str, str] = field(default_factory=dict)  # the session's spark.zskip.* settings
     staged_sets: list[str] = field(default_factory=list)
+
+    @property
+    def planned(self) -> DataFrame:
+        """The query these scans belong to, as planned (only for a query zskip planned as a DataFrame)."""
+        assert self.frame is not None, "the scans of zskip's optimizer rule have no DataFrame"
+        return self.frame
 
     def joins_of(self, scan: IcebergScan) -> tuple[JoinKeys, ...]:
         return tuple(j for j in self.joins if j.scan == scan.position)
@@ -170,18 +177,25 @@ class QueryScans:
         import uuid
 
         named = [{**choice, "set_id": f"zskip-read-{uuid.uuid4()}"} for choice in choices]
-        java_frame = self.java.staged(json.dumps(named), self.frame.sparkSession._jsparkSession)
+        java_frame = self.java.staged(json.dumps(named), self.planned.sparkSession._jsparkSession)
         if java_frame is None:
             return None
         # a relation with files or a union of them stages its set; one reading nothing stages none
         self.staged_sets = [c["set_id"] for c in named if c.get("files") or c.get("union")]
-        return DataFrame(java_frame, self.frame.sparkSession)
+        return DataFrame(java_frame, self.planned.sparkSession)
 
 
 def query_scans(frame: DataFrame, properties: Sequence[str] = ()) -> QueryScans:
     """Every Iceberg scan of ``frame``'s plan (planning it, as its execution will reuse) in one call."""
     helper = bridge(frame.sparkSession)
     java = helper.scans(frame._jdf, "\u0001".join(properties))
+    # the query as planned: its relations read through the snapshots' file lists (``SnapshotFiles.java``)
+    return described_scans(java, DataFrame(java.frame(), frame.sparkSession))
+
+
+def described_scans(java: Any, frame: DataFrame | None) -> QueryScans:
+    """The scans a Java ``Bridge.Scans`` holds, in one call (``frame``: the query they belong to, if
+    zskip planned it as a DataFrame; ``None`` for the scans zskip's optimizer rule hands over)."""
     described = read_answer(str(java.describe()))
     scans = tuple(_scan(i, item) for i, item in enumerate(described["scans"]))
     relations = tuple(
@@ -202,9 +216,7 @@ def query_scans(frame: DataFrame, properties: Sequence[str] = ()) -> QueryScans:
         for item in described.get("joins", ())
     )
     settings = dict(described.get("settings", {}))
-    # the query as planned: its relations read through the snapshots' file lists (``SnapshotFiles.java``)
-    planned = DataFrame(java.frame(), frame.sparkSession)
-    return QueryScans(planned, java, frozenset(described["output"]), scans, relations, joins, settings)
+    return QueryScans(frame, java, frozenset(described["output"]), scans, relations, joins, settings)
 
 
 def _scan(position: int, item: Mapping[str, Any]) -> IcebergScan:

@@ -191,7 +191,7 @@ def _table_metadata(spark: SparkSession, table: str) -> SnapshotMetadata:
 
 def plan_scan(
     spark: SparkSession,
-    frame: DataFrame,
+    frame: DataFrame | None,
     scan: IcebergScan | None,
     *,
     table: str,

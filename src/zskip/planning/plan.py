@@ -136,7 +136,7 @@ class ScanPlan:
     """What to read of one scan: each kept file with the row groups that can match (``None``: all of them)."""
 
     table: str
-    frame: DataFrame  # the plain DataFrame the scan belongs to
+    frame: DataFrame | None  # the plain DataFrame the scan belongs to (None: a scan zskip's optimizer rule planned)
     scan: IcebergScan | None  # None: Spark proved that no row matches
     expr: Expr
     snapshot_id: int | None

@@ -162,32 +162,41 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
         # zskip's metadata describes the current snapshot; a branch, tag or older snapshot is read as it is
         return filtered_frame(spark, table, where)
     plan, scans = plan_table(spark, table, where)
-    log.info(
-        "read %s where %s: %d of %d files, %d of %d row groups",
-        table,
-        where,
-        len(plan.kept),
-        plan.files_total,
-        plan.row_groups_kept(),
-        plan.row_groups_total,
-    )
+    if log.isEnabledFor(logging.INFO):  # the totals cost a listing of the snapshot: only when shown
+        log.info(
+            "read %s where %s: %d of %d files, %d of %d row groups",
+            table,
+            where,
+            len(plan.kept),
+            plan.files_total,
+            plan.row_groups_kept(),
+            plan.row_groups_total,
+        )
+    frame = plan.frame
+    assert frame is not None
     if plan.scan is None:
-        return plan.frame.limit(0)  # Spark proved no row matches
+        return frame.limit(0)  # Spark proved no row matches
     if not plan.beyond_spark:
-        return plan.frame  # staging would read exactly what Spark's own scan reads, at a cost
+        return frame  # staging would read exactly what Spark's own scan reads, at a cost
     relation = scans.relation_of(plan.scan)
     if relation is None:
-        return plan.frame
+        return frame
     staged = scans.staged([staged_choice(plan, relation.position)])
     keep_staged(spark, scans.staged_sets)
-    return staged if staged is not None else plan.frame
+    return staged if staged is not None else frame
 
 
 def staged_choice(plan: ScanPlan, relation: int) -> dict[str, Any]:
     """What ``QueryScans.staged`` needs to have ``relation`` read only ``plan``'s kept files and row
-    groups: each kept file's task whole, or cut to byte ranges of its runs of kept row groups (runs
-    separated only by row groups the reader skips by their statistics make one, see
-    ``zskip.planning.row_groups``)."""
+    groups (``kept_tasks``)."""
+    assert plan.scan is not None
+    return {"relation": relation, "scan": plan.scan.position, "files": kept_tasks(plan)}
+
+
+def kept_tasks(plan: ScanPlan) -> list[list[Any]]:
+    """The tasks of ``plan``'s scan to read: each kept file's task whole (``[task]``), or cut to byte
+    ranges of its runs of kept row groups (``[task, [start, end, ...]]``; runs separated only by row
+    groups the reader skips by their statistics make one, see ``zskip.planning.row_groups``)."""
     assert plan.scan is not None and plan.metadata is not None
     position = {path: i for i, path in enumerate(plan.scan.paths)}
     split = [path for path, groups in plan.kept.items() if groups is not None and run_count(groups) > 1]
@@ -201,4 +210,4 @@ def staged_choice(plan: ScanPlan, relation: int) -> dict[str, Any]:
         else:
             runs = byte_runs(plan.metadata.footer(path), groups, read_anyway=read_anyway.get(path))
             files.append([position[path], [offset for run in runs for offset in run]])
-    return {"relation": relation, "scan": plan.scan.position, "files": files}
+    return files

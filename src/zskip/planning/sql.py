@@ -93,7 +93,7 @@ def sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> DataFrame
     if time_travel:
         return frame
     scans = query_scans(frame, PLANNING_PROPERTIES)
-    frame = scans.frame  # as planned: reading the snapshots' file lists
+    frame = scans.planned  # as planned: reading the snapshots' file lists
     if not scans.scans:
         return frame
     choices = []
@@ -125,7 +125,7 @@ def explain_sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> l
     scans = query_scans(frame, PLANNING_PROPERTIES)
     analysed = time.perf_counter() - started
     out = []
-    for relation, plans in _plans(spark, scans.frame, scans, join_keys=join_keys).items():
+    for relation, plans in _plans(spark, scans.planned, scans, join_keys=join_keys).items():
         for plan in plans:
             if relation is not None and len(plans) > 1:  # staged as a union of whole files
                 plan = replace(plan, kept=dict.fromkeys(plan.kept))

@@ -187,9 +187,21 @@ public class Bridge {
 
   // ---- scans -----------------------------------------------------------------------------------
 
+  // set while zskip plans on this thread: zskip's optimizer rule (PlanHook.java) lets the plans of the
+  // queries zskip itself plans (zskip.sql, zskip.read) or runs to plan (a dimension's keys) pass untouched
+  public static final ThreadLocal PLANNING = new ThreadLocal();
+
   /** The Iceberg scans of {@code frame}'s physical plan (planning it, as execution would). */
   public Scans scans(Dataset frame, String properties) throws Exception {
-    return new Scans(frame, properties.isEmpty() ? new String[0] : properties.split("\u0001"));
+    Object outer = PLANNING.get();
+    PLANNING.set(Boolean.TRUE);
+    try {
+      return new Scans(frame, properties.isEmpty() ? new String[0] : properties.split("\u0001"));
+    } finally {
+      if (outer == null) {
+        PLANNING.remove();
+      }
+    }
   }
 
   /** Calls the no-argument method {@code name} that {@code target} has or inherits, protected or not. */
@@ -336,7 +348,7 @@ public class Bridge {
   static final String FILTERS = "filters";
 //#endif
 
-  static List javaList(Object iterableOrSeq) {
+  public static List javaList(Object iterableOrSeq) {
     List out = new ArrayList();
     if (iterableOrSeq instanceof scala.collection.Iterable) {
       scala.collection.Iterator it = ((scala.collection.Iterable) iterableOrSeq).iterator();
@@ -363,15 +375,35 @@ public class Bridge {
 
   /** One query's Iceberg scans, their tasks and the relations they read; kept while Python plans. */
   public static class Scans {
-    final Dataset frame;
+    final Dataset frame; // null for the scans of an optimized plan (zskip's rule, PlanHook.java)
+    final SparkSession session;
+    final LogicalPlan root; // the optimized plan of those scans, or null
     final String[] properties;
-    final List scans = new ArrayList(); // Object[] {scan, table, tasks (List), output ids (List)}
+    // Object[] {scan, table, tasks (List), output ids (List), its DataSourceV2ScanRelation or null}
+    final List scans = new ArrayList();
     final List relations = new ArrayList(); // DataSourceV2Relation of Iceberg tables, main plan only
     // Object[] {Integer scan, String column, LogicalPlan dimension side, Attribute key, dimension scan, String filter}
     final List joins = new ArrayList();
 
+    /** The Iceberg batch scans {@code scanRelations} (DataSourceV2ScanRelation) of {@code plan}, an optimized plan. */
+    public Scans(SparkSession session, LogicalPlan plan, List scanRelations, String[] properties) throws Exception {
+      this.frame = null;
+      this.session = session;
+      this.root = plan;
+      this.properties = properties;
+      for (int i = 0; i < scanRelations.size(); i++) {
+        org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation relation =
+            (org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation) scanRelations.get(i);
+        Object scan = relation.scan();
+        scans.add(new Object[] {scan, call(scan, "table"), call(scan, "tasks"), exprIds(relation.output()), relation});
+      }
+      findJoins(plan);
+    }
+
     Scans(Dataset frame, String[] properties) throws Exception {
       this.frame = listed(frame);
+      this.session = this.frame.sparkSession();
+      this.root = null;
       this.properties = properties;
       frame = this.frame;
       SparkPlan plan = frame.queryExecution().sparkPlan();
@@ -387,7 +419,7 @@ public class Bridge {
         }
         Table table = (Table) call(scan, "table");
         List tasks = (List) call(scan, "tasks");
-        scans.add(new Object[] {scan, table, tasks, exprIds(((BatchScanExec) leaf).output())});
+        scans.add(new Object[] {scan, table, tasks, exprIds(((BatchScanExec) leaf).output()), null});
       }
       List pending = new ArrayList();
       pending.add(frame.queryExecution().analyzed());
@@ -569,13 +601,24 @@ public class Bridge {
 
     /** The keys the dimension side of join {@code index} yields, as 64-bit integers in a local file. */
     public String joinKeys(int index, int cap) throws Exception {
+      Object outer = PLANNING.get();
+      PLANNING.set(Boolean.TRUE);
+      try {
+        return keysOf(index, cap);
+      } finally {
+        if (outer == null) {
+          PLANNING.remove();
+        }
+      }
+    }
+
+    String keysOf(int index, int cap) throws Exception {
       Object[] entry = (Object[]) joins.get(index);
       LogicalPlan side = (LogicalPlan) entry[2];
       Attribute key = (Attribute) entry[3];
       List columns = new ArrayList();
       columns.add(key);
       scala.collection.immutable.List projected = scalaList(columns);
-      SparkSession session = frame.sparkSession();
       Dataset keys = Dataset.ofRows(session, new org.apache.spark.sql.catalyst.plans.logical.Project(projected, side));
       String name = "`" + key.name().replace("`", "``") + "`";
       Dataset selected = keys.where(name + " IS NOT NULL").selectExpr("CAST(" + name + " AS BIGINT)");
@@ -611,11 +654,11 @@ public class Bridge {
       JsonGenerator json = JSON.createGenerator(buffer);
       json.writeStartObject();
       json.writeArrayFieldStart("output");
-      writeLongs(json, exprIds(frame.queryExecution().analyzed().output()));
+      writeLongs(json, exprIds(frame != null ? frame.queryExecution().analyzed().output() : root.output()));
       json.writeEndArray();
       // the session's zskip settings, so planning needs no py4j call of its own to read them
       json.writeObjectFieldStart("settings");
-      scala.collection.Iterator confs = frame.sparkSession().sessionState().conf().getAllConfs().iterator();
+      scala.collection.Iterator confs = session.sessionState().conf().getAllConfs().iterator();
       while (confs.hasNext()) {
         scala.Tuple2 entry = (scala.Tuple2) confs.next();
         String key = (String) entry._1();
@@ -776,20 +819,7 @@ public class Bridge {
           }
         } else {
           Object[] entry = (Object[]) scans.get(at(item, "scan").asInt());
-          List tasks = (List) entry[2];
-          JsonNode files = at(item, "files");
-          for (int k = 0; k < files.size(); k++) {
-            JsonNode file = at(files, k);
-            FileScanTask task = (FileScanTask) tasks.get(at(file, 0).asInt());
-            if (file.size() == 1 || !readsByteRanges(table, task)) {
-              chosen.add(task); // the whole file (Spark applies the filter again)
-            } else {
-              JsonNode ranges = at(file, 1);
-              for (int r = 0; r + 1 < ranges.size(); r += 2) {
-                chosen.add(byteRange(task, at(ranges, r).asLong(), at(ranges, r + 1).asLong(), texts));
-              }
-            }
-          }
+          chosen = chosenTasks(table, (List) entry[2], at(item, "files"), texts);
           resets.add(new Object[] {entry[0], chosen});
         }
         if (chosen.isEmpty()) { // no file can hold a matching row: the relation reads nothing
@@ -845,6 +875,141 @@ public class Bridge {
       }
       return Dataset.ofRows(session, replaced);
     }
+
+    /**
+     * The optimized plan these scans came from, with each scan {@code answer} names reading only the tasks
+     * it kept.  {@code answer} (JSON): {"scans": a list of {"scan": j, "note": text} (keep every task) or
+     * {"scan": j, "files": [...] as {@link #chosenTasks} takes them, "note": text}}, or {"error": why
+     * planning failed} (thrown).  Every scan named is put behind
+     * {@link ScanView} (its explain line says what zskip kept; it equals only a scan that keeps the same).
+     * Nothing is changed until every answer is read.
+     */
+    public LogicalPlan hooked(String answer) throws Exception {
+      JsonNode top = (JsonNode) MAPPER.readTree(answer);
+      if (top.has("error")) {
+        throw new IllegalStateException(at(top, "error").asText());
+      }
+      JsonNode root = at(top, "scans");
+      IdentityHashMap texts = new IdentityHashMap();
+      IdentityHashMap replacements = new IdentityHashMap();
+      List resets = new ArrayList();
+      for (int i = 0; i < root.size(); i++) {
+        JsonNode item = at(root, i);
+        Object[] entry = (Object[]) scans.get(at(item, "scan").asInt());
+        org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation relation =
+            (org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation) entry[4];
+        String kept = "all";
+        if (item.has("files")) {
+          List chosen = chosenTasks((Table) entry[1], (List) entry[2], at(item, "files"), texts);
+          resets.add(new Object[] {entry[0], chosen});
+          kept = sha256(at(item, "files").toString());
+        }
+        Object view = ScanView.of(entry[0], at(item, "note").asText(), kept);
+        replacements.put(
+            relation,
+            new org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation(
+                relation.relation(), (org.apache.spark.sql.connector.read.Scan) view, relation.output(),
+                relation.keyGroupedPartitioning(), relation.ordering()));
+      }
+      for (int i = 0; i < resets.size(); i++) {
+        Object[] reset = (Object[]) resets.get(i);
+        callWith(reset[0], "resetTasks", List.class, reset[1]);
+      }
+      return replacements.isEmpty() ? this.root : replace(this.root, replacements);
+    }
+  }
+
+  /**
+   * A scan zskip planned, seen through a proxy of every interface it has: its description (what explain
+   * and the Spark UI print) ends with what zskip kept, and it (and its batch) equals only a view of an
+   * equal scan that keeps the same tasks, so Spark never reuses the output of a scan that kept other
+   * tasks (or all of them) in its place.  Everything else is the scan's own.
+   */
+  public static class ScanView implements java.lang.reflect.InvocationHandler {
+    final Object target;
+    final String note;
+    final String kept; // "all", or a digest of the kept tasks
+
+    ScanView(Object target, String note, String kept) {
+      this.target = target;
+      this.note = note;
+      this.kept = kept;
+    }
+
+    static Object of(Object target, String note, String kept) {
+      return proxy(target, new ScanView(target, note, kept));
+    }
+
+    static Object proxy(Object target, java.lang.reflect.InvocationHandler handler) {
+      java.util.LinkedHashSet interfaces = new java.util.LinkedHashSet();
+      for (Class cls = target.getClass(); cls != null; cls = cls.getSuperclass()) {
+        interfaces.addAll(java.util.Arrays.asList(cls.getInterfaces()));
+      }
+      return java.lang.reflect.Proxy.newProxyInstance(
+          target.getClass().getClassLoader(), (Class[]) interfaces.toArray(new Class[0]), handler);
+    }
+
+    static ScanView viewOf(Object other) {
+      if (other != null && java.lang.reflect.Proxy.isProxyClass(other.getClass())) {
+        Object handler = java.lang.reflect.Proxy.getInvocationHandler(other);
+        if (handler instanceof ScanView) {
+          return (ScanView) handler;
+        }
+      }
+      return null;
+    }
+
+    public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+      String name = method.getName();
+      int arity = args == null ? 0 : args.length;
+      if (name.equals("equals") && arity == 1) {
+        ScanView other = viewOf(args[0]);
+        return Boolean.valueOf(other != null && kept.equals(other.kept) && target.equals(other.target));
+      }
+      if (name.equals("hashCode") && arity == 0) {
+        return Integer.valueOf(target.hashCode() * 31 + kept.hashCode());
+      }
+      if (name.equals("description") && arity == 0) {
+        return invoked(method, args) + " " + note;
+      }
+      if (name.equals("toString") && arity == 0) {
+        return target.toString() + " " + note;
+      }
+      Object result = invoked(method, args);
+      if (name.equals("toBatch") && arity == 0 && result != null) {
+        return proxy(result, new ScanView(result, note, kept)); // its equality is the scan's
+      }
+      return result;
+    }
+
+    Object invoked(Method method, Object[] args) throws Throwable {
+      try {
+        return method.invoke(target, args);
+      } catch (java.lang.reflect.InvocationTargetException e) {
+        throw e.getCause();
+      }
+    }
+  }
+
+  /**
+   * The tasks to read of a scan's {@code tasks}: {@code files} lists [task] (the whole file) or [task,
+   * [start, end, ...]] (the task cut to those byte ranges), as {@link Scans#staged} takes them.
+   */
+  static List chosenTasks(Table table, List tasks, JsonNode files, IdentityHashMap texts) {
+    List chosen = new ArrayList();
+    for (int k = 0; k < files.size(); k++) {
+      JsonNode file = at(files, k);
+      FileScanTask task = (FileScanTask) tasks.get(at(file, 0).asInt());
+      if (file.size() == 1 || !readsByteRanges(table, task)) {
+        chosen.add(task); // the whole file (Spark applies the filter again)
+      } else {
+        JsonNode ranges = at(file, 1);
+        for (int r = 0; r + 1 < ranges.size(); r += 2) {
+          chosen.add(byteRange(task, at(ranges, r).asLong(), at(ranges, r + 1).asLong(), texts));
+        }
+      }
+    }
+    return chosen;
   }
 
   // ---- joins -----------------------------------------------------------------------------------

@@ -1,0 +1,273 @@
+"""zskip.enable: plain spark.sql, DataFrames, views and star joins are pruned as zskip.sql prunes them;
+writes, failures and tables zskip never touched are left as Spark plans them."""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stdout
+from typing import Any
+
+import pytest
+
+import zskip
+from tests.integration.stars import make_star
+from tests.integration.tables import fingerprint, make_table
+from zskip.iceberg.scan_stats import scanned_rows
+from zskip.planning import enable as enable_module
+from zskip.planning.enable import ENABLED, hook_counts
+
+pytestmark = pytest.mark.integration
+
+NS = "lake.enable"
+TABLE = f"{NS}.t"
+# a value of b only a few row groups hold, though most row groups' min/max span it: only zskip's
+# bitmap on b rules the others out (the fixture checks the value is there)
+B_VALUE = 61_234
+SELECTIVE = f"SELECT count(*) AS n, sum(id) AS s FROM {TABLE} WHERE b = {B_VALUE} OR (a = 7 AND b < 5)"
+
+
+@contextmanager
+def zskip_on(spark: Any) -> Iterator[None]:
+    zskip.enable(spark)
+    try:
+        yield
+    finally:
+        zskip.disable(spark)
+
+
+@contextmanager
+def zskip_off(spark: Any) -> Iterator[None]:
+    """Spark's own plans, whatever the session's setting."""
+    before = spark.conf.get(ENABLED, "false")
+    spark.conf.set(ENABLED, "false")
+    try:
+        yield
+    finally:
+        spark.conf.set(ENABLED, before)
+
+
+def rows(frame: Any) -> Counter:
+    return Counter(map(tuple, frame.collect()))
+
+
+@pytest.fixture(scope="module")
+def table(spark: Any) -> str:
+    make_table(spark, TABLE, rows=40_000, files=6)
+    zskip.optimize(spark, TABLE, by=["a", "b"], target_file_size=60_000, row_group_size=4_000)
+    spark.sql(f"INSERT INTO {TABLE} SELECT a, {B_VALUE}, d, s, x, m, id, p FROM {TABLE} WHERE id = 17")
+    zskip.create_index(spark, TABLE, "s", kind="bitmap")
+    zskip.create_index(spark, TABLE, "b", kind="bitmap")
+    return TABLE
+
+
+def both(spark: Any, build: Any) -> tuple[Counter, Counter, Any]:
+    """Rows of ``build()`` with zskip off and on, and the frame zskip planned (run)."""
+    with zskip_off(spark):
+        expected = rows(build())
+    with zskip_on(spark):
+        frame = build()
+        got = rows(frame)
+    return expected, got, frame
+
+
+@pytest.mark.smoke
+def test_plain_spark_sql_is_pruned_and_returns_sparks_rows(spark: Any, table: str) -> None:
+    with zskip_off(spark):
+        plain = spark.sql(SELECTIVE)
+        expected = rows(plain)
+        plain_scanned = scanned_rows(plain, TABLE)
+    before = hook_counts(spark).planned
+    with zskip_on(spark):
+        frame = spark.sql(SELECTIVE)
+        assert rows(frame) == expected
+        scanned = scanned_rows(frame, TABLE)
+        printed = io.StringIO()
+        with redirect_stdout(printed):
+            frame.explain()
+        explained = printed.getvalue()
+    assert hook_counts(spark).planned > before
+    assert scanned < plain_scanned, (scanned, plain_scanned)
+    assert "zskip: reads" in explained and "ruled out by" in explained, explained
+    # zskip.sql reads the same row groups
+    via_sql = zskip.sql(spark, SELECTIVE)
+    assert rows(via_sql) == expected
+    assert scanned_rows(via_sql, TABLE) == scanned
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ["dataframe", "view", "cte", "subquery", "cache", "index"],
+)
+def test_every_query_shape_is_pruned_and_exact(spark: Any, table: str, shape: str) -> None:
+    def build() -> Any:
+        if shape == "dataframe":
+            return spark.table(TABLE).where("a BETWEEN 100 AND 140 AND b < 2000").groupBy("p").count()
+        if shape == "view":
+            spark.table(TABLE).createOrReplaceTempView("enable_view")
+            return spark.sql("SELECT p, count(*) FROM enable_view WHERE a BETWEEN 100 AND 140 GROUP BY p")
+        if shape == "cte":
+            return spark.sql(
+                f"WITH x AS (SELECT * FROM {TABLE} WHERE a < 60) SELECT count(*), max(b) FROM x WHERE b < 5000"
+            )
+        if shape == "subquery":
+            return spark.sql(
+                f"SELECT count(*) FROM {TABLE} WHERE a = (SELECT max(a) FROM {TABLE} WHERE a < 200 AND s = 'k3')"
+            )
+        if shape == "cache":
+            frame = spark.table(TABLE).where("a BETWEEN 500 AND 530").select("id", "a")
+            frame.cache()
+            return frame
+        return spark.sql(f"SELECT count(*), min(id) FROM {TABLE} WHERE s IN ('k1', 'k7') AND a > 900")
+
+    expected, got, frame = both(spark, build)
+    assert got == expected
+    if shape == "cache":
+        frame.unpersist()
+        return
+    with zskip_off(spark):
+        plain = build()
+        plain.collect()
+    assert scanned_rows(frame, TABLE) <= scanned_rows(plain, TABLE)
+
+
+def test_a_table_zskip_never_touched_is_not_handed_to_python(spark: Any) -> None:
+    other = f"{NS}.untouched"
+    make_table(spark, other, rows=2_000, files=2)
+    with zskip_on(spark):
+        before = hook_counts(spark).planned
+        spark.sql(f"SELECT count(*) FROM {other} WHERE a < 10").collect()
+        assert hook_counts(spark).planned == before
+
+
+def test_a_failing_planner_leaves_sparks_plan_and_is_counted(spark: Any, table: str, monkeypatch: Any) -> None:
+    with zskip_off(spark):
+        expected = rows(spark.sql(SELECTIVE))
+
+    def broken(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("injected planning failure")
+
+    monkeypatch.setattr(enable_module, "plan_scan", broken)
+    with zskip_on(spark):
+        before = hook_counts(spark)
+        assert rows(spark.sql(SELECTIVE)) == expected
+        after = hook_counts(spark)
+    assert after.failures == before.failures + 1
+    assert "injected planning failure" in after.last_failure
+
+
+WRITES = [
+    "DELETE FROM {t} WHERE a BETWEEN 100 AND 140 AND b < 2000",
+    "UPDATE {t} SET b = b + 1 WHERE a BETWEEN 300 AND 320",
+    "MERGE INTO {t} t USING (SELECT id, a FROM {t} WHERE a BETWEEN 600 AND 610) u ON t.id = u.id "
+    "WHEN MATCHED AND t.b < 3000 THEN DELETE WHEN MATCHED THEN UPDATE SET t.b = -1",
+    "INSERT OVERWRITE {t} SELECT * FROM {t} WHERE a < 500",
+    # the rows of the target no source row matches are the ones deleted: a scan of the target pruned by
+    # the source's keys would keep them
+    "MERGE INTO {t} t USING (SELECT id FROM {t} WHERE a BETWEEN 600 AND 610 AND b < 3000) u ON t.id = u.id "
+    "WHEN MATCHED THEN UPDATE SET t.b = -1 WHEN NOT MATCHED BY SOURCE AND t.a < 50 THEN DELETE",
+]
+
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+@pytest.mark.parametrize("statement", WRITES, ids=["delete", "update", "merge", "overwrite", "merge-by-source"])
+def test_a_write_leaves_the_table_spark_alone_leaves(spark: Any, mode: str, statement: str) -> None:
+    copies = []
+    for name in ("plain", "hooked"):
+        copy = f"{NS}.w_{name}"
+        make_table(
+            spark,
+            copy,
+            rows=8_000,
+            files=4,
+            properties={f"write.{k}.mode": mode for k in ("delete", "update", "merge")},
+        )
+        zskip.optimize(spark, copy, by=["a", "b"], target_file_size=20_000, row_group_size=2_000)
+        zskip.create_index(spark, copy, "s", kind="bloom")
+        copies.append(copy)
+    with zskip_off(spark):
+        spark.sql(statement.format(t=copies[0]))
+    with zskip_on(spark):
+        before = hook_counts(spark).planned
+        spark.sql(statement.format(t=copies[1]))
+        handed = hook_counts(spark).planned - before
+    with zskip_off(spark):
+        assert fingerprint(spark, copies[0]) == fingerprint(spark, copies[1])
+    if mode == "merge-on-read" or statement.startswith("INSERT"):
+        # every scan of these plans reads the table they write: none went to zskip's planner (with
+        # copy-on-write, the subquery that finds the files to rewrite is a plain read, and may)
+        assert handed == 0
+
+
+def test_insert_select_into_another_table_reads_pruned_and_writes_the_same_rows(spark: Any, table: str) -> None:
+    targets = []
+    for name, switch in (("plain", zskip_off), ("hooked", zskip_on)):
+        target = f"{NS}.copy_{name}"
+        spark.sql(f"DROP TABLE IF EXISTS {target} PURGE")
+        with switch(spark):
+            spark.sql(f"CREATE TABLE {target} USING iceberg AS SELECT * FROM {TABLE} WHERE a BETWEEN 10 AND 40")
+            spark.sql(f"INSERT INTO {target} SELECT * FROM {TABLE} WHERE a BETWEEN 700 AND 720 AND b < 900")
+        targets.append(target)
+    with zskip_off(spark):
+        assert fingerprint(spark, targets[0]) == fingerprint(spark, targets[1])
+
+
+def test_two_threads_each_get_their_own_plan(spark: Any, table: str) -> None:
+    queries = [
+        f"SELECT count(*), sum(id) FROM {TABLE} WHERE a BETWEEN {low} AND {low + 30} AND b < {b}"
+        for low, b in ((50, 3000), (400, 900), (800, 60000), (5, 100))
+    ]
+    with zskip_off(spark):
+        expected = {q: rows(spark.sql(q)) for q in queries}
+    got: dict[str, list[Counter]] = {q: [] for q in queries}
+    errors: list[BaseException] = []
+
+    def run(order: list[str]) -> None:
+        try:
+            for q in order * 2:
+                got[q].append(rows(spark.sql(q)))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    with zskip_on(spark):
+        threads = [threading.Thread(target=run, args=(o,)) for o in (queries, queries[::-1])]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors, errors
+    for q in queries:
+        assert got[q] and all(g == expected[q] for g in got[q]), q
+
+
+STAR = "lake.enable_star"
+
+
+@pytest.fixture(scope="module")
+def star(spark: Any) -> str:
+    make_star(spark, STAR)
+    by = [
+        zskip.Dimension("a_key", f"{STAR}.dim_a", key="a_id", by=["region", "nation"]),
+        zskip.Dimension("b_key", f"{STAR}.dim_b", key="b_id", by=["colour"]),
+    ]
+    zskip.optimize(spark, f"{STAR}.fact", by=by, target_file_size=40_000, row_group_size=8_000, mode="full")
+    return f"{STAR}.fact"
+
+
+@pytest.mark.smoke
+def test_a_plain_star_join_is_pruned_through_the_dimension(spark: Any, star: str) -> None:
+    query = f"SELECT count(*), sum(b_key) FROM {star} f JOIN {STAR}.dim_a a ON f.a_key = a.a_id WHERE a.region = 'r2'"
+    with zskip_off(spark):
+        plain = spark.sql(query)
+        expected = rows(plain)
+        plain_scanned = scanned_rows(plain, star)
+    with zskip_on(spark):
+        frame = spark.sql(query)
+        assert rows(frame) == expected
+        hooked = scanned_rows(frame, star)
+    via_sql = zskip.sql(spark, query)
+    assert rows(via_sql) == expected
+    assert hooked < plain_scanned
+    assert hooked == scanned_rows(via_sql, star)

@@ -25,6 +25,9 @@ def bench_session(warehouse: str | Path, *, master: str = "local[*]", conf: dict
         # Spark deletes a finished query's shuffle files only after the driver's JVM collects it; with
         # a 12 GB heap that can wait past the default 30 minutes, and SF 10's joins fill the disk first
         conf={
+            # every side of a benchmark is named: plain Spark is Spark alone, and the runs with zskip
+            # in every query enable it themselves (zskip.enable)
+            "spark.zskip.enabled": "false",
             "spark.driver.memory": "12g",
             "spark.sql.shuffle.partitions": "8",
             "spark.cleaner.periodicGC.interval": "3min",

@@ -25,7 +25,6 @@ from zskip.errors import (
     WarehouseNotWritableError,
     ZskipError,
 )
-from zskip.iceberg.session import session
 from zskip.indexing import (
     IndexInfo,
     IndexResult,
@@ -40,7 +39,7 @@ from zskip.layout import Dimension, OptimizeResult, optimize
 from zskip.layout.inspection import InspectResult, inspect
 from zskip.maintenance import Advice, MaintainResult, TableStatus, advise, maintain, maintain_cycles, status
 from zskip.planning import Explain, explain, explain_sql, read, sql
-from zskip.planning.enable import disable, enable, enabled
+from zskip.planning.enable import disable, enable, enabled, session
 from zskip.planning.workload import flush_workload, workload
 
 __version__ = "0.3.0"

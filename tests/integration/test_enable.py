@@ -6,18 +6,18 @@ from __future__ import annotations
 import io
 import threading
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stdout
+from contextlib import redirect_stdout
 from typing import Any
 
 import pytest
 
 import zskip
 from tests.integration.stars import make_star
+from tests.integration.switches import zskip_off, zskip_on
 from tests.integration.tables import fingerprint, make_table
 from zskip.iceberg.scan_stats import scanned_rows
 from zskip.planning import enable as enable_module
-from zskip.planning.enable import ENABLED, hook_counts
+from zskip.planning.enable import hook_counts
 
 pytestmark = pytest.mark.integration
 
@@ -27,26 +27,6 @@ TABLE = f"{NS}.t"
 # bitmap on b rules the others out (the fixture checks the value is there)
 B_VALUE = 61_234
 SELECTIVE = f"SELECT count(*) AS n, sum(id) AS s FROM {TABLE} WHERE b = {B_VALUE} OR (a = 7 AND b < 5)"
-
-
-@contextmanager
-def zskip_on(spark: Any) -> Iterator[None]:
-    zskip.enable(spark)
-    try:
-        yield
-    finally:
-        zskip.disable(spark)
-
-
-@contextmanager
-def zskip_off(spark: Any) -> Iterator[None]:
-    """Spark's own plans, whatever the session's setting."""
-    before = spark.conf.get(ENABLED, "false")
-    spark.conf.set(ENABLED, "false")
-    try:
-        yield
-    finally:
-        spark.conf.set(ENABLED, before)
 
 
 def rows(frame: Any) -> Counter:

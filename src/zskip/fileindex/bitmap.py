@@ -121,18 +121,14 @@ class BitmapIndex:
             return self.with_code(low)
         return self.at_most(high - 1) - self.at_most(low - 1)
 
-    def rows_with(self, keys: np.ndarray) -> BitMap:
-        """Rows whose value is one of ``keys`` (sorted, distinct numbers): the dictionary is looked up in
+    def rows_with(self, keys: pa.Array) -> BitMap:
+        """Rows whose value is one of ``keys`` (of the dictionary's type): the dictionary is looked up in
         the keys at once.  A few runs of consecutive matching codes are taken as ranges of codes (each
         O(log2 cardinality) bitmap operations); many runs (the customers of a region are scattered
         over the key range) decode every row's code from the bit slices once instead."""
-        values = self.dictionary.to_numpy(zero_copy_only=False)
-        if len(values) == 0 or len(keys) == 0:
+        if len(self.dictionary) == 0 or len(keys) == 0:
             return BitMap()
-        at = np.searchsorted(keys, values)
-        hit = np.zeros(len(values), dtype=bool)
-        inside = at < len(keys)
-        hit[inside] = keys[at[inside]] == values[inside]
+        hit = pc.is_in(self.dictionary, value_set=keys).to_numpy(zero_copy_only=False)
         codes = np.flatnonzero(hit)
         if len(codes) == 0:
             return BitMap()

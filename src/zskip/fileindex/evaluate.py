@@ -100,9 +100,9 @@ def evaluate(expr: Expr, indexes: FileIndexes) -> Verdict:
     return Verdict(Match.MIGHT_MATCH, verdicts)
 
 
-def key_sets_verdict(indexes: FileIndexes, key_sets: Sequence[tuple[Column, np.ndarray]]) -> Verdict | None:
+def key_sets_verdict(indexes: FileIndexes, key_sets: Sequence[tuple[Column, pa.Array]]) -> Verdict | None:
     """Which row groups might hold a row whose ``column`` is one of ``keys`` for every ``(column, keys)``
-    (sorted, distinct ``int64`` keys of whole-number columns), from each column's first index that
+    (distinct keys: whole numbers as ``int64``, or values of the column's type), from each column's first index that
     answers (exact rows are intersected across columns); ``None`` when no column's index answers.
 
     Vectorised over the keys: a bitmap looks its dictionary up in the keys at once and takes each run

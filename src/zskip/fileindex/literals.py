@@ -11,9 +11,10 @@ import functools
 import math
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-__all__ = ["InexactLiteral", "exact_scalar"]
+__all__ = ["InexactLiteral", "exact_scalar", "keys_as"]
 
 
 class InexactLiteral(ValueError):
@@ -48,3 +49,19 @@ def _convert(value: Any, kind: pa.DataType) -> pa.Scalar:
     elif back == value:
         return scalar
     raise InexactLiteral(f"{value!r} has no exact {kind} value (it would become {back!r})")
+
+
+def keys_as(keys: pa.Array, kind: pa.DataType) -> pa.Array:
+    """A join's keys as values of a column's type ``kind``: whole numbers the type cannot hold are dropped
+    (they equal no value of the column); other keys convert exactly or ``InexactLiteral``."""
+    if keys.type == kind:
+        return keys
+    if pa.types.is_integer(kind) and pa.types.is_integer(keys.type):
+        info = np.iinfo(kind.to_pandas_dtype())
+        values = keys.to_numpy(zero_copy_only=False)
+        values = values[(values >= info.min) & (values <= info.max)]
+        return pa.array(values.astype(kind.to_pandas_dtype()), type=kind)
+    try:
+        return keys.cast(kind)  # safe: a key that would change on the way fails
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise InexactLiteral(f"join keys of type {keys.type} as {kind}: {exc}") from None

@@ -52,6 +52,7 @@ __all__ = [
     "described_scans",
     "expr_from_json",
     "forget_listed_files",
+    "key_array",
     "listed_scan_count",
     "planned_tasks",
     "query_scans",
@@ -149,16 +150,20 @@ class QueryScans:
     def joins_of(self, scan: IcebergScan) -> tuple[JoinKeys, ...]:
         return tuple(j for j in self.joins if j.scan == scan.position)
 
-    def join_keys(self, join: JoinKeys, cap: int) -> np.ndarray | None:
-        """The distinct non-NULL keys the dimension side of ``join`` yields (``int64``), computed by a
-        Spark job over the dimension; ``None`` when there are more than ``cap``."""
-        path = str(self.java.joinKeys(join.position, cap))
-        if not path:
+    def join_keys(self, join: JoinKeys, cap: int) -> pa.Array | None:
+        """The distinct non-NULL keys the dimension side of ``join`` yields, computed by a Spark job over the
+        dimension: whole numbers as ``int64``, other keys as the fact column's Arrow type; ``None`` when
+        there are more than ``cap``."""
+        answer = str(self.java.joinKeys(join.position, cap))
+        if not answer:
             return None
+        kind, _, path = answer.partition(":")
         try:
-            return np.fromfile(path, dtype=">i8").astype(np.int64)
+            with open(path, "rb") as stream:
+                data = stream.read()
         finally:
             os.unlink(path)
+        return key_array(kind, data, join.field.type)
 
     def relation_of(self, scan: IcebergScan) -> TableRelation | None:
         """The relation ``scan`` reads: the only one of its table whose columns include the scan's."""
@@ -183,6 +188,26 @@ class QueryScans:
         # a relation with files or a union of them stages its set; one reading nothing stages none
         self.staged_sets = [c["set_id"] for c in named if c.get("files") or c.get("union")]
         return DataFrame(java_frame, self.planned.sparkSession)
+
+
+def key_array(kind: str, data: bytes, iceberg_type: str) -> pa.Array:
+    """Join keys as the JVM helper writes them, as an Arrow array: ``L`` 64-bit big-endian integers
+    (whole numbers; a date's days or a timestamp's microseconds since the epoch), ``S`` text (a count,
+    every length, then the UTF-8 bytes; a decimal as Spark writes it)."""
+    if kind == "L":
+        values = np.frombuffer(data, dtype=">i8").astype(np.int64)
+        if iceberg_type == "date":
+            return pa.array(values.astype(np.int32), pa.date32())
+        if iceberg_type in ("timestamptz", "timestamp"):
+            return pa.array(values, arrow_type(iceberg_type))
+        return pa.array(values, pa.int64())
+    count = int.from_bytes(data[:4], "big")
+    lengths = np.frombuffer(data, dtype=">i4", count=count, offset=4).astype(np.int32)
+    offsets = np.zeros(count + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    text = pa.StringArray.from_buffers(count, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data[4 + 4 * count :]))
+    target = arrow_type(iceberg_type)
+    return text if target is None or pa.types.is_string(target) else text.cast(target)
 
 
 def query_scans(frame: DataFrame, properties: Sequence[str] = ()) -> QueryScans:

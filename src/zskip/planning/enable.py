@@ -17,21 +17,55 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from zskip.iceberg.hook import ENABLED, HookCounts, hook_counts, install, installed, uninstall
 from zskip.iceberg.scans import described_scans
+from zskip.iceberg.session import session as iceberg_session
 from zskip.planning.joins import keys_loader
 from zskip.planning.pipeline import plan_scan
 from zskip.planning.plan import ICEBERG_STAGE, PLANNING_PROPERTIES, ScanPlan
 from zskip.planning.read import kept_tasks
 from zskip.planning.workload import RECORDER
 
-__all__ = ["ENABLED", "HookCounts", "disable", "enable", "enabled", "hook_counts", "plan_hooked"]
+__all__ = ["ENABLED", "HookCounts", "disable", "enable", "enabled", "hook_counts", "plan_hooked", "session"]
 
 log = logging.getLogger(__name__)
+
+
+def session(
+    *,
+    warehouse: str | os.PathLike[str] = "./warehouse",
+    catalog: str = "lake",
+    master: str = "local[*]",
+    conf: Mapping[str, str] | None = None,
+    object_storage: bool | None = None,
+) -> SparkSession:
+    """A SparkSession with Iceberg and an embedded hadoop-type catalog named ``catalog`` in ``warehouse``,
+    zskip enabled in every query unless ``conf`` sets ``spark.zskip.enabled`` to false.
+
+    ``warehouse`` is a local folder, or a URI such as ``s3a://bucket/warehouse`` whose store the
+    settings in ``conf`` reach (``spark.hadoop.fs.s3a.*``).  ``object_storage`` puts the S3 libraries
+    on Spark's classpath (Iceberg's AWS bundle, and Hadoop's S3A on Spark 4.1); by default they are
+    added when the warehouse or ``conf`` names S3.
+
+    When a session is already active and has Iceberg configured, it is returned (and enabled) as it
+    is, so code written against ``zskip.session()`` runs unchanged on a cluster whose session was
+    built by ``spark-submit`` with the user's own catalog (Hive, REST, Glue, JDBC, ...).
+
+    >>> spark = zskip.session(warehouse="/tmp/wh")                     # doctest: +SKIP
+    >>> spark.sql("CREATE TABLE lake.db.t (id BIGINT) USING iceberg")  # doctest: +SKIP
+    """
+    spark = iceberg_session(
+        warehouse=warehouse, catalog=catalog, master=master, conf=conf, object_storage=object_storage
+    )
+    if str((conf or {}).get(ENABLED, spark.conf.get(ENABLED, "true"))).lower() != "false":
+        enable(spark)
+    return spark
 
 
 def enable(spark: SparkSession) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
 from zskip.iceberg.scans import JoinKeys, QueryScans
@@ -37,10 +38,10 @@ MAX_JOIN_KEYS = 1_000_000
 
 @dataclass(frozen=True)
 class JoinFilter:
-    """One join of a scan with the keys its dimension side yields (sorted, distinct; ``None``: too many)."""
+    """One join of a scan with the keys its dimension side yields (distinct; ``None``: too many)."""
 
     join: JoinKeys
-    keys: np.ndarray | None
+    keys: pa.Array | None  # whole numbers as int64, other keys as the fact column's Arrow type
 
 
 def keys_loader(scans: QueryScans, cap: int = MAX_JOIN_KEYS) -> JoinKeysLoader:
@@ -55,9 +56,9 @@ class JoinKeysLoader:
         self.cap = cap
 
     def __call__(self, join: JoinKeys) -> JoinFilter:
-        def load() -> np.ndarray | None:
+        def load() -> pa.Array | None:
             keys = self.scans.join_keys(join, self.cap)
-            return None if keys is None else np.unique(keys)
+            return None if keys is None else pc.unique(keys)
 
         return JoinFilter(join, CACHE.get_or_load(self._key(join), load))
 
@@ -91,7 +92,7 @@ def join_rank_bounds(spec: ClusteringSpec, filters: Sequence[JoinFilter]) -> Map
             continue
         if len(item.keys) == 0:
             continue
-        ranks = column.mapping.ranks(order_key_u64(pa.array(item.keys, pa.int64())))
+        ranks = column.mapping.ranks(order_key_u64(item.keys))
         low, high = int(ranks.min()), int(ranks.max())
         if column.name in bounds:
             low, high = max(low, bounds[column.name][0]), min(high, bounds[column.name][1])

@@ -13,7 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, Protocol
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -176,7 +175,7 @@ def index_verdicts(
 def key_set_verdicts(
     manifest: IndexManifest,
     data_files: Iterable[str],
-    key_sets: Sequence[tuple[Column, np.ndarray]],
+    key_sets: Sequence[tuple[Column, pa.Array]],
     *,
     cache: BlobCache | None = None,
     access: FileAccess = LOCAL,

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
 import pyarrow as pa
 
 from zskip.errors import InvalidOptionError
@@ -101,8 +100,9 @@ class IndexKind(ABC):
     def answer(self, index: Any, leaf: Leaf, row_group_count: int) -> Answer | None:
         """What ``index`` says about ``leaf`` (None: nothing, e.g. a literal the column's type cannot hold)."""
 
-    def answer_keys(self, index: Any, keys: np.ndarray, row_group_count: int) -> Answer | None:
-        """Where the column is one of ``keys`` (sorted, distinct ``int64``: a join's keys), or None."""
+    def answer_keys(self, index: Any, keys: pa.Array, row_group_count: int) -> Answer | None:
+        """Where the column is one of ``keys`` (a join's distinct keys: whole numbers as ``int64``, or values
+        of the column's own type), or None."""
         return None
 
     # whether ``joint_probe`` can give a probe: building one reads every file's index of the column,

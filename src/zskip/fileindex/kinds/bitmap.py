@@ -8,7 +8,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
 
@@ -17,6 +16,7 @@ from zskip.expr.nodes import LEAVES
 from zskip.fileindex.answers import Answer, ExactRows
 from zskip.fileindex.bitmap import BitmapIndex
 from zskip.fileindex.kinds.base import IndexKind
+from zskip.fileindex.literals import InexactLiteral, keys_as
 
 __all__ = ["BITMAP", "BitmapKind"]
 
@@ -47,10 +47,13 @@ class BitmapKind(IndexKind):
         true = _true_rows(leaf, index)
         return ExactRows(true, index.not_null - true)
 
-    def answer_keys(self, index: BitmapIndex, keys: np.ndarray, row_group_count: int) -> Answer | None:
-        if not pa.types.is_integer(index.dictionary.type):
+    def answer_keys(self, index: BitmapIndex, keys: pa.Array, row_group_count: int) -> Answer | None:
+        if pa.types.is_floating(index.dictionary.type):
+            return None  # join keys are whole numbers, text, dates, timestamps or decimals
+        try:
+            true = index.rows_with(keys_as(keys, index.dictionary.type))
+        except InexactLiteral:
             return None
-        true = index.rows_with(keys)
         return ExactRows(true, index.not_null - true)
 
     def forecast_bytes(self, rows: int, distinct: float, row_groups: int) -> int:

@@ -20,7 +20,7 @@ from zskip.fileindex.answers import Answer, MaybeRowGroups
 from zskip.fileindex.bloom import DEFAULT_FPP, BloomIndex, FilterSet
 from zskip.fileindex.hashing import plain_hashes
 from zskip.fileindex.kinds.base import IndexKind, JointProbe, KindOption
-from zskip.fileindex.literals import exact_scalar
+from zskip.fileindex.literals import InexactLiteral, exact_scalar, keys_as
 
 __all__ = ["BLOOM", "BloomKind", "probe_hashes"]
 
@@ -61,10 +61,12 @@ class BloomKind(IndexKind):
             return None
         return MaybeRowGroups(groups & in_file)
 
-    def answer_keys(self, index: BloomIndex, keys: np.ndarray, row_group_count: int) -> Answer | None:
-        if not pa.types.is_integer(index.value_type):
+    def answer_keys(self, index: BloomIndex, keys: pa.Array, row_group_count: int) -> Answer | None:
+        try:
+            in_file, groups = index.might_contain_hashes(plain_hashes(keys_as(keys, index.value_type)))
+        except (InexactLiteral, *NOT_HASHABLE) as exc:
+            log.debug("bloom filter cannot answer a join's keys: %s", exc)
             return None
-        in_file, groups = index.might_contain_hashes(plain_hashes(_within_type(keys, index.value_type)))
         return MaybeRowGroups(groups & in_file) if len(groups) == row_group_count else None
 
     has_joint_probe = True
@@ -109,13 +111,6 @@ def probe_hashes(value_type: pa.DataType, values: tuple[Any, ...]) -> np.ndarray
     """The hashes of a query's literals as the column's type (computed once, not once per file)."""
     probes = pa.array([exact_scalar(v, value_type) for v in values], type=value_type)
     return plain_hashes(probes)
-
-
-def _within_type(keys: np.ndarray, kind: pa.DataType) -> pa.Array:
-    """``keys`` as an Arrow array of the integer type ``kind``, dropping those it cannot hold (they match nothing)."""
-    info = np.iinfo(kind.to_pandas_dtype())
-    keys = keys[(keys >= info.min) & (keys <= info.max)]
-    return pa.array(keys.astype(kind.to_pandas_dtype()), type=kind)
 
 
 BLOOM = BloomKind()

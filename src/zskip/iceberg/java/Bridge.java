@@ -480,7 +480,7 @@ public class Bridge {
           org.apache.spark.sql.catalyst.expressions.EqualTo equal = (org.apache.spark.sql.catalyst.expressions.EqualTo) conjunct;
           Attribute a = keyAttribute(equal.left());
           Attribute b = keyAttribute(equal.right());
-          if (a == null || b == null) {
+          if (a == null || b == null || !sameKind(a.dataType(), b.dataType())) {
             continue;
           }
           boolean aLeft = join.left().outputSet().contains(a);
@@ -612,6 +612,11 @@ public class Bridge {
       }
     }
 
+    /**
+     * The distinct keys of join {@code index}'s dimension side, in a local file, as "L:path" (64-bit
+     * integers: whole numbers, a date's days since 1970-01-01, a timestamp's microseconds since the
+     * epoch) or "S:path" (text: strings, and decimals as Spark writes them); "" when more than {@code cap}.
+     */
     String keysOf(int index, int cap) throws Exception {
       Object[] entry = (Object[]) joins.get(index);
       LogicalPlan side = (LogicalPlan) entry[2];
@@ -621,7 +626,13 @@ public class Bridge {
       scala.collection.immutable.List projected = scalaList(columns);
       Dataset keys = Dataset.ofRows(session, new org.apache.spark.sql.catalyst.plans.logical.Project(projected, side));
       String name = "`" + key.name().replace("`", "``") + "`";
-      Dataset selected = keys.where(name + " IS NOT NULL").selectExpr("CAST(" + name + " AS BIGINT)");
+      String type = key.dataType().typeName();
+      boolean text = type.equals("string") || type.startsWith("decimal");
+      String value = integral(key.dataType()) ? "CAST(" + name + " AS BIGINT)"
+          : type.equals("date") ? "unix_date(" + name + ")"
+          : type.equals("timestamp") ? "unix_micros(" + name + ")"
+          : "CAST(" + name + " AS STRING)";
+      Dataset selected = keys.where(name + " IS NOT NULL").selectExpr(value);
       long small = Long.parseLong(session.conf().get(SMALL_SIDE, String.valueOf(SMALL_SIDE_BYTES)));
       // a small dimension side sends its keys to the driver in one stage, without the shuffle of a
       // distinct (which costs more than the rows it would save); the driver drops the repeats
@@ -630,7 +641,8 @@ public class Bridge {
           : selected.distinct().limit(cap + 1).collectAsList();
       java.util.Set distinct = new java.util.HashSet();
       for (int i = 0; i < rows.size() && distinct.size() <= cap; i++) {
-        distinct.add(Long.valueOf(((org.apache.spark.sql.Row) rows.get(i)).getLong(0)));
+        org.apache.spark.sql.Row row = (org.apache.spark.sql.Row) rows.get(i);
+        distinct.add(text ? (Object) row.getString(0) : (Object) Long.valueOf(((Number) row.get(0)).longValue()));
       }
       if (distinct.size() > cap) {
         return "";
@@ -638,14 +650,29 @@ public class Bridge {
       File file = File.createTempFile("zskip-keys-", ".bin");
       java.io.DataOutputStream out = new java.io.DataOutputStream(new java.io.BufferedOutputStream(new FileOutputStream(file)));
       try {
-        Iterator values = distinct.iterator();
-        while (values.hasNext()) {
-          out.writeLong(((Long) values.next()).longValue());
+        if (text) { // the count, every length, then every key's UTF-8 bytes: Python reads them as one Arrow array
+          List encoded = new ArrayList();
+          Iterator values = distinct.iterator();
+          while (values.hasNext()) {
+            encoded.add(((String) values.next()).getBytes(StandardCharsets.UTF_8));
+          }
+          out.writeInt(encoded.size());
+          for (int i = 0; i < encoded.size(); i++) {
+            out.writeInt(((byte[]) encoded.get(i)).length);
+          }
+          for (int i = 0; i < encoded.size(); i++) {
+            out.write((byte[]) encoded.get(i));
+          }
+        } else {
+          Iterator values = distinct.iterator();
+          while (values.hasNext()) {
+            out.writeLong(((Long) values.next()).longValue());
+          }
         }
       } finally {
         out.close();
       }
-      return file.getAbsolutePath();
+      return (text ? "S:" : "L:") + file.getAbsolutePath();
     }
 
     /** Everything planning needs about each scan and relation, as JSON. */
@@ -1030,16 +1057,33 @@ public class Bridge {
     }
   }
 
-  /** The column a join key compares, when it is a whole-number column (possibly widened by a cast). */
+  /**
+   * The column a join key compares: a whole-number column (possibly widened by a cast), or a string,
+   * date, timestamp or decimal column compared as it is.
+   */
   static Attribute keyAttribute(org.apache.spark.sql.catalyst.expressions.Expression expression) {
     org.apache.spark.sql.catalyst.expressions.Expression inner = expression;
     if (inner instanceof org.apache.spark.sql.catalyst.expressions.Cast && integral(inner.dataType())) {
       inner = ((org.apache.spark.sql.catalyst.expressions.Cast) inner).child();
+      if (!integral(inner.dataType())) {
+        return null;
+      }
     }
-    if (!(inner instanceof Attribute) || !integral(inner.dataType())) {
+    if (!(inner instanceof Attribute) || !joinable(inner.dataType())) {
       return null;
     }
     return (Attribute) inner;
+  }
+
+  /** Whether two join keys of these types compare their values as they are (whole numbers of any width). */
+  static boolean sameKind(org.apache.spark.sql.types.DataType a, org.apache.spark.sql.types.DataType b) {
+    return (integral(a) && integral(b)) || a.sameType(b);
+  }
+
+  static boolean joinable(org.apache.spark.sql.types.DataType type) {
+    String name = type.typeName();
+    return integral(type) || name.equals("string") || name.equals("date") || name.equals("timestamp")
+        || name.startsWith("decimal");
   }
 
   static boolean integral(org.apache.spark.sql.types.DataType type) {

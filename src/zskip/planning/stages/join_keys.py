@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from zskip.curves import order_key_u64
 from zskip.expr import Column
 from zskip.planning.cache import CACHE
 from zskip.planning.joins import join_rank_bounds, ranges_holding_keys
@@ -42,7 +43,7 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
         candidates = _holding_keys(inputs, candidates, item.join.field.id, item.keys)
     manifest = inputs.metadata.manifest()
     if manifest is not None and candidates.files:
-        key_sets: list[tuple[Column, np.ndarray]] = [(f.join.field.id, f.keys) for f in filters if f.keys is not None]
+        key_sets: list[tuple[Column, pa.Array]] = [(f.join.field.id, f.keys) for f in filters if f.keys is not None]
         candidates = apply_verdicts(
             inputs,
             candidates,
@@ -58,8 +59,12 @@ def _row_groups_in_play(inputs: PlanInputs, candidates: Candidates) -> int:
     return len(groups) if groups is not None else inputs.metadata.row_groups(path)
 
 
-def _holding_keys(inputs: PlanInputs, candidates: Candidates, field_id: int, keys: np.ndarray) -> Candidates:
-    """Row groups whose min/max of the column ``field_id`` holds one of ``keys`` (sorted), all searched at once."""
+def _holding_keys(inputs: PlanInputs, candidates: Candidates, field_id: int, keys: pa.Array) -> Candidates:
+    """Row groups whose min/max of the column ``field_id`` holds one of ``keys``, all searched at once.
+
+    Keys and bounds are compared as order keys (``zskip.curves.order_key_u64``): never decreasing in the
+    value, so a key inside a row group's bounds is inside their order keys (text compares by its first
+    8 bytes, which can only keep more)."""
     paths = list(candidates.files)
     if not paths:
         return candidates
@@ -67,11 +72,25 @@ def _holding_keys(inputs: PlanInputs, candidates: Candidates, field_id: int, key
     column = StatsColumn.concat([inputs.metadata.stats_column(path, field_id) for path in paths])
     bounded = column.known & column.has_min_max
     only_nulls = column.known & (column.values == 0)  # only NULLs: never joins
-    if column.low is not None and column.high is not None and column.low.type == pa.int64():
-        low = np.where(bounded, column.low.fill_null(0).to_numpy(zero_copy_only=False), 0).astype(np.int64)
-        high = np.where(bounded, column.high.fill_null(-1).to_numpy(zero_copy_only=False), -1).astype(np.int64)
-    else:  # no whole-number bounds: none of them bounds anything
+    bounds = _as_keys(column.low, keys.type), _as_keys(column.high, keys.type)
+    if bounds[0] is not None and bounds[1] is not None:
+        low, high = order_key_u64(bounds[0]), order_key_u64(bounds[1])
+    else:  # bounds of another kind than the keys: none of them bounds anything
         bounded = np.zeros(len(column), dtype=bool)
-        low, high = np.zeros(len(column), dtype=np.int64), np.full(len(column), -1, dtype=np.int64)
-    holds = ranges_holding_keys(keys, low, high) | (~bounded & ~only_nulls)
+        low, high = np.zeros(len(column), dtype=np.uint64), np.zeros(len(column), dtype=np.uint64)
+    holds = ranges_holding_keys(np.unique(order_key_u64(keys)), low, high) | (~bounded & ~only_nulls)
     return keep_row_groups(candidates, paths, counts, holds)
+
+
+def _as_keys(bounds: pa.Array | None, kind: pa.DataType) -> pa.Array | None:
+    """Row-group bounds as values of the keys' type (``None``: not comparable with them)."""
+    if bounds is None:
+        return None
+    if bounds.type == kind:
+        return bounds
+    if pa.types.is_integer(bounds.type) != pa.types.is_integer(kind):
+        return None
+    try:
+        return bounds.cast(kind)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None

@@ -205,7 +205,7 @@ public class Bridge {
   }
 
   /** Calls the no-argument method {@code name} that {@code target} has or inherits, protected or not. */
-  static Object call(Object target, String name) throws Exception {
+  public static Object call(Object target, String name) throws Exception {
     String key = target.getClass().getName() + "#" + name;
     Object found;
     synchronized (METHODS) {
@@ -343,9 +343,9 @@ public class Bridge {
 
   // the name of Iceberg's protected accessor for a scan's pushed filters
 //#if spark3
-  static final String FILTERS = "filterExpressions";
+  public static final String FILTERS = "filterExpressions";
 //#else
-  static final String FILTERS = "filters";
+  public static final String FILTERS = "filters";
 //#endif
 
   public static List javaList(Object iterableOrSeq) {

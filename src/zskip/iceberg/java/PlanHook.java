@@ -75,14 +75,16 @@ public class PlanHook extends org.apache.spark.sql.catalyst.rules.Rule {
   }
 
   /** The scans zskip plans in {@code plan}: Iceberg batch scans of the current state of zskip's tables that the plan does not write. */
-  List candidates(LogicalPlan plan) {
+  List candidates(LogicalPlan plan) throws Exception {
     java.util.Set written = new java.util.HashSet();
     List found = new ArrayList();
     List pending = new ArrayList();
     pending.add(plan);
+    boolean joins = false;
     while (!pending.isEmpty()) {
       LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
       pending.addAll(Bridge.javaList(node.children()));
+      joins |= node instanceof org.apache.spark.sql.catalyst.plans.logical.Join;
       if (node instanceof V2WriteCommand) {
         Object target = ((V2WriteCommand) node).table();
         written.add(target instanceof DataSourceV2Relation ? ((DataSourceV2Relation) target).table().name() : null);
@@ -107,7 +109,9 @@ public class PlanHook extends org.apache.spark.sql.catalyst.rules.Rule {
     List out = new ArrayList();
     for (int i = 0; i < found.size(); i++) {
       DataSourceV2ScanRelation relation = (DataSourceV2ScanRelation) found.get(i);
-      if (!written.contains(relation.relation().table().name())) {
+      // a scan without a filter, in a plan without a join, reads every file whatever zskip knows
+      boolean filtered = !Bridge.javaList(Bridge.call(relation.scan(), Bridge.FILTERS)).isEmpty();
+      if (!written.contains(relation.relation().table().name()) && (filtered || joins)) {
         out.add(relation);
       }
     }

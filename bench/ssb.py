@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
 from bench.layouts import lay_out_once
-from zskip import Dimension, create_index, drop_index, list_indexes
+from zskip import Dimension, create_index, disable, drop_index, enable, list_indexes
 from zskip.datasets import SSB_QUERIES, load_ssb
 from zskip.iceberg.files import data_files
 from zskip.iceberg.scan_stats import scanned_rows
@@ -45,6 +45,8 @@ from zskip.units import parse_size
 from zskip.viz.figures import save_png
 
 CLUSTER = ["lo_ordtotalprice", "lo_revenue", "lo_quantity"]
+STAR_PLAIN = "(g) zskip star, plain spark.sql, zskip off"
+STAR_ENABLED = "(g) zskip star, plain spark.sql, zskip.enable"
 INDEXED = ["lo_ordtotalprice", "lo_revenue", "lo_quantity", "lo_discount"]
 
 
@@ -121,16 +123,27 @@ def counts(spark, query: str, lineorder: str, *, through_zskip: bool) -> dict[st
     }
 
 
-def run_queries(spark, qs: dict[str, str], lineorder: str, *, through_zskip: bool, runs: int) -> dict[str, dict]:
+def run_queries(
+    spark, qs: dict[str, str], lineorder: str, *, through_zskip: bool, runs: int, enabled: bool = False
+) -> dict[str, dict]:
+    """Counts, rows scanned (measured), result and median seconds of each query: through ``zskip.sql``,
+    or plain ``spark.sql`` (``enabled``: with zskip enabled in the session, so its rule plans the scans;
+    files, row groups and bytes are then those zskip's stages keep, and the rows are measured)."""
     out = {}
-    for name, query in qs.items():
-        measured = counts(spark, query, lineorder, through_zskip=through_zskip)
-        make = (lambda q=query: zskip_sql(spark, q)) if through_zskip else (lambda q=query: spark.sql(q))
-        frame = make()  # the first run warms up, gives the result and the scan's row count
-        result = Counter(map(tuple, frame.collect()))
-        measured["rows"] = scanned_rows(frame, lineorder)
-        seconds = statistics.median(timed(lambda m=make: m().collect())[0] for _ in range(runs))
-        out[name] = measured | {"seconds": seconds, "result": result}
+    if enabled:
+        enable(spark)
+    try:
+        for name, query in qs.items():
+            measured = counts(spark, query, lineorder, through_zskip=through_zskip or enabled)
+            make = (lambda q=query: zskip_sql(spark, q)) if through_zskip else (lambda q=query: spark.sql(q))
+            frame = make()  # the first run warms up, gives the result and the scan's row count
+            result = Counter(map(tuple, frame.collect()))
+            measured["rows"] = scanned_rows(frame, lineorder)
+            seconds = statistics.median(timed(lambda m=make: m().collect())[0] for _ in range(runs))
+            out[name] = measured | {"seconds": seconds, "result": result}
+    finally:
+        if enabled:
+            disable(spark)
     return out
 
 
@@ -303,6 +316,11 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         for name, query in swapped.items():  # the ideal, measured from the data
             results[label][name]["matching"] = row_groups_holding(spark, query, layout)
         tables[label] = (layout, None)
+        # the same table through plain spark.sql: Spark alone, and with zskip enabled in the session
+        for other, on in ((STAR_PLAIN, False), (STAR_ENABLED, True)):
+            results[other] = run_queries(spark, swapped, layout, through_zskip=False, runs=args.runs, enabled=on)
+            for name in swapped:
+                results[other][name]["matching"] = results[label][name]["matching"]
         if "bitmap" in kinds:  # bitmaps on the foreign keys, probed with each dimension's key set
             seconds = sum(
                 timed(lambda c=column: create_index(spark, layout, c, kind="bitmap"))[0] for column in FOREIGN_KEYS
@@ -441,7 +459,9 @@ def _swap(qs: dict[str, str], base: str, layout: str) -> dict[str, str]:
 def best_zskip(results: dict[str, dict]) -> str:
     """The zskip layout reading the fewest row groups over document 001's filters D1-D6 ((h) is
     Iceberg's own layout, reported beside them)."""
-    zskip_labels = [label for label in results if "zskip" in label and label != SAME_TABLE]
+    zskip_labels = [
+        label for label in results if "zskip" in label and label not in (SAME_TABLE, STAR_PLAIN, STAR_ENABLED)
+    ]
     present = [q for q in DOC001 if q in results["(a) as loaded"]]
     return min(zskip_labels, key=lambda label: sum(results[label][q]["row_groups"] for q in present))
 
@@ -584,6 +604,55 @@ def star_lines(results: dict[str, dict]) -> list[str]:
     ]
 
 
+def enabled_lines(results: dict[str, dict]) -> list[str]:
+    """(g) through plain ``spark.sql``: Spark alone against zskip enabled in the session, with ``zskip.sql``."""
+    off, on, via = results[STAR_PLAIN], results[STAR_ENABLED], results[STAR]
+    rows = []
+    for name in on:
+        rows.append(
+            [
+                name,
+                f"{off[name]['rows']:,}",
+                f"{via[name]['rows']:,}",
+                f"{on[name]['rows']:,}",
+                f"{on[name]['rows'] / max(via[name]['rows'], 1):.3f}",
+                f"{off[name]['seconds']:.2f}",
+                f"{on[name]['seconds']:.2f}",
+                f"{off[name]['seconds'] / on[name]['seconds']:.2f}x",
+            ]
+        )
+    slower = [n for n in on if on[n]["seconds"] > off[n]["seconds"]]
+    return [
+        "## Plain `spark.sql` on (g), zskip off and zskip enabled",
+        "",
+        "The same table (g) and queries through plain `spark.sql`: Spark alone (`spark.zskip.enabled` false), and "
+        "with zskip enabled in the session (`zskip.enable`), which plans every Iceberg scan through zskip's stages "
+        "from Spark's optimizer. *Rows scanned* are measured while the query runs (Spark's `numOutputRows` of "
+        "lineorder's scan); the enabled run should scan what `zskip.sql` scans.",
+        "",
+        markdown_table(
+            [
+                "query",
+                "rows scanned: zskip off",
+                "rows scanned: zskip.sql",
+                "rows scanned: zskip.enable",
+                "enable / zskip.sql",
+                "seconds: zskip off",
+                "seconds: zskip.enable",
+                "speed-up",
+            ],
+            rows,
+        ),
+        "",
+        (
+            f"Slower with zskip enabled than without: {', '.join(slower)}."
+            if slower
+            else "No query ran slower with zskip enabled."
+        ),
+        "",
+    ]
+
+
 def _where_star_does_not_help(a: dict, c: dict, g: dict) -> list[str]:
     """The queries (g) reads at least half the row groups of as loaded for, in figures."""
     weak = [n for n in g if a[n]["row_groups"] < 2 * g[n]["row_groups"]]
@@ -719,6 +788,7 @@ def report_ssb(args, counts_by_table, qs, results, build, head, same, *, load_se
         *(head_lines(head, best_zskip(results), args.paired_runs) if head else []),
         *(head_lines(same, SAME_TABLE, args.paired_runs) + same_table_lines() if same else []),
         *(star_lines(results) if STAR in results else []),
+        *(enabled_lines(results) if STAR_ENABLED in results else []),
         *(growth(Path(args.compare), results, args.scale_factor) if args.compare else []),
         "## Layout and index builds",
         "",

@@ -29,7 +29,9 @@ def spark(warehouse: Path) -> Iterator[object]:
     session = zskip.session(
         warehouse=warehouse,
         master="local[2]",
-        conf={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2"},
+        # Spark's own plans unless a test turns zskip on (tests/integration/switches.py): most tests
+        # compare zskip against plain Spark, which zskip.session() would otherwise prune too
+        conf={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2", "spark.zskip.enabled": "false"},
     )
     yield session
     session.stop()

@@ -1,4 +1,4 @@
-"""Turning zskip's planning of every query off and on around a block (the session fixture enables it)."""
+"""Turning zskip's planning of every query on and off around a block (the session fixture starts with it off)."""
 
 from __future__ import annotations
 

@@ -4,9 +4,14 @@ writes, failures and tables zskip never touched are left as Spark plans them."""
 from __future__ import annotations
 
 import io
+import json
+import os
+import subprocess
+import sys
 import threading
 from collections import Counter
 from contextlib import redirect_stdout
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -251,3 +256,22 @@ def test_a_plain_star_join_is_pruned_through_the_dimension(spark: Any, star: str
     assert rows(via_sql) == expected
     assert hooked < plain_scanned
     assert hooked == scanned_rows(via_sql, star)
+
+
+def test_a_stopped_and_restarted_session_is_pruned_again(tmp_path: Any) -> None:
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    job = Path(__file__).with_name("restart_job.py")
+    done = subprocess.run(
+        [sys.executable, str(job), str(tmp_path / "warehouse")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=job.parent,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["same"] is True
+    assert report["planned_before_stop"] >= 1
+    assert report["planned_after_restart"] > report["planned_before_stop"]
+    assert report["off_after_disable"] is True

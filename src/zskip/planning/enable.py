@@ -63,7 +63,10 @@ def session(
     spark = iceberg_session(
         warehouse=warehouse, catalog=catalog, master=master, conf=conf, object_storage=object_storage
     )
-    if str((conf or {}).get(ENABLED, spark.conf.get(ENABLED, "true"))).lower() != "false":
+    wanted = (conf or {}).get(ENABLED, spark.conf.get(ENABLED, "true"))
+    if str(wanted).lower() == "false":
+        spark.conf.set(ENABLED, "false")  # an active session enabled before is paused too
+    else:
         enable(spark)
     return spark
 

@@ -466,6 +466,12 @@ def best_zskip(results: dict[str, dict]) -> str:
     return min(zskip_labels, key=lambda label: sum(results[label][q]["row_groups"] for q in present))
 
 
+def _held(measured: dict) -> str:
+    """Row groups read, and of them those holding a match where the run measured it."""
+    held = measured.get("matching")
+    return f"{measured['row_groups']:,}" + (f" ({held:,} hold a match)" if held is not None else "")
+
+
 def summary(results: dict[str, dict], head: dict[str, dict[str, float]] | None = None) -> list[str]:
     """D1-D6 for (a), (c) and the best zskip configuration; the speed-up over (c) from the head-to-head
     runs where they exist (nothing without a zskip configuration in the run)."""
@@ -481,8 +487,8 @@ def summary(results: dict[str, dict], head: dict[str, dict[str, float]] | None =
             [
                 q,
                 f"{a[q]['row_groups']:,}",
-                f"{c[q]['row_groups']:,} ({c[q]['matching']:,} hold a match)",
-                f"{b['row_groups']:,} ({b['matching']:,} hold a match)",
+                _held(c[q]),
+                _held(b),
                 f"{a[q]['row_groups'] / max(b['row_groups'], 1):.1f}x",
                 f"{c[q]['row_groups'] / max(b['row_groups'], 1):.2f}x",
                 f"{a[q]['seconds'] / b['seconds']:.1f}x",

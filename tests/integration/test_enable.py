@@ -4,19 +4,15 @@ writes, failures and tables zskip never touched are left as Spark plans them."""
 from __future__ import annotations
 
 import io
-import json
-import os
-import subprocess
-import sys
 import threading
 from collections import Counter
 from contextlib import redirect_stdout
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import zskip
+from tests.integration.jobs import run_job
 from tests.integration.stars import make_star
 from tests.integration.switches import zskip_off, zskip_on
 from tests.integration.tables import fingerprint, make_table
@@ -259,18 +255,7 @@ def test_a_plain_star_join_is_pruned_through_the_dimension(spark: Any, star: str
 
 
 def test_a_stopped_and_restarted_session_is_pruned_again(tmp_path: Any) -> None:
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    job = Path(__file__).with_name("restart_job.py")
-    done = subprocess.run(
-        [sys.executable, str(job), str(tmp_path / "warehouse")],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=job.parent,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = run_job("restart_job.py", str(tmp_path / "warehouse"))
     assert report["same"] is True
     assert report["planned_before_stop"] >= 1
     assert report["planned_after_restart"] > report["planned_before_stop"]

@@ -5,28 +5,19 @@ the same table; no row lost or duplicated, and a stale index publication is refu
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.integration.jobs import run_job
 
 pytestmark = pytest.mark.integration
 
 
 def test_verbs_on_a_jdbc_catalog_while_another_process_appends(postgres, tmp_path: Path) -> None:
-    job = Path(__file__).with_name("jdbc_job.py")
-    done = subprocess.run(
-        [sys.executable, str(job), str(tmp_path / "warehouse"), json.dumps(postgres.catalog_conf()), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1"),
-        cwd=job.parent,
-        timeout=900,
+    found = run_job(
+        "jdbc_job.py", str(tmp_path / "warehouse"), json.dumps(postgres.catalog_conf()), str(tmp_path), timeout=900
     )
-    assert done.returncode == 0, done.stderr[-4000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["catalog_impl"] == "jdbc"
     assert found["appender_exit"] == 0, found["appender_errors"]
     assert found["batches"] >= 3 and found["appends_during_verbs"] >= 1, found

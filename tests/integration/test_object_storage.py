@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pyspark
 import pytest
 
+from tests.integration.jobs import run_job
 from zskip.iceberg.jvm_dependencies import S3A_HADOOP, spark_line
 
 pytestmark = pytest.mark.integration
@@ -71,18 +70,8 @@ def _settings(s3, uri: str) -> dict[str, object]:  # type: ignore[no-untyped-def
 
 def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     s3, uri = servers
-    job = Path(__file__).with_name("s3_job.py")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | {"SPARK_LOCAL_IP": "127.0.0.1"}
-    done = subprocess.run(
-        [sys.executable, str(job), json.dumps(_settings(s3, uri)), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=job.parent,
-        timeout=1500,
-    )
-    assert done.returncode == 0, done.stderr[-5000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    found = run_job("s3_job.py", json.dumps(_settings(s3, uri)), str(tmp_path), timeout=1500, env=env)
     for catalog, folder in (("lake", "wh/db/t"), ("rest", "rest/db/t")):
         result = found[catalog]
         assert result["optimize_commits"] >= 1 and result["files_indexed"] >= 1, result

@@ -45,6 +45,8 @@ def session(
     object_storage: bool | None = None,
 ) -> SparkSession:
     """A SparkSession with Iceberg and an embedded hadoop-type catalog named ``catalog`` in ``warehouse``.
+    As ``zskip.session``, zskip is enabled in every query of it unless ``conf`` sets
+    ``spark.zskip.enabled`` to false (``zskip.planning.enable``).
 
     ``warehouse`` is a local folder, or a URI such as ``s3a://bucket/warehouse`` whose store the
     settings in ``conf`` reach (``spark.hadoop.fs.s3a.*``).  ``object_storage`` puts the S3 libraries

@@ -17,9 +17,8 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ParamSpec
 
 from pyspark.sql import SparkSession
 
@@ -36,39 +35,24 @@ __all__ = ["ENABLED", "HookCounts", "disable", "enable", "enabled", "hook_counts
 
 log = logging.getLogger(__name__)
 
+P = ParamSpec("P")
 
-def session(
-    *,
-    warehouse: str | os.PathLike[str] = "./warehouse",
-    catalog: str = "lake",
-    master: str = "local[*]",
-    conf: Mapping[str, str] | None = None,
-    object_storage: bool | None = None,
-) -> SparkSession:
-    """A SparkSession with Iceberg and an embedded hadoop-type catalog named ``catalog`` in ``warehouse``,
-    zskip enabled in every query unless ``conf`` sets ``spark.zskip.enabled`` to false.
 
-    ``warehouse`` is a local folder, or a URI such as ``s3a://bucket/warehouse`` whose store the
-    settings in ``conf`` reach (``spark.hadoop.fs.s3a.*``).  ``object_storage`` puts the S3 libraries
-    on Spark's classpath (Iceberg's AWS bundle, and Hadoop's S3A on Spark 4.1); by default they are
-    added when the warehouse or ``conf`` names S3.
+def _enabling(start: Callable[P, SparkSession]) -> Callable[P, SparkSession]:
+    """``start`` (``zskip.iceberg.session``) with zskip enabled in the session it returns, unless its
+    ``conf`` sets ``spark.zskip.enabled`` to false (which pauses an active session enabled before)."""
 
-    When a session is already active and has Iceberg configured, it is returned (and enabled) as it
-    is, so code written against ``zskip.session()`` runs unchanged on a cluster whose session was
-    built by ``spark-submit`` with the user's own catalog (Hive, REST, Glue, JDBC, ...).
+    @functools.wraps(start)
+    def started(*args: P.args, **kwargs: P.kwargs) -> SparkSession:
+        spark = start(*args, **kwargs)
+        conf: Mapping[str, str] = kwargs.get("conf") or {}  # type: ignore[assignment]
+        if str(conf.get(ENABLED, spark.conf.get(ENABLED, "true"))).lower() == "false":
+            spark.conf.set(ENABLED, "false")
+        else:
+            enable(spark)
+        return spark
 
-    >>> spark = zskip.session(warehouse="/tmp/wh")                     # doctest: +SKIP
-    >>> spark.sql("CREATE TABLE lake.db.t (id BIGINT) USING iceberg")  # doctest: +SKIP
-    """
-    spark = iceberg_session(
-        warehouse=warehouse, catalog=catalog, master=master, conf=conf, object_storage=object_storage
-    )
-    wanted = (conf or {}).get(ENABLED, spark.conf.get(ENABLED, "true"))
-    if str(wanted).lower() == "false":
-        spark.conf.set(ENABLED, "false")  # an active session enabled before is paused too
-    else:
-        enable(spark)
-    return spark
+    return started
 
 
 def enable(spark: SparkSession) -> None:
@@ -133,3 +117,6 @@ def _fewer(now: tuple[int, int | None], before: tuple[int, int | None]) -> bool:
     if now[0] < before[0]:
         return True
     return now[1] is not None and before[1] is not None and now[1] < before[1]
+
+
+session = _enabling(iceberg_session)

@@ -95,3 +95,16 @@ def test_store_failures_name_the_setting_to_fix() -> None:
     assert "bucket 'lake' does not exist" in str(bucket)
     other = ValueError("something else")
     assert storage_error(other, where, hadoop) is other  # not about reaching the store: as it was
+
+
+def test_reads_at_once_keep_their_order_and_errors_and_never_wait_on_their_own_pool() -> None:
+    from zskip.storage import READ_THREADS, at_once
+
+    def fails() -> int:
+        raise OSError("gone")
+
+    outcomes = at_once([lambda: 1, fails, lambda: 3])
+    assert outcomes[0] == 1 and isinstance(outcomes[1], OSError) and outcomes[2] == 3
+    # every reading thread asks for more reads at once: they run in place instead of waiting forever
+    nested = at_once([lambda i=i: sum(at_once([lambda: i, lambda: i])) for i in range(READ_THREADS * 2)])
+    assert nested == [2 * i for i in range(READ_THREADS * 2)]

@@ -23,9 +23,10 @@ come from the JVM once per table (``zskip.iceberg``) and travel with the work to
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 import pyarrow.dataset as ds
@@ -34,7 +35,7 @@ import pyarrow.parquet as pq
 
 from zskip.errors import StorageError
 
-__all__ = ["LOCAL", "FileAccess", "S3Settings", "storage_error"]
+__all__ = ["LOCAL", "FileAccess", "S3Settings", "at_once", "storage_error"]
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
 S3_FILE_IOS = ("org.apache.iceberg.aws.s3.S3FileIO", "org.apache.iceberg.io.ResolvingFileIO")
@@ -256,6 +257,44 @@ class FileAccess:
 
 
 LOCAL = FileAccess()
+
+T = TypeVar("T")
+READ_THREADS = 16  # reads in flight at once on the driver (each mostly waits on its store)
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_in_pool = threading.local()
+
+
+def at_once(reads: Sequence[Callable[[], T]]) -> list[T | Exception]:
+    """Run ``reads`` several at a time on the driver's reading threads; each one's result, or the
+    exception it raised.  pyarrow reads and parses without holding Python's lock, so object stores
+    and local disks both overlap the waits.  The threads live as long as the process: a cold plan
+    reads in several rounds, and starting sixteen threads for each cost more than some rounds'
+    reads.  Called from one of those threads, the reads run one after another (a read never waits
+    on the pool it holds a thread of)."""
+    if len(reads) < 2 or getattr(_in_pool, "active", False):
+        return [_outcome(read) for read in reads]
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="zskip-read")
+        pool = _pool
+    return [future.result() for future in [pool.submit(_pooled, read) for read in reads]]
+
+
+def _pooled(read: Callable[[], T]) -> T | Exception:
+    _in_pool.active = True
+    try:
+        return _outcome(read)
+    finally:
+        _in_pool.active = False
+
+
+def _outcome(read: Callable[[], T]) -> T | Exception:
+    try:
+        return read()
+    except Exception as exc:
+        return exc
 
 
 def _settings(values: Mapping[str, Any], *, hadoop: bool) -> S3Settings:

@@ -85,8 +85,9 @@ def test_a_cold_plan_reads_the_bitmaps_of_the_files_asked_about_and_no_others(sp
     asked = live[:2]
     found = index_verdicts(manifest, asked, expr, cache=Counting(1000), manifest_key=path, access=iceberg.file_access())
     assert set(found) == set(asked)
-    # two columns' bitmaps of the two files: a bitmap has no joint probe to build from every file's index
-    assert len(loaded) == 4, loaded
+    # two columns' bitmaps of the two files (heads first, then whole where a head could not decide): a
+    # bitmap has no joint probe to build from every file's index
+    assert len({key[:3] for key in loaded}) == 4, loaded
 
 
 def test_bloom_finds_every_present_id_and_rules_out_absent_ones(spark, indexed) -> None:

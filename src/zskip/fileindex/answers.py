@@ -12,7 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 from pyroaring import BitMap
 
-__all__ = ["Answer", "ExactRows", "MaybeRowGroups", "row_groups_of"]
+__all__ = ["Answer", "ExactRows", "MaybeRowGroups", "RestNotRead", "row_groups_of"]
+
+
+class RestNotRead(Exception):
+    """An index loaded from its blob's head alone was asked what only the rest of the blob answers
+    (``IndexKind.head_length``): the caller reads the rest and asks again."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,13 @@ not null.  "code <= c" then takes one bitmap operation per bit, so ``=``, ``<``,
 ``IN`` cost O(log2 cardinality) operations whatever the cardinality; results are exact row sets,
 which combine across columns with AND, OR and NOT.  Bitmaps are Roaring, in its portable format;
 the dictionary is stored as a one-column Parquet file (delta-encoded integers compress well).
+
+A blob is written so that its start can be read alone (format 2): the **head** (the dictionary and
+the non-null rows, with its own checksum) comes before the **bit slices** (compressed together).
+A condition whose value is in no row of the file, or in every non-null row, is answered from the
+head; so on a cold plan an equality rules out most files after reading a quarter of their blobs.
+An index loaded from its head alone raises ``SlicesNotRead`` where it needs the slices.  Blobs of
+format 1 (one header, the dictionary, then every bitmap) still load whole.
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ import io
 import json
 import math
 import struct
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,13 +34,38 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyroaring import BitMap
 
+from zskip.fileindex.answers import RestNotRead
 from zskip.fileindex.literals import exact_scalar
 
-__all__ = ["RANGES_BEFORE_DECODING", "BitmapIndex", "bitmap_of"]
+__all__ = ["RANGES_BEFORE_DECODING", "BitmapIndex", "SlicesNotRead", "bitmap_of", "head_length"]
 
 # A key set matching more separate runs of codes than this is answered by decoding every row's code
 # (one pass over the bit slices) rather than by one range query per run.
 RANGES_BEFORE_DECODING = 16
+
+MAGIC = b"ZBM2"  # format 2; a format 1 blob starts with its header's length, then "{"
+_PREFIX = struct.Struct("<4sII")  # magic, head length (bytes from the blob's start), crc32 of the head after it
+
+
+class SlicesNotRead(RestNotRead):
+    """An index loaded from its head alone was asked something only its bit slices answer."""
+
+
+def head_length(blob: bytes) -> int | None:
+    """How many bytes at the start of a bitmap blob answer without its bit slices (``None``: format 1)."""
+    if len(blob) < _PREFIX.size or blob[:4] != MAGIC:
+        return None
+    return int(_PREFIX.unpack_from(blob)[1])
+
+
+@dataclass(frozen=True)
+class SliceLayout:
+    """Where a format 2 blob's bit slices are, after its head: each one's length once decompressed
+    together, the compressed section's length and checksum."""
+
+    lengths: tuple[int, ...]
+    stored: int
+    checksum: int
 
 
 def bitmap_of(positions: np.ndarray) -> BitMap:
@@ -56,7 +89,19 @@ class BitmapIndex:
     rows: int
     dictionary: pa.Array  # distinct non-null values, ascending in Spark's order
     not_null: BitMap
-    clear_bits: tuple[BitMap, ...]  # clear_bits[i]: non-null rows whose code has bit i == 0
+    stored_bits: tuple[BitMap, ...] | None  # bit i: non-null rows whose code has bit i == 0 (None: not read)
+    layout: SliceLayout | None = None  # where the slices are, when only the head was read
+
+    @property
+    def clear_bits(self) -> tuple[BitMap, ...]:
+        """The bit slices: ``clear_bits[i]`` holds the non-null rows whose code has bit ``i`` clear."""
+        if self.stored_bits is None:
+            raise SlicesNotRead("this bitmap index was read without its bit slices")
+        return self.stored_bits
+
+    @property
+    def complete(self) -> bool:
+        return self.stored_bits is not None
 
     @classmethod
     def build(cls, values: pa.Array | pa.ChunkedArray) -> BitmapIndex:
@@ -105,6 +150,8 @@ class BitmapIndex:
         would take two ``at_most``, twice as many)."""
         if not 0 <= code < self.cardinality:
             return BitMap()
+        if self.cardinality == 1:  # one value in every non-null row: no slice needed
+            return self.not_null.copy()
         result = self.not_null.copy()
         for bit, clear in enumerate(self.clear_bits):
             if (code >> bit) & 1:
@@ -117,6 +164,8 @@ class BitmapIndex:
         """Rows whose code is in ``[low, high)``."""
         if high <= low:
             return BitMap()
+        if low <= 0 and high >= self.cardinality:  # every value: no slice needed
+            return self.not_null.copy()
         if high - low == 1:  # an equality: the most common condition an index answers
             return self.with_code(low)
         return self.at_most(high - 1) - self.at_most(low - 1)
@@ -132,6 +181,8 @@ class BitmapIndex:
         codes = np.flatnonzero(hit)
         if len(codes) == 0:
             return BitMap()
+        if len(codes) == self.cardinality:
+            return self.not_null.copy()
         breaks = np.flatnonzero(np.diff(codes) != 1)
         if len(breaks) >= RANGES_BEFORE_DECODING:
             present, row_codes = self.row_codes()
@@ -183,6 +234,7 @@ class BitmapIndex:
         return (int(hits[0]), int(hits[-1]) + 1) if len(hits) else (0, 0)
 
     def to_bytes(self) -> bytes:
+        """Format 2: the prefix, the head (header, non-null rows, dictionary), then the slices compressed."""
         sink = io.BytesIO()
         encoding = {"v": "DELTA_BINARY_PACKED"} if _delta_friendly(self.dictionary.type) else None
         pq.write_table(
@@ -193,26 +245,82 @@ class BitmapIndex:
             column_encoding=encoding,
             write_statistics=False,
         )
-        bitmaps = [self.not_null, *self.clear_bits]
-        blobs = [b.serialize() for b in bitmaps]
-        header = json.dumps({"rows": self.rows, "dictionary": len(sink.getvalue()), "bitmaps": [len(b) for b in blobs]})
-        encoded = header.encode()
-        return struct.pack("<I", len(encoded)) + encoded + sink.getvalue() + b"".join(blobs)
+        dictionary = sink.getvalue()
+        present = BitMap(self.not_null)
+        present.run_optimize()  # a file without nulls: one run
+        not_null = present.serialize()
+        slices = [b.serialize() for b in self.clear_bits]
+        raw = b"".join(slices)
+        stored = pa.Codec("zstd").compress(raw, asbytes=True)
+        header = json.dumps(
+            {
+                "rows": self.rows,
+                "not_null": len(not_null),
+                "dictionary": len(dictionary),
+                "slices": [len(b) for b in slices],
+                "slices_stored": len(stored),
+                "slices_crc32": zlib.crc32(stored),
+            }
+        ).encode()
+        head = struct.pack("<I", len(header)) + header + not_null + dictionary
+        return _PREFIX.pack(MAGIC, _PREFIX.size + len(head), zlib.crc32(head)) + head + stored
 
     @classmethod
     def from_bytes(cls, data: bytes) -> BitmapIndex:
+        """A blob, whole or (format 2) its head alone: then the slices are read later (``with_slices``)."""
         try:
-            (size,) = struct.unpack_from("<I", data)
-            header = json.loads(data[4 : 4 + size])
-            position = 4 + size
-            dictionary = pq.read_table(io.BytesIO(data[position : position + header["dictionary"]]))["v"]
-            position += header["dictionary"]
-            bitmaps = []
-            for length in header["bitmaps"]:
-                bitmaps.append(BitMap.deserialize(data[position : position + length]))
-                position += length
+            if data[:4] == MAGIC:
+                return cls._from_v2(data)
+            return cls._from_v1(data)
+        except SlicesNotRead:
+            raise
         except Exception as exc:  # any damage surfaces as one error type
             raise ValueError(f"damaged bitmap index: {exc}") from None
+
+    @classmethod
+    def _from_v2(cls, data: bytes) -> BitmapIndex:
+        _, size, checksum = _PREFIX.unpack_from(data)
+        head = data[_PREFIX.size : size]
+        if len(head) != size - _PREFIX.size or zlib.crc32(head) != checksum:
+            raise ValueError("the head's checksum does not match")
+        (length,) = struct.unpack_from("<I", head)
+        header = json.loads(head[4 : 4 + length])
+        position = 4 + length
+        not_null = BitMap.deserialize(head[position : position + header["not_null"]])
+        position += header["not_null"]
+        dictionary = pq.read_table(io.BytesIO(head[position : position + header["dictionary"]]))["v"]
+        layout = SliceLayout(tuple(header["slices"]), int(header["slices_stored"]), int(header["slices_crc32"]))
+        index = cls(int(header["rows"]), dictionary.combine_chunks(), not_null, None, layout)
+        return index.with_slices(data[size:]) if len(data) > size else index
+
+    def with_slices(self, stored: bytes) -> BitmapIndex:
+        """This index (read from its head) with the bit slices, given the bytes after the head."""
+        layout = self.layout
+        if layout is None:
+            return self
+        try:
+            if len(stored) != layout.stored or zlib.crc32(stored) != layout.checksum:
+                raise ValueError("the bit slices' checksum does not match")
+            raw = pa.Codec("zstd").decompress(stored, decompressed_size=sum(layout.lengths), asbytes=True)
+            bits, position = [], 0
+            for length in layout.lengths:
+                bits.append(BitMap.deserialize(raw[position : position + length]))
+                position += length
+        except Exception as exc:
+            raise ValueError(f"damaged bitmap index: {exc}") from None
+        return replace(self, stored_bits=tuple(bits), layout=None)
+
+    @classmethod
+    def _from_v1(cls, data: bytes) -> BitmapIndex:
+        (size,) = struct.unpack_from("<I", data)
+        header = json.loads(data[4 : 4 + size])
+        position = 4 + size
+        dictionary = pq.read_table(io.BytesIO(data[position : position + header["dictionary"]]))["v"]
+        position += header["dictionary"]
+        bitmaps = []
+        for length in header["bitmaps"]:
+            bitmaps.append(BitMap.deserialize(data[position : position + length]))
+            position += length
         return cls(int(header["rows"]), dictionary.combine_chunks(), bitmaps[0], tuple(bitmaps[1:]))
 
 

@@ -82,6 +82,7 @@ class BlobEntry:
     checksum: str
     rows: int
     row_group_rows: tuple[int, ...]
+    head: int | None = None  # bytes at the blob's start that load alone (``IndexKind.head_length``)
 
 
 def build_file_indexes(
@@ -128,11 +129,13 @@ def build_file_indexes(
         meta = writer.add(
             kind.blob_type,
             payload,
+            compress=kind.compressed_whole,
             snapshot_id=snapshot_id,
             fields=(definition.field_id,),  # Puffin's own reference to the column: its field id
             properties={"column": definition.column, "data-file": data_file},
         )
-        written.append((definition, meta))
+        head = None if kind.compressed_whole else kind.head_length(payload)
+        written.append((definition, meta, head))
     writer.finish()
     access.write(puffin_path, buffer.getvalue())
     return [
@@ -148,8 +151,9 @@ def build_file_indexes(
             checksum=meta.properties[CHECKSUM],
             rows=sum(row_group_rows),
             row_group_rows=row_group_rows,
+            head=head,
         )
-        for definition, meta in written
+        for definition, meta, head in written
     ]
 
 
@@ -182,6 +186,7 @@ def copy_blobs(puffin_path: str, entries: Sequence[dict[str, Any]], access: File
                 checksum=entry["checksum"],
                 rows=entry["rows"],
                 row_group_rows=tuple(entry["row_group_rows"]),
+                head=entry.get("head"),
             )
         )
     writer.finish()

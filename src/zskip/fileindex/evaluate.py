@@ -21,7 +21,7 @@ import pyarrow as pa
 from pyroaring import BitMap
 
 from zskip.expr import AlwaysFalse, And, Column, Compare, Expr, Leaf, Not, Or
-from zskip.fileindex.answers import Answer, ExactRows, MaybeRowGroups, row_groups_of
+from zskip.fileindex.answers import Answer, ExactRows, MaybeRowGroups, RestNotRead, row_groups_of
 from zskip.fileindex.kinds import IndexKind
 
 __all__ = [
@@ -169,15 +169,21 @@ def _(expr: Not, kinds: Mapping[Column, Collection[IndexKind]]) -> bool:
 
 def _true_rows(expr: Expr, indexes: FileIndexes) -> Answer:
     """``_eval`` where only the rows making ``expr`` TRUE matter (a whole predicate, not a part under
-    NOT): the parts of a top-level AND are taken equalities first, the AND stops at the first part
-    that leaves no row, and no part's FALSE rows are built.  The ``false`` of an exact answer here is
-    empty, not the FALSE rows."""
+        NOT): the parts of a top-level AND are taken equalities first, the AND stops at the first part
+        that leaves no row (a part that needs what an index's head lacks is passed over until then), and no
+    part's FALSE rows are built.  The ``false`` of an exact answer here is
+        empty, not the FALSE rows."""
     if not isinstance(expr, And):
         return _eval(expr, indexes)
     true: BitMap | None = None
     groups: np.ndarray | None = None
+    unread: RestNotRead | None = None
     for child in sorted(expr.children, key=_cost):
-        part = _true_rows(child, indexes)
+        try:
+            part = _true_rows(child, indexes)
+        except RestNotRead as exc:  # another part may still leave no row with the heads alone
+            unread = exc
+            continue
         if isinstance(part, ExactRows):
             true = part.true if true is None else true & part.true
             if not true:
@@ -186,6 +192,8 @@ def _true_rows(expr: Expr, indexes: FileIndexes) -> Answer:
             groups = part.groups if groups is None else groups & part.groups
             if not groups.any():
                 return MaybeRowGroups(groups)
+    if unread is not None:
+        raise unread
     if groups is None:
         assert true is not None
         return ExactRows(true, BitMap())

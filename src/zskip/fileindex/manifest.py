@@ -47,6 +47,7 @@ ENTRY_SCHEMA = pa.schema(
         ("checksum", pa.string()),
         ("rows", pa.int64()),
         ("row_group_rows", pa.list_(pa.int64())),
+        ("head", pa.int64()),  # bytes at the blob's start that load alone; null: the blob loads only whole
     ]
 )
 
@@ -66,6 +67,7 @@ def entries_table(entries: Iterable[BlobEntry]) -> pa.Table:
             "checksum": [e.checksum for e in rows],
             "rows": [e.rows for e in rows],
             "row_group_rows": [list(e.row_group_rows) for e in rows],
+            "head": [e.head for e in rows],
         },
         schema=ENTRY_SCHEMA,
     )
@@ -192,4 +194,6 @@ class IndexManifest:
         entries = pa.ipc.open_stream(reader.read(blobs[entries_blob])).read_all()
         if "field_id" not in entries.column_names:  # 0.3: by name only
             entries = entries.add_column(1, "field_id", pa.nulls(entries.num_rows, pa.int32()))
+        if "head" not in entries.column_names:  # written before blobs had a head: each loads only whole
+            entries = entries.append_column("head", pa.nulls(entries.num_rows, pa.int64()))
         return cls(definitions, entries.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA))

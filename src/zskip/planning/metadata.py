@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -27,7 +26,7 @@ from zskip.planning.cache import CACHE
 from zskip.planning.curve import RecordedKeyRanges
 from zskip.planning.footers import Footer, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
-from zskip.storage import LOCAL, FileAccess
+from zskip.storage import LOCAL, FileAccess, at_once
 from zskip.tablefiles.clustering_store import STORE_PROPERTY, ClusteringStore, read_store
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, resolved
 
@@ -35,7 +34,6 @@ __all__ = ["SnapshotMetadata", "snapshot_metadata"]
 
 log = logging.getLogger(__name__)
 
-FOOTER_THREADS = 16  # footers read at once on a cold plan (each mostly waits on its store)
 BULK_FOOTERS = 256  # up to this many kept files, their footers are read with the store and manifest
 
 
@@ -155,15 +153,13 @@ class SnapshotMetadata:
 
 
 def _at_once(reads: Sequence[Callable[[], object]]) -> None:
-    """Run ``reads`` several at a time (pyarrow reads and parses without holding Python's lock, so object
-    stores and local disks both overlap the waits).  A read that fails is left for the stage that needs
-    it to read again and report."""
+    """Run ``reads`` several at a time (``zskip.storage.at_once``).  A read that fails is left for the
+    stage that needs it to read again and report."""
     if len(reads) < 2:
         return
-    with ThreadPoolExecutor(max_workers=min(FOOTER_THREADS, len(reads))) as pool:
-        for future in [pool.submit(read) for read in reads]:
-            if future.exception() is not None:
-                log.debug("reading ahead: %s", future.exception())
+    for outcome in at_once(reads):
+        if isinstance(outcome, Exception):
+            log.debug("reading ahead: %s", outcome)
 
 
 def snapshot_metadata(spark: SparkSession, scan: IcebergScan) -> SnapshotMetadata:

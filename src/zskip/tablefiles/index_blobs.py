@@ -2,6 +2,11 @@
 
 Blobs are read by offset and length straight from the manifest's entries; a blob whose checksum
 fails or that does not parse is skipped with a warning, so its file or row groups are kept.
+
+A blob with a head (a bitmap's dictionary and non-null rows: the manifest's ``head`` column) is read
+in two rounds on a cold plan: every candidate file's heads first, then the rest of the blobs only
+for the files their heads could not decide (``RestNotRead``).  An equality on a value a file does
+not hold is decided by the head alone.
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
@@ -17,11 +22,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zskip.expr import And, Column, Expr, Leaf, columns_of
+from zskip.fileindex.answers import RestNotRead
 from zskip.fileindex.evaluate import FileIndexes, Match, Verdict, evaluate, key_sets_verdict
 from zskip.fileindex.kinds import KINDS, IndexKind, JointProbe, kind_named
 from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError, decode_blob
-from zskip.storage import LOCAL, FileAccess
+from zskip.storage import LOCAL, FileAccess, at_once
 
 __all__ = ["file_indexes", "index_verdicts", "key_set_verdicts"]
 
@@ -41,13 +47,17 @@ def file_indexes(
     *,
     cache: BlobCache | None = None,
     access: FileAccess = LOCAL,
+    heads: bool = False,
 ) -> dict[str, FileIndexes]:
     """The usable indexes on the fields ``field_ids`` of each of ``data_files`` that has any, by field id
-    (decoded blobs are kept in ``cache`` by Puffin path and offset: index files never change)."""
+    (decoded blobs are kept in ``cache`` by Puffin path and offset: index files never change).
+
+    ``heads`` (with a ``cache``): a blob with a head that is not cached whole loads from its head
+    alone; its index raises ``RestNotRead`` where it needs the rest (see ``decided``)."""
     by_file = manifest.entries_by_file
     rows = [row for path in dict.fromkeys(data_files) for row in by_file.get(path, ()) if row["field_id"] in field_ids]
     found: dict[str, tuple[tuple[int, ...], list[tuple[Column, IndexKind, Any]]]] = {}
-    for row, index in zip(rows, _load_many(rows, cache, access), strict=True):
+    for row, index in zip(rows, _load_many(rows, cache, access, heads=heads and cache is not None), strict=True):
         if isinstance(index, Exception):
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             continue
@@ -56,55 +66,109 @@ def file_indexes(
     return {path: FileIndexes.of(starts, indexes) for path, (starts, indexes) in found.items()}
 
 
-BLOB_THREADS = 16  # runs of index blobs read at once when they are not cached yet
+def decided(
+    manifest: IndexManifest,
+    data_files: Iterable[str],
+    field_ids: set[int],
+    verdict: Callable[[FileIndexes], Verdict | None],
+    *,
+    cache: BlobCache | None,
+    access: FileAccess,
+) -> dict[str, Verdict | None]:
+    """``verdict`` of each data file's indexes, heads first: the files whose heads cannot decide are
+    asked again with their blobs whole (read in a second round, all at once)."""
+    out: dict[str, Verdict | None] = {}
+    undecided: list[str] = []
+    for path, found in file_indexes(manifest, data_files, field_ids, cache=cache, access=access, heads=True).items():
+        try:
+            out[path] = verdict(found)
+        except RestNotRead:
+            undecided.append(path)
+    if undecided:
+        whole = file_indexes(manifest, undecided, field_ids, cache=cache, access=access)
+        out.update({path: verdict(found) for path, found in whole.items()})
+    return out
+
+
 # Blobs of one index file closer than this are read in one request with what lies between them: on
 # an object store a request costs more than a megabyte of transfer.
 BLOB_GAP = 1 << 20
 BLOB_RUN = 16 << 20  # at most this many bytes in one request
 
 
-def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: FileAccess) -> list[Any]:
+@dataclass(frozen=True)
+class _Piece:
+    """Bytes ``[start, end)`` of one index file to read for one manifest entry, and what they give:
+    the blob whole, its head, or the rest after a cached head."""
+
+    row: dict[str, Any]
+    part: str  # "whole", "head" or "rest"
+    start: int
+    end: int
+
+    @property
+    def key(self) -> Hashable:
+        return _key(self.row, "head" if self.part == "head" else "whole")
+
+
+def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: FileAccess, *, heads: bool) -> list[Any]:
     """Each entry's decoded blob (or the error that kept it from loading); on a cold plan the missing
     ones are read first, neighbours in one index file together, several requests at a time."""
-
-    def one(row: dict[str, Any]) -> Any:
-        try:
-            if cache is None:
-                return _load(row, access)
-            return cache.get_or_load(_key(row), partial(_load, row, access))
-        except (CorruptIndexError, ValueError, OSError) as exc:
-            return exc
-
+    wanted = [_wanted(row, cache, heads) for row in rows]
     if cache is not None:
-        missing = [row for row in rows if _key(row) not in cache]
+        missing = [piece for piece in wanted if piece.key not in cache]
         if len(missing) > 1:
-            runs = _runs(missing)
-            with ThreadPoolExecutor(max_workers=min(BLOB_THREADS, len(runs))) as pool:
-                list(pool.map(partial(_read_run, cache=cache, access=access), runs))
-    return [one(row) for row in rows]
+            at_once([partial(_read_run, run, cache=cache, access=access) for run in _runs(missing)])
+    return [_one(piece, cache, access) for piece in wanted]
 
 
-def _read_run(run: list[dict[str, Any]], *, cache: BlobCache, access: FileAccess) -> None:
-    """Read one run of blobs in one request and cache each decoded blob.  Whatever fails here is read
-    again blob by blob by ``_load_many``, which reports it for that blob."""
-    start = run[0]["offset"]
+def _wanted(row: dict[str, Any], cache: BlobCache | None, heads: bool) -> _Piece:
+    """What to load of ``row``'s blob: whole if it is cached whole or has no head; else its head (with
+    ``heads``), or the rest after its cached head."""
+    start, end, head = int(row["offset"]), _end(row), row.get("head")
+    if head is None or cache is None or _key(row, "whole") in cache:
+        return _Piece(row, "whole", start, end)
+    if heads:
+        return _Piece(row, "head", start, start + int(head))
+    if _key(row, "head") in cache:
+        return _Piece(row, "rest", start + int(head), end)
+    return _Piece(row, "whole", start, end)
+
+
+def _one(piece: _Piece, cache: BlobCache | None, access: FileAccess) -> Any:
+    def load() -> Any:
+        data = access.read(piece.row["puffin_path"], offset=piece.start, length=piece.end - piece.start)
+        return _decoded(piece, data, cache)
+
     try:
-        data = access.read(run[0]["puffin_path"], offset=start, length=_end(run[-1]) - start)
+        return load() if cache is None else cache.get_or_load(piece.key, load)
+    except (CorruptIndexError, RestNotRead, ValueError, OSError) as exc:
+        return exc
+
+
+def _read_run(run: list[_Piece], *, cache: BlobCache, access: FileAccess) -> None:
+    """Read one run of pieces in one request and cache each decoded blob.  Whatever fails here is read
+    again piece by piece by ``_load_many``, which reports it for that blob."""
+    start = run[0].start
+    try:
+        data = access.read(run[0].row["puffin_path"], offset=start, length=run[-1].end - start)
     except OSError:
         return
-    for row in run:
+    for piece in run:
         try:
-            decoded = _decode(row, data[row["offset"] - start : _end(row) - start])
-        except (CorruptIndexError, ValueError):
+            decoded = _decoded(piece, data[piece.start - start : piece.end - start], cache)
+        except (CorruptIndexError, RestNotRead, ValueError):
             continue
-        cache.get_or_load(_key(row), partial(_given, decoded))
+        cache.get_or_load(piece.key, partial(_given, decoded))
 
 
 def _given(value: Any) -> Any:
     return value
 
 
-def _key(row: dict[str, Any]) -> tuple[str, str, int]:
+def _key(row: dict[str, Any], part: str = "whole") -> Hashable:
+    if part == "head":
+        return ("blob", row["puffin_path"], row["offset"], "head")
     return ("blob", row["puffin_path"], row["offset"])
 
 
@@ -112,33 +176,41 @@ def _end(row: dict[str, Any]) -> int:
     return int(row["offset"]) + int(row["length"])
 
 
-def _runs(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """``rows`` in runs: blobs of one index file, in order, with gaps under ``BLOB_GAP`` and under
+def _runs(pieces: list[_Piece]) -> list[list[_Piece]]:
+    """``pieces`` in runs: of one index file, in order, with gaps under ``BLOB_GAP`` and under
     ``BLOB_RUN`` bytes a run."""
-    runs: list[list[dict[str, Any]]] = []
-    ordered = sorted({_key(row): row for row in rows}.values(), key=lambda r: (r["puffin_path"], r["offset"]))
-    for row in ordered:
+    runs: list[list[_Piece]] = []
+    ordered = sorted({p.key: p for p in pieces}.values(), key=lambda p: (p.row["puffin_path"], p.start))
+    for piece in ordered:
         last = runs[-1] if runs else None
         if (
             last is not None
-            and last[-1]["puffin_path"] == row["puffin_path"]
-            and row["offset"] - _end(last[-1]) <= BLOB_GAP
-            and _end(row) - last[0]["offset"] <= BLOB_RUN
+            and last[-1].row["puffin_path"] == piece.row["puffin_path"]
+            and piece.start - last[-1].end <= BLOB_GAP
+            and piece.end - last[0].start <= BLOB_RUN
         ):
-            last.append(row)
+            last.append(piece)
         else:
-            runs.append([row])
+            runs.append([piece])
     return runs
 
 
-def _load(row: dict[str, Any], access: FileAccess) -> Any:
-    return _decode(row, access.read(row["puffin_path"], offset=row["offset"], length=row["length"]))
-
-
-def _decode(row: dict[str, Any], stored: bytes) -> Any:
+def _decoded(piece: _Piece, data: bytes, cache: BlobCache | None) -> Any:
+    """The index ``data`` (the bytes of ``piece``) loads as."""
+    row = piece.row
+    kind = kind_named(row["kind"])
+    if piece.part == "head":
+        return kind.load(data)  # a head is stored as it is written: its own checksum is inside
+    if piece.part == "rest":
+        assert cache is not None
+        head = cache.get_or_load(_key(row, "head"), partial(_missing_head, row))
+        return kind.with_rest(head, data)
     name = f"{row['kind']} index of {row['column']} for {row['data_file']}"
-    data = decode_blob(stored, codec=row["codec"], checksum=row["checksum"], name=name)
-    return kind_named(row["kind"]).load(data)
+    return kind.load(decode_blob(data, codec=row["codec"], checksum=row["checksum"], name=name))
+
+
+def _missing_head(row: dict[str, Any]) -> Any:
+    raise RestNotRead(f"the head of the index of {row['column']} for {row['data_file']} left the cache")
 
 
 def index_verdicts(
@@ -167,8 +239,8 @@ def index_verdicts(
         verdicts.update(dict.fromkeys(ruled_out, Verdict(Match.CANNOT_MATCH, ())))
         files = [path for path in files if path not in ruled_out]
     ids = {c for c in columns_of(expr) if isinstance(c, int)}
-    indexes = file_indexes(manifest, files, ids, cache=cache, access=access)
-    verdicts.update({path: evaluate(expr, found) for path, found in indexes.items()})
+    found = decided(manifest, files, ids, partial(evaluate, expr), cache=cache, access=access)
+    verdicts.update({path: verdict for path, verdict in found.items() if verdict is not None})
     return verdicts
 
 
@@ -183,9 +255,12 @@ def key_set_verdicts(
     """Verdicts for the files whose indexes on the key sets' columns (field ids) answer (see
     ``key_sets_verdict``); files absent here are kept."""
     ids = {column for column, _ in key_sets if isinstance(column, int)}
-    indexes = file_indexes(manifest, data_files, ids, cache=cache, access=access)
-    verdicts = {path: key_sets_verdict(found, key_sets) for path, found in indexes.items()}
-    return {path: verdict for path, verdict in verdicts.items() if verdict is not None}
+    found = decided(manifest, data_files, ids, partial(_key_sets_verdict, key_sets), cache=cache, access=access)
+    return {path: verdict for path, verdict in found.items() if verdict is not None}
+
+
+def _key_sets_verdict(key_sets: Sequence[tuple[Column, pa.Array]], indexes: FileIndexes) -> Verdict | None:
+    return key_sets_verdict(indexes, key_sets)
 
 
 def _jointly_ruled_out(
@@ -216,7 +291,7 @@ def _joint_probe(
     entries = manifest.entries.filter(pc.and_(pc.equal(manifest.entries["kind"], kind.name), same))
     chosen: dict[str, Any] = {}
     rows = entries.to_pylist()
-    for row, index in zip(rows, _load_many(rows, cache, access), strict=True):  # later entries of a file win
+    for row, index in zip(rows, _load_many(rows, cache, access, heads=False), strict=True):  # later entries win
         if isinstance(index, Exception):
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             chosen.pop(row["data_file"], None)

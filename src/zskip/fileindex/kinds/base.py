@@ -90,6 +90,20 @@ class IndexKind(ABC):
     def load(self, data: bytes) -> Any:
         """A blob as this kind's index object (what ``answer`` reads)."""
 
+    # Reading a blob's head alone: a kind whose blob starts with a part that answers some conditions
+    # by itself (a bitmap's dictionary) says how long it is; Puffin then stores the blob uncompressed,
+    # the kind compressing the rest itself.  A head loads with ``load``; its index raises
+    # ``zskip.fileindex.bitmap.SlicesNotRead`` where it needs the rest, given later to ``with_rest``.
+    compressed_whole: ClassVar[bool] = True
+
+    def head_length(self, blob: bytes) -> int | None:
+        """Bytes at the start of ``blob`` that load alone (``None``: the blob loads only whole)."""
+        return None
+
+    def with_rest(self, index: Any, rest: bytes) -> Any:
+        """``index``, loaded from its head, completed with the bytes after the head."""
+        return index
+
     # evaluating (at planning time)
 
     @abstractmethod

@@ -14,7 +14,7 @@ from pyroaring import BitMap
 from zskip.expr import Between, Compare, In, IsNull, Leaf, StartsWith
 from zskip.expr.nodes import LEAVES
 from zskip.fileindex.answers import Answer, ExactRows
-from zskip.fileindex.bitmap import BitmapIndex
+from zskip.fileindex.bitmap import BitmapIndex, head_length
 from zskip.fileindex.kinds.base import IndexKind
 from zskip.fileindex.literals import InexactLiteral, keys_as
 
@@ -23,7 +23,7 @@ __all__ = ["BITMAP", "BitmapKind"]
 
 class BitmapKind(IndexKind):
     name = "bitmap"
-    blob_type = "zskip-bitmap-v1"
+    blob_type = "zskip-bitmap-v1"  # format 2 blobs keep the type: the blob's first bytes tell them apart
     exact = True
     summary = "bit-sliced bitmaps of the rows: exact for =, <, >, BETWEEN, IN, IS NULL, LIKE 'p%', few distinct values"
     absent_type = pa.null()  # no literal converts to it: every condition on it is FALSE or NULL
@@ -34,6 +34,14 @@ class BitmapKind(IndexKind):
 
     def load(self, data: bytes) -> BitmapIndex:
         return BitmapIndex.from_bytes(data)
+
+    compressed_whole = False  # the head stays readable alone; the bit slices are compressed inside
+
+    def head_length(self, blob: bytes) -> int | None:
+        return head_length(blob)
+
+    def with_rest(self, index: BitmapIndex, rest: bytes) -> BitmapIndex:
+        return index.with_slices(rest)
 
     def answers_leaf(self, leaf: Leaf) -> bool:
         return isinstance(leaf, LEAVES)

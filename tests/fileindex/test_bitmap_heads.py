@@ -1,0 +1,169 @@
+"""A bitmap blob's head (dictionary and non-null rows) decides what it can alone, and never differently
+from the whole blob; a cold plan reads the rest only for the files the heads leave undecided."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.fileindex.test_bitmap import file_indexes, predicates, tables
+
+from zskip.expr import And, Between, Compare, Expr
+from zskip.fileindex.answers import RestNotRead
+from zskip.fileindex.bitmap import BitmapIndex, SlicesNotRead, head_length
+from zskip.fileindex.build import build_file_indexes
+from zskip.fileindex.definition import IndexDefinition
+from zskip.fileindex.evaluate import FileIndexes, Verdict, evaluate
+from zskip.fileindex.kinds.bitmap import BITMAP
+from zskip.fileindex.manifest import DEFINITIONS_BLOB, ENTRIES_BLOB, IndexManifest
+from zskip.fileindex.puffin import PuffinWriter
+from zskip.planning.cache import LruCache
+from zskip.storage import FileAccess
+from zskip.tablefiles.index_blobs import index_verdicts
+
+
+def heads_of(whole: FileIndexes) -> FileIndexes:
+    """``whole``'s bitmaps as a cold plan first loads them: from the head of each blob alone."""
+    loaded = []
+    for column, found in whole.by_column.items():
+        for item in found:
+            blob = item.index.to_bytes()
+            loaded.append((column, item.kind, BITMAP.load(blob[: head_length(blob)])))
+    return FileIndexes.of(whole.row_group_starts, loaded)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tables(), predicates, st.integers(1, 4))
+def test_heads_decide_only_what_the_whole_blobs_decide(data: dict[str, list[Any]], expr: Expr, groups: int) -> None:
+    whole = file_indexes(data, groups)
+    expected = evaluate(expr, whole)
+    heads = heads_of(whole)
+    try:
+        assert evaluate(expr, heads) == expected
+    except RestNotRead:
+        completed = []
+        for column, found in heads.by_column.items():
+            for item in found:
+                blob = whole.by_column[column][0].index.to_bytes()
+                completed.append((column, item.kind, BITMAP.with_rest(item.index, blob[head_length(blob) :])))
+        assert evaluate(expr, FileIndexes.of(heads.row_group_starts, completed)) == expected
+
+
+def test_a_value_the_file_lacks_and_a_range_over_all_its_values_need_no_slices() -> None:
+    values = pa.array([5, 7, None, 9, 7, 11], pa.int64())
+    blob = BitmapIndex.build(values).to_bytes()
+    head = BitmapIndex.from_bytes(blob[: head_length(blob)])
+    assert not head.complete
+    indexes = FileIndexes.of((0, 3, 6), [("x", BITMAP, head)])
+    assert evaluate(Compare("x", "=", 6), indexes).row_groups_kept == 0
+    assert evaluate(And((Compare("x", ">", 100), Between("x", 7, 9))), indexes).row_groups_kept == 0
+    assert evaluate(Between("x", 0, 100), indexes).row_groups_kept == 2  # every non-null row
+    with pytest.raises(SlicesNotRead):
+        evaluate(Compare("x", "=", 7), indexes)
+    whole = head.with_slices(blob[head_length(blob) :])
+    assert sorted(whole.with_code(1)) == [1, 4]
+    assert BitmapIndex.from_bytes(blob).clear_bits == whole.clear_bits
+
+
+def format_1(index: BitmapIndex) -> bytes:
+    """A blob as zskip wrote bitmaps before they had a head: header, dictionary, then every bitmap."""
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"v": index.dictionary}), sink)
+    blobs = [b.serialize() for b in (index.not_null, *index.clear_bits)]
+    header = json.dumps({"rows": index.rows, "dictionary": len(sink.getvalue()), "bitmaps": [len(b) for b in blobs]})
+    return struct.pack("<I", len(header)) + header.encode() + sink.getvalue() + b"".join(blobs)
+
+
+def test_blobs_written_before_heads_still_load_whole() -> None:
+    index = BitmapIndex.build(pa.array(["b", "a", None, "c", "a"]))
+    old = format_1(index)
+    assert head_length(old) is None
+    loaded = BitmapIndex.from_bytes(old)
+    assert loaded.complete and loaded.clear_bits == index.clear_bits and loaded.not_null == index.not_null
+
+
+def test_a_damaged_head_or_slice_section_is_an_error_not_an_answer() -> None:
+    blob = bytearray(BitmapIndex.build(pa.array(list(range(100)) * 3, pa.int64())).to_bytes())
+    size = head_length(bytes(blob))
+    assert size is not None
+    for at in (size - 5, len(blob) - 5):
+        damaged = bytes(blob[:at]) + bytes([blob[at] ^ 0xFF]) + bytes(blob[at + 1 :])
+        with pytest.raises(ValueError, match="damaged bitmap index"):
+            head = BitmapIndex.from_bytes(damaged[:size])
+            head.with_slices(damaged[size:])
+
+
+READS: list[tuple[str, int]] = []
+
+
+class CountingAccess(FileAccess):
+    """The local disk, counting the bytes each read asks for."""
+
+    def read(self, location: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        data = FileAccess.read(self, location, offset=offset, length=length)
+        READS.append((location, len(data)))
+        return data
+
+
+def indexed_files(tmp_path: Path, files: int) -> tuple[IndexManifest, list[str]]:
+    """``files`` Parquet files of 40,000 rows each, ``x`` in its own range per file, with bitmaps."""
+    field = pa.field("x", pa.int64(), metadata={b"PARQUET:field_id": b"1"})
+    definition = IndexDefinition("x", "bitmap", {}, 1)
+    entries, paths = [], []
+    for n in range(files):
+        path = str(tmp_path / f"data-{n}.parquet")
+        values = pa.array([(n * 1_000_000 + i * 7919) % 5_000_000 + n * 5_000_000 for i in range(40_000)], pa.int64())
+        pq.write_table(pa.table([values], schema=pa.schema([field])), path, row_group_size=10_000)
+        entries += build_file_indexes(path, [definition], str(tmp_path / f"index-{n}.puffin"))
+        paths.append(path)
+    return IndexManifest.empty().with_definition(definition).with_entries(entries), paths
+
+
+def verdicts(manifest: IndexManifest, paths: list[str], expr: Expr, *, cache: LruCache | None) -> dict[str, Verdict]:
+    READS.clear()
+    return index_verdicts(manifest, paths, expr, cache=cache, manifest_key="m", access=CountingAccess())
+
+
+def test_a_cold_plan_reads_only_the_heads_of_files_an_equality_rules_out(tmp_path: Path) -> None:
+    manifest, paths = indexed_files(tmp_path, 4)
+    rows = manifest.entries.to_pylist()
+    heads, lengths = sum(r["head"] for r in rows), sum(r["length"] for r in rows)
+    assert all(r["head"] and r["codec"] is None for r in rows) and heads * 2 < lengths
+    value = 2 * 5_000_000 + (2 * 1_000_000 + 3 * 7919) % 5_000_000  # row 3 of file 2
+    expr = Compare(1, "=", value)
+    whole = verdicts(manifest, paths, expr, cache=None)
+    assert sum(n for _, n in READS) == lengths
+    cache = LruCache(100)
+    cold = verdicts(manifest, paths, expr, cache=cache)
+    assert cold == whole and [cold[p].row_groups_kept for p in paths] == [0, 0, 1, 0]
+    file_2 = rows[2]
+    assert sum(n for _, n in READS) == heads + file_2["length"] - file_2["head"]  # the rest of file 2's blob alone
+    assert verdicts(manifest, paths, expr, cache=cache) == whole and READS == []  # warm: nothing read
+    wide = Between(1, 0, 30_000_000)
+    assert verdicts(manifest, paths, wide, cache=cache) == verdicts(manifest, paths, wide, cache=None)
+
+
+def test_a_manifest_written_before_heads_reads_its_blobs_whole(tmp_path: Path) -> None:
+    manifest, paths = indexed_files(tmp_path, 2)
+    sink = io.BytesIO()
+    entries = manifest.entries.drop_columns(["head"])
+    with pa.ipc.new_stream(sink, entries.schema) as stream:
+        stream.write_table(entries)
+    buffer = io.BytesIO()
+    writer = PuffinWriter(buffer)
+    writer.add(DEFINITIONS_BLOB, json.dumps([d.to_json() for d in manifest.definitions]).encode())
+    writer.add(ENTRIES_BLOB, sink.getvalue())
+    writer.finish()
+    old = IndexManifest.from_bytes(buffer.getvalue())
+    assert old.entries["head"].null_count == old.entries.num_rows == 2
+    expr = Compare(1, "=", 3)
+    assert verdicts(old, paths, expr, cache=LruCache(100)) == verdicts(manifest, paths, expr, cache=None)
+    assert sum(n for _, n in READS) == sum(manifest.entries["length"].to_pylist())

@@ -9,6 +9,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -19,7 +20,7 @@ from tests.fileindex.test_bitmap import file_indexes, predicates, tables
 from zskip.expr import And, Between, Compare, Expr
 from zskip.fileindex.answers import RestNotRead
 from zskip.fileindex.bitmap import BitmapIndex, SlicesNotRead, head_length
-from zskip.fileindex.build import build_file_indexes
+from zskip.fileindex.build import build_file_indexes, copy_blobs
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.evaluate import FileIndexes, Verdict, evaluate
 from zskip.fileindex.kinds.bitmap import BITMAP
@@ -27,7 +28,7 @@ from zskip.fileindex.manifest import DEFINITIONS_BLOB, ENTRIES_BLOB, IndexManife
 from zskip.fileindex.puffin import PuffinWriter
 from zskip.planning.cache import LruCache
 from zskip.storage import FileAccess
-from zskip.tablefiles.index_blobs import index_verdicts
+from zskip.tablefiles.index_blobs import HEAD_GAP, index_verdicts
 
 
 def heads_of(whole: FileIndexes) -> FileIndexes:
@@ -114,13 +115,14 @@ class CountingAccess(FileAccess):
 
 
 def indexed_files(tmp_path: Path, files: int) -> tuple[IndexManifest, list[str]]:
-    """``files`` Parquet files of 40,000 rows each, ``x`` in its own range per file, with bitmaps."""
+    """``files`` Parquet files of 40,000 rows each, ``x`` in its own range per file (rows shuffled), with bitmaps."""
     field = pa.field("x", pa.int64(), metadata={b"PARQUET:field_id": b"1"})
     definition = IndexDefinition("x", "bitmap", {}, 1)
     entries, paths = [], []
     for n in range(files):
         path = str(tmp_path / f"data-{n}.parquet")
-        values = pa.array([(n * 1_000_000 + i * 7919) % 5_000_000 + n * 5_000_000 for i in range(40_000)], pa.int64())
+        ordered = [(n * 1_000_000 + i * 7919) % 5_000_000 + n * 5_000_000 for i in range(40_000)]
+        values = pa.array(np.random.default_rng(n).permutation(ordered), pa.int64())  # slices that hardly compress
         pq.write_table(pa.table([values], schema=pa.schema([field])), path, row_group_size=10_000)
         entries += build_file_indexes(path, [definition], str(tmp_path / f"index-{n}.puffin"))
         paths.append(path)
@@ -167,3 +169,13 @@ def test_a_manifest_written_before_heads_reads_its_blobs_whole(tmp_path: Path) -
     expr = Compare(1, "=", 3)
     assert verdicts(old, paths, expr, cache=LruCache(100)) == verdicts(manifest, paths, expr, cache=None)
     assert sum(n for _, n in READS) == sum(manifest.entries["length"].to_pylist())
+
+
+def test_heads_of_blobs_merged_into_one_index_file_are_read_without_the_slices_between(tmp_path: Path) -> None:
+    manifest, paths = indexed_files(tmp_path, 4)
+    merged = copy_blobs(str(tmp_path / "merged.puffin"), manifest.entries.to_pylist())
+    manifest = IndexManifest.empty().with_definition(manifest.definitions[0]).with_entries(merged)
+    rows = manifest.entries.to_pylist()
+    assert all(r["length"] - r["head"] > HEAD_GAP for r in rows[:-1])  # the slices between heads
+    verdicts(manifest, paths, Compare(1, "=", -1), cache=LruCache(100))
+    assert sum(n for _, n in READS) == sum(r["head"] for r in rows)

@@ -94,6 +94,10 @@ def decided(
 # an object store a request costs more than a megabyte of transfer.
 BLOB_GAP = 1 << 20
 BLOB_RUN = 16 << 20  # at most this many bytes in one request
+# Heads are read to avoid reading the rest of their blobs, so a run of heads bridges only small gaps
+# (a merged index file holds one column's blobs of many data files one after another: with the
+# gap above, a run of heads would read the whole file).
+HEAD_GAP = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -177,8 +181,8 @@ def _end(row: dict[str, Any]) -> int:
 
 
 def _runs(pieces: list[_Piece]) -> list[list[_Piece]]:
-    """``pieces`` in runs: of one index file, in order, with gaps under ``BLOB_GAP`` and under
-    ``BLOB_RUN`` bytes a run."""
+    """``pieces`` in runs: of one index file, in order, with gaps under ``BLOB_GAP`` (``HEAD_GAP`` next
+    to a head) and under ``BLOB_RUN`` bytes a run."""
     runs: list[list[_Piece]] = []
     ordered = sorted({p.key: p for p in pieces}.values(), key=lambda p: (p.row["puffin_path"], p.start))
     for piece in ordered:
@@ -186,7 +190,7 @@ def _runs(pieces: list[_Piece]) -> list[list[_Piece]]:
         if (
             last is not None
             and last[-1].row["puffin_path"] == piece.row["puffin_path"]
-            and piece.start - last[-1].end <= BLOB_GAP
+            and piece.start - last[-1].end <= (HEAD_GAP if "head" in (piece.part, last[-1].part) else BLOB_GAP)
             and piece.end - last[0].start <= BLOB_RUN
         ):
             last.append(piece)

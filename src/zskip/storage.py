@@ -23,6 +23,7 @@ come from the JVM once per table (``zskip.iceberg``) and travel with the work to
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -191,12 +192,20 @@ class FileAccess:
             raise storage_error(exc, location, self) from exc
 
     def read(self, location: str, *, offset: int = 0, length: int | None = None) -> bytes:
-        """A file's bytes, or ``length`` bytes of it from ``offset``."""
+        """A file's bytes, or ``length`` bytes of it from ``offset``.
+
+        On object storage a ranged read goes through a handle kept open for the file (see
+        ``_open_objects``): pyarrow asks the store for an object's length when it opens it, one more
+        round trip per read, and planning reads several blobs of one index file."""
         filesystem, path = self.resolve(location)
         try:
-            with filesystem.open_input_file(path) as source:
-                data = source.read_at(source.size() - offset if length is None else length, offset)
+            if length is not None and self.settings_for(location) is not None:
+                data = _open_object(self, location, filesystem, path).read_at(length, offset)
+            else:
+                with filesystem.open_input_file(path) as source:
+                    data = source.read_at(source.size() - offset if length is None else length, offset)
         except OSError as exc:
+            _open_objects.forget(self, location)
             raise storage_error(exc, location, self) from exc
         return data if isinstance(data, bytes) else data.to_pybytes()
 
@@ -257,6 +266,44 @@ class FileAccess:
 
 
 LOCAL = FileAccess()
+
+
+class _OpenObjects:
+    """Objects opened for ranged reads, by access and location, the least recently used closed first.
+
+    zskip's files are written once under names never used again, so a handle never reads stale
+    bytes; an object deleted since fails its next read, which forgets the handle."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._handles: OrderedDict[tuple[FileAccess, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, access: FileAccess, location: str, open_file: Callable[[], Any]) -> Any:
+        key = (access, location)
+        with self._lock:
+            handle = self._handles.get(key)
+            if handle is not None:
+                self._handles.move_to_end(key)
+                return handle
+        handle = open_file()
+        with self._lock:
+            self._handles[key] = handle
+            while len(self._handles) > self.limit:
+                self._handles.popitem(last=False)  # closed once no read holds it
+        return handle
+
+    def forget(self, access: FileAccess, location: str) -> None:
+        with self._lock:
+            self._handles.pop((access, location), None)
+
+
+_open_objects = _OpenObjects(limit=256)
+
+
+def _open_object(access: FileAccess, location: str, filesystem: pafs.FileSystem, path: str) -> Any:
+    return _open_objects.get(access, location, lambda: filesystem.open_input_file(path))
+
 
 T = TypeVar("T")
 READ_THREADS = 16  # reads in flight at once on the driver (each mostly waits on its store)

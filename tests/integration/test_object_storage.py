@@ -97,3 +97,26 @@ def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> N
     ):
         assert setting in errors[name] and "\n" not in errors[name], (name, errors[name])
     assert found["unchanged"] is True
+
+
+def test_ranged_reads_of_one_object_ask_its_length_once(servers) -> None:  # type: ignore[no-untyped-def]
+    """Planning reads several blobs of one index file: one handle per object, not a HEAD per blob."""
+    from bench.s3_requests import ZSKIP, counting_relay
+
+    from tests.integration.object_store import ACCESS_KEY, SECRET_KEY
+    from zskip.storage import FileAccess
+
+    s3, _ = servers
+    with counting_relay(s3.endpoint) as (relay, counts):
+        properties = {"s3.endpoint": relay, "s3.access-key-id": ACCESS_KEY, "s3.secret-access-key": SECRET_KEY}
+        access = FileAccess.of(
+            {"io": "org.apache.iceberg.aws.s3.S3FileIO", "properties": properties | {"s3.path-style-access": "true"}}
+        )
+        access.write("s3://lake/ranged/blobs.bin", bytes(range(256)) * 400)
+        before = counts.snapshot()
+        assert [access.read("s3://lake/ranged/blobs.bin", offset=i * 1000, length=3) for i in range(6)] == [
+            bytes([(i * 1000 + j) % 256 for j in range(3)]) for i in range(6)
+        ]
+        after = counts.snapshot()
+    asked = {key: after.get(key, 0) - before.get(key, 0) for key in after}
+    assert (asked[f"{ZSKIP} HEAD"], asked[f"{ZSKIP} GET"]) == (1, 6)

@@ -51,6 +51,7 @@ from zskip.iceberg.scan_stats import scanned_rows
 from zskip.planning import sql as zskip_sql
 from zskip.planning.cache import CACHE
 from zskip.planning.workload import flush_workload
+from zskip.storage import forget_open_objects
 from zskip.units import parse_size
 from zskip.viz.figures import save_png
 
@@ -85,10 +86,11 @@ def tables_of(query: str, ns: str) -> list[str]:
 
 
 def forget(spark: Any, tables: list[str]) -> None:
-    """Cold: Iceberg reloads each table's metadata, and zskip's caches start empty."""
+    """Cold: Iceberg reloads each table's metadata, and zskip's caches and open objects start empty."""
     for table in tables:
         spark.sql(f"REFRESH TABLE {table}")
     CACHE.clear()
+    forget_open_objects()  # the handles kept for ranged reads know each object's length
 
 
 def planning(spark: Any, query: str, tables: list[str], counts: RelayCounts, runs: int) -> dict[str, Any]:

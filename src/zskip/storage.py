@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 from zskip.errors import StorageError
 
-__all__ = ["LOCAL", "FileAccess", "S3Settings", "at_once", "storage_error"]
+__all__ = ["LOCAL", "FileAccess", "S3Settings", "at_once", "forget_open_objects", "storage_error"]
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
 S3_FILE_IOS = ("org.apache.iceberg.aws.s3.S3FileIO", "org.apache.iceberg.io.ResolvingFileIO")
@@ -297,8 +297,17 @@ class _OpenObjects:
         with self._lock:
             self._handles.pop((access, location), None)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._handles.clear()
+
 
 _open_objects = _OpenObjects(limit=256)
+
+
+def forget_open_objects() -> None:
+    """Drop every handle kept for ranged reads (the next read of each object asks its length again)."""
+    _open_objects.clear()
 
 
 def _open_object(access: FileAccess, location: str, filesystem: pafs.FileSystem, path: str) -> Any:

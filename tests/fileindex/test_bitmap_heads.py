@@ -151,6 +151,10 @@ def test_a_cold_plan_reads_only_the_heads_of_files_an_equality_rules_out(tmp_pat
     assert verdicts(manifest, paths, expr, cache=cache) == whole and READS == []  # warm: nothing read
     wide = Between(1, 0, 30_000_000)
     assert verdicts(manifest, paths, wide, cache=cache) == verdicts(manifest, paths, wide, cache=None)
+    # a range reaching the index stage overlaps each file's values: its heads could not rule a file
+    # out, so the blobs are read whole in one round
+    verdicts(manifest, paths, Between(1, 7, 30_000_000), cache=LruCache(100))
+    assert sum(n for _, n in READS) == lengths
 
 
 def test_a_manifest_written_before_heads_reads_its_blobs_whole(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.expr import And, Column, Expr, Leaf, columns_of
+from zskip.expr import And, Column, Expr, Leaf, Or, columns_of
+from zskip.expr.nodes import equality_values
 from zskip.fileindex.answers import RestNotRead
 from zskip.fileindex.evaluate import FileIndexes, Match, Verdict, evaluate, key_sets_verdict
 from zskip.fileindex.kinds import KINDS, IndexKind, JointProbe, kind_named
@@ -74,12 +75,14 @@ def decided(
     *,
     cache: BlobCache | None,
     access: FileAccess,
+    heads: bool = True,
 ) -> dict[str, Verdict | None]:
-    """``verdict`` of each data file's indexes, heads first: the files whose heads cannot decide are
-    asked again with their blobs whole (read in a second round, all at once)."""
+    """``verdict`` of each data file's indexes, heads first (with ``heads``): the files whose heads
+    cannot decide are asked again with their blobs whole (read in a second round, all at once)."""
     out: dict[str, Verdict | None] = {}
     undecided: list[str] = []
-    for path, found in file_indexes(manifest, data_files, field_ids, cache=cache, access=access, heads=True).items():
+    first = file_indexes(manifest, data_files, field_ids, cache=cache, access=access, heads=heads)
+    for path, found in first.items():
         try:
             out[path] = verdict(found)
         except RestNotRead:
@@ -243,9 +246,20 @@ def index_verdicts(
         verdicts.update(dict.fromkeys(ruled_out, Verdict(Match.CANNOT_MATCH, ())))
         files = [path for path in files if path not in ruled_out]
     ids = {c for c in columns_of(expr) if isinstance(c, int)}
-    found = decided(manifest, files, ids, partial(evaluate, expr), cache=cache, access=access)
+    heads = _heads_can_rule_out(expr)
+    found = decided(manifest, files, ids, partial(evaluate, expr), cache=cache, access=access, heads=heads)
     verdicts.update({path: verdict for path, verdict in found.items() if verdict is not None})
     return verdicts
+
+
+def _heads_can_rule_out(expr: Expr) -> bool:
+    """Whether a head (a bitmap's dictionary) may rule a file out where its min/max did not: only a
+    value it lacks between them, so an equality or IN list.  A range reaching this stage overlaps
+    the file's values (Iceberg's file bounds already dropped the rest), so its head can at most say
+    "every row", and reading heads first would only add a round."""
+    if isinstance(expr, (And, Or)):
+        return any(_heads_can_rule_out(child) for child in expr.children)
+    return equality_values(expr) is not None
 
 
 def key_set_verdicts(

@@ -69,7 +69,37 @@ def test_a_failing_log_write_never_changes_a_result(spark, table: str, monkeypat
     where = "a BETWEEN 10 AND 20 AND b > 50"
     got = sorted(zskip.read(spark, table, where).collect())
     assert got == sorted(spark.table(table).where(where).collect())
+    workload.RECORDER.wait()
     assert workload.RECORDER.errors == errors + 1
+
+
+def test_a_full_batch_is_written_off_the_querying_thread_and_stays_readable(spark, table: str, monkeypatch) -> None:
+    """A batch's first write lists the snapshot's files (a Spark job): the query that fills it never waits."""
+    import threading
+
+    writers: list[str] = []
+    release = threading.Event()
+    written = workload.append_records
+
+    def slow(location: str, rows: list, storage) -> None:  # type: ignore[no-untyped-def]
+        writers.append(threading.current_thread().name)
+        release.wait(timeout=60)
+        written(location, rows, storage)
+
+    monkeypatch.setattr(workload, "append_records", slow)
+    monkeypatch.setattr(workload, "FLUSH_AFTER", 1)
+    before = _log(spark, table).num_rows
+    zskip.read(spark, table, "a = 12").count()  # returns while its record is being written
+    for _ in range(200):  # the writer thread takes the batch
+        if writers:
+            break
+        release.wait(0.05)
+    assert writers and not release.is_set()
+    assert zskip.workload(spark, table).num_rows == before + 1  # being written, and still read
+    release.set()
+    workload.RECORDER.wait()
+    assert writers and all(name.startswith("zskip-workload") for name in writers)
+    assert _log(spark, table).num_rows == before + 1
 
 
 def test_the_workload_verb_lists_the_newest_scans(spark, table: str, capsys) -> None:

@@ -6,9 +6,10 @@ Parquet file under ``<table location>/zskip/workload/``, once ``FLUSH_AFTER`` of
 gathered, on ``flush_workload()``, and when the process exits.  Past ``COMPACT_AFTER`` files a flush
 merges them into one holding at most the newest ``MAX_RECORDS`` records: the log stays bounded.
 
-Capturing never fails or slows a query: a record costs a few microseconds, writing happens once
-per ``FLUSH_AFTER`` scans through pyarrow's file systems (no Spark job, no py4j call), and any error
-is logged as a warning and counted (``RECORDER.errors``).  Turn it off per session with
+Capturing never fails or slows a query: a record costs a few microseconds, and writing happens on a
+thread of its own once per ``FLUSH_AFTER`` scans (the first batch of a snapshot lists its files for
+the totals, a Spark job a query must not wait for); any error is logged as a warning and counted
+(``RECORDER.errors``).  Turn it off per session with
 ``spark.conf.set("spark.zskip.workload.capture", "false")``.
 """
 
@@ -19,6 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -86,6 +88,10 @@ class WorkloadRecorder:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
+        self._writing: list[tuple[str, _Pending]] = []  # batches a flush took and has not written yet
+        self._writes: set[Future[int]] = set()  # flushes started by record, on the writer thread
+        # one thread writes, and the interpreter waits for it at exit (its threads are not daemons)
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zskip-workload")
         self.errors = 0  # records or writes that failed (each also logged as a warning)
 
     def record(self, spark: SparkSession, plan: ScanPlan, *, settings: Mapping[str, str] | None = None) -> None:
@@ -113,30 +119,53 @@ class WorkloadRecorder:
                 pending.rows.append((row, plan.metadata))
                 full = len(pending.rows) >= FLUSH_AFTER
             if full:
-                self.flush([location])
+                write = self._writer.submit(self.flush, [location])
+                with self._lock:
+                    self._writes.add(write)
+                write.add_done_callback(self._written)
         except Exception as exc:
             self._failed("recording a scan", exc)
+
+    def _written(self, write: Future[int]) -> None:
+        with self._lock:
+            self._writes.discard(write)
+
+    def wait(self) -> None:
+        """Until the writes ``record`` started have finished."""
+        with self._lock:
+            writes = list(self._writes)
+        for write in writes:
+            write.result()
 
     def flush(self, locations: Iterable[str] | None = None) -> int:
         """Write the records waiting for ``locations`` (default: all); how many were written."""
         with self._lock:
             chosen = list(self._pending) if locations is None else [x for x in locations if x in self._pending]
             batches = [(x, self._pending.pop(x)) for x in chosen]
+            self._writing.extend(batches)
         written = 0
-        for location, pending in batches:
+        for batch in batches:
+            location, pending = batch
             try:
                 append_records(location, pending.complete_rows(), pending.storage)
                 written += len(pending.rows)
             except Exception as exc:
                 self._failed(f"writing the workload log of {pending.table}", exc)
+            finally:
+                with self._lock:
+                    self._writing.remove(batch)
         return written
 
     def pending(self, location: str) -> list[dict[str, object]]:
+        """The records of ``location`` not written yet (waiting, or being written), oldest first."""
         with self._lock:
-            found = self._pending.get(location)
-            if found is None:
+            batches = [p for x, p in self._writing if x == location]
+            waiting = self._pending.get(location)
+            if waiting is not None:
+                batches.append(waiting)
+            if not batches:
                 return []
-            found = _Pending(found.table, list(found.rows), found.storage)
+            found = _Pending(batches[0].table, [row for p in batches for row in p.rows], batches[0].storage)
         return found.complete_rows()
 
     def _failed(self, what: str, exc: Exception) -> None:
@@ -149,7 +178,9 @@ atexit.register(RECORDER.flush)
 
 
 def flush_workload() -> int:
-    """Write every record still in memory to its table's workload log; how many were written."""
+    """Write every record still in memory to its table's workload log (waiting for the writes already
+    under way); how many this call wrote."""
+    RECORDER.wait()
     return RECORDER.flush()
 
 

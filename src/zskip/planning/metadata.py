@@ -49,6 +49,8 @@ class SnapshotMetadata:
     manifest_path: str | None
     storage: FileAccess = LOCAL  # how the table's files are reached
     sizes: Mapping[str, int] = field(default_factory=dict)  # bytes of the files the scan planned
+    # row groups per file, as this plan's stages ask (each stage counts what it kept, file by file)
+    _row_groups: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def files(self) -> pa.Table:
         """Every live data file of the snapshot (``zskip.iceberg.files.data_files``)."""
@@ -94,10 +96,17 @@ class SnapshotMetadata:
 
     def stats_columns(self, paths: Sequence[str], field_ids: Iterable[int]) -> dict[int, StatsColumn]:
         """Each column's statistics over every row group of ``paths``, one file after another, by field id."""
-        return {
-            field_id: StatsColumn.concat([self.stats_column(path, field_id) for path in paths])
-            for field_id in field_ids
-        }
+        return {field_id: self.stats_over(paths, field_id) for field_id in field_ids}
+
+    def stats_over(self, paths: Sequence[str], field_id: int) -> StatsColumn:
+        """Column ``field_id``'s statistics over every row group of ``paths``, one file after another
+        (joined once per set of files: a query planned again keeps the same files)."""
+        if len(paths) == 1:
+            return self.stats_column(paths[0], field_id)
+        return CACHE.get_or_load(
+            ("stats over", tuple(paths), field_id),
+            lambda: StatsColumn.concat([self.stats_column(path, field_id) for path in paths]),
+        )
 
     def prefetch_footers(self, paths: Sequence[str]) -> None:
         """Read the footers of ``paths`` not cached yet, several at a time."""
@@ -118,7 +127,10 @@ class SnapshotMetadata:
         _at_once(reads)
 
     def row_groups(self, path: str) -> int:
-        return self.footer(path).row_groups
+        count = self._row_groups.get(path)
+        if count is None:
+            count = self._row_groups[path] = self.footer(path).row_groups
+        return count
 
     def store(self) -> ClusteringStore | None:
         if not self.store_path:

@@ -9,7 +9,6 @@ from zskip.curves import order_key_u64
 from zskip.expr import Column
 from zskip.planning.cache import CACHE
 from zskip.planning.joins import join_rank_bounds, ranges_holding_keys
-from zskip.planning.minmax_arrays import StatsColumn
 from zskip.planning.plan import Candidates, PlanInputs, keep_row_groups, row_group_counts
 from zskip.planning.stages.curve_range import curve_narrow
 from zskip.planning.stages.indexes import apply_verdicts
@@ -69,7 +68,7 @@ def _holding_keys(inputs: PlanInputs, candidates: Candidates, field_id: int, key
     if not paths:
         return candidates
     counts = row_group_counts(inputs, paths)
-    column = StatsColumn.concat([inputs.metadata.stats_column(path, field_id) for path in paths])
+    column = inputs.metadata.stats_over(paths, field_id)
     bounded = column.known & column.has_min_max
     only_nulls = column.known & (column.values == 0)  # only NULLs: never joins
     bounds = _as_keys(column.low, keys.type), _as_keys(column.high, keys.type)

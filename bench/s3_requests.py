@@ -149,20 +149,21 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in answer.getheaders():
             if name.lower() not in _HOP_BY_HOP and not (name.lower() == "content-length" and payload_length is None):
                 self.send_header(name, value)
-        answered = 0
+        # counted before the client has the answer: a snapshot taken once the client is done sees it
+        client = client_of(self.headers.get("User-Agent", ""))
         if payload_length is None and self.command != "HEAD" and answer.status not in (204, 304):
             data = answer.read()  # a chunked answer (listings): sent with its length
+            self.server.counts.add(client, self.command, len(data))
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
-            answered = len(data)
         else:
+            size = int(payload_length) if payload_length is not None and self.command != "HEAD" else 0
+            self.server.counts.add(client, self.command, size)
             self.end_headers()
             while chunk := answer.read(1 << 20):
                 self.wfile.write(chunk)
-                answered += len(chunk)
         answer.close()
-        self.server.counts.add(client_of(self.headers.get("User-Agent", "")), self.command, answered)
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pyspark
@@ -117,6 +118,10 @@ def test_ranged_reads_of_one_object_ask_its_length_once(servers) -> None:  # typ
         assert [access.read("s3://lake/ranged/blobs.bin", offset=i * 1000, length=3) for i in range(6)] == [
             bytes([(i * 1000 + j) % 256 for j in range(3)]) for i in range(6)
         ]
-        after = counts.snapshot()
-    asked = {key: after.get(key, 0) - before.get(key, 0) for key in after}
+        for _ in range(100):  # the relay counts a request once it has passed the answer on
+            after = counts.snapshot()
+            asked = {key: after.get(key, 0) - before.get(key, 0) for key in after}
+            if asked.get(f"{ZSKIP} GET", 0) >= 6:
+                break
+            time.sleep(0.05)
     assert (asked[f"{ZSKIP} HEAD"], asked[f"{ZSKIP} GET"]) == (1, 6)

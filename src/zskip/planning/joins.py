@@ -18,6 +18,7 @@ snapshot, its filters and the plan of its side.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +62,16 @@ class JoinKeysLoader:
             return None if keys is None else pc.unique(keys)
 
         return JoinFilter(join, CACHE.get_or_load(self._key(join), load))
+
+    def all(self, joins: Sequence[JoinKeys]) -> list[JoinFilter]:
+        """The keys of every one of ``joins``; the Spark jobs of those not cached run side by side
+        (a star query through two dimensions waits for the slower job, not for both in turn)."""
+        missing = [j for j in joins if self._key(j) not in CACHE]
+        if len(missing) > 1:
+            with ThreadPoolExecutor(max_workers=len(missing), thread_name_prefix="zskip-join-keys") as pool:
+                for future in [pool.submit(self, join) for join in missing]:
+                    future.result()  # a failed job raises here, as it would one join at a time
+        return [self(join) for join in joins]
 
     def fetched(self, join: JoinKeys) -> JoinFilter | None:
         """The join's keys if a stage fetched them (``None``: no stage asked, so no key job ran)."""

@@ -27,7 +27,7 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
         # one row group left: the keys could only drop the whole scan, which the join itself empties as
         # fast, and the key job (a Spark job over the other side, maybe the big table) is the cost
         return candidates
-    filters = [f for f in map(inputs.join_filter, inputs.joins) if f.keys is not None]
+    filters = [f for f in inputs.join_filter.all(inputs.joins) if f.keys is not None]
     if any(f.keys is not None and len(f.keys) == 0 for f in filters):
         return Candidates.of({})  # a dimension with no matching row: the inner join is empty
     if not filters:

@@ -269,7 +269,8 @@ LOCAL = FileAccess()
 
 
 class _OpenObjects:
-    """Objects opened for ranged reads, by access and location, the least recently used closed first.
+    """Objects opened for ranged reads, by access and location; past the limit the least recently used is
+    dropped (closed once no read holds it).
 
     zskip's files are written once under names never used again, so a handle never reads stale
     bytes; an object deleted since fails its next read, which forgets the handle."""

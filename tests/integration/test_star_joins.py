@@ -238,3 +238,70 @@ def test_a_dimension_that_is_a_view_cte_subquery_or_other_table_gives_the_same_r
         assert stage is None
     else:  # a view and a CTE are the Iceberg table under filters once Spark has optimized the plan
         assert stage is not None
+
+
+def _jobs(spark) -> int:  # type: ignore[no-untyped-def]
+    tracker = spark.sparkContext.statusTracker()
+    return len(tracker.getJobIdsForGroup(None)) + len(tracker.getJobIdsForGroup("zskip"))
+
+
+def test_a_small_dimension_whose_filters_reach_iceberg_gives_its_keys_without_a_spark_job(spark, star) -> None:
+    from zskip.planning.cache import CACHE
+
+    query = REGION + " AND a.nation IN ('n2', 'n7', 'n12')"
+    CACHE.clear()
+    before = _jobs(spark)
+    zskip.sql(spark, query)  # plans, runs nothing
+    assert _jobs(spark) == before, "the small side's keys came from a Spark job"
+    driver = fact_plan(spark, query)
+    CACHE.clear()
+    spark.conf.set("spark.zskip.planning.smallJoinSideBytes", "0")  # the same keys, through Spark's job
+    try:
+        before = _jobs(spark)
+        zskip.sql(spark, query)
+        assert _jobs(spark) > before
+        through_spark = fact_plan(spark, query)
+    finally:
+        spark.conf.unset("spark.zskip.planning.smallJoinSideBytes")
+    assert driver.files == through_spark.files and driver.notes == through_spark.notes
+    assert any("keys" in n and "not fetched" not in n for n in driver.notes), driver.notes
+    same_rows(spark, query)
+
+
+def test_a_dimension_condition_iceberg_cannot_take_runs_spark_s_job_and_keeps_its_precision(spark, star) -> None:
+    from zskip.planning.cache import CACHE
+
+    # Iceberg takes the region filter but not the one on upper(nation): reading with the region filter
+    # alone would yield five times the keys
+    query = REGION + " AND upper(a.nation) = 'N7'"
+    CACHE.clear()
+    before = _jobs(spark)
+    zskip.sql(spark, query)
+    assert _jobs(spark) > before
+    plan = fact_plan(spark, query)
+    assert any(" 80 keys" in n for n in plan.notes), plan.notes
+    same_rows(spark, query)
+
+
+def test_a_dimension_with_delete_files_gives_the_keys_of_its_rows_today(spark, star) -> None:
+    from zskip.planning.cache import CACHE
+
+    table = f"{NS}.dim_a_updated"
+    spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
+    spark.sql(
+        f"CREATE TABLE {table} USING iceberg TBLPROPERTIES ('format-version'='2', 'write.update.mode'='merge-on-read', "
+        f"'write.delete.mode'='merge-on-read') AS SELECT * FROM {NS}.dim_a"
+    )
+    # region r2 moves to r9 in delete files and new rows; the old rows still sit in the first data file
+    spark.sql(f"UPDATE {table} SET region = 'r9' WHERE region = 'r2'")
+    spark.sql(f"DELETE FROM {table} WHERE region = 'r9' AND nation = 'n2'")
+    assert spark.sql(f"SELECT count(*) FROM {table}.delete_files").first()[0] > 0
+    CACHE.clear()
+    for region, keys in (("r2", " 0 keys"), ("r9", " 320 keys")):
+        query = f"SELECT count(*), sum(b_key) FROM {FACT} f JOIN {table} a ON f.a_key = a.a_id WHERE a.region = '{region}'"
+        before = _jobs(spark)
+        zskip.sql(spark, query)
+        assert _jobs(spark) == before
+        notes = " ".join(fact_plan(spark, query).notes)
+        assert keys in notes, notes
+        same_rows(spark, query)

@@ -507,13 +507,19 @@ public class Bridge {
       }
       StringBuilder pushed = new StringBuilder();
       StringBuilder conditions = new StringBuilder();
-      Object dimensionScan = dimensionScan(dimensionSide, dimensionKey.exprId().id(), pushed, conditions);
+      List pushedFilters = new ArrayList();
+      List conditionList = new ArrayList();
+      Object dimensionScan = dimensionScan(
+          dimensionSide, dimensionKey.exprId().id(), pushed, conditions, pushedFilters, conditionList);
       if (dimensionScan == null || (pushed.length() == 0 && conditions.length() == 0)) {
         return; // not a plain filtered Iceberg table: every key would do, or its keys are not ours to know
       }
       String filter = conditions.length() > 0 ? conditions.toString() : pushed.toString(); // Spark's SQL reads best
-      joins.add(new Object[] {
-          Integer.valueOf(scan), factKey.name(), dimensionSide, dimensionKey, dimensionScan, filter});
+      // every condition of the side reached Iceberg when each one has a pushed counterpart (Spark pushes a
+      // condition whole or not at all): then Iceberg's own reader yields exactly the side's keys
+      boolean allPushed = pushedFilters.size() == conditionList.size();
+      joins.add(new Object[] {Integer.valueOf(scan), factKey.name(), dimensionSide, dimensionKey, dimensionScan,
+          filter, Boolean.valueOf(allPushed)});
     }
 
     /** Whether every row {@code node} yields comes from one row of the scan producing {@code id}, key unchanged. */
@@ -542,7 +548,8 @@ public class Bridge {
      * The Iceberg scan under Projects and deterministic Filters yielding {@code id}; the filters pushed to it
      * into {@code pushed} (Iceberg's text), the Filters' conditions into {@code conditions} (Spark SQL).
      */
-    Object dimensionScan(LogicalPlan node, long id, StringBuilder pushed, StringBuilder conditions) {
+    Object dimensionScan(LogicalPlan node, long id, StringBuilder pushed, StringBuilder conditions,
+        List pushedFilters, List conditionList) {
       if (node instanceof org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation) {
         org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation relation =
             (org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation) node;
@@ -559,6 +566,7 @@ public class Bridge {
             Expression expression = (Expression) filters.get(i);
             if (expression.op() != Expression.Operation.NOT_NULL) { // Spark infers these from the join itself
               pushed.append(pushed.length() == 0 ? "" : " AND ").append(expression.toString());
+              pushedFilters.add(expression);
             }
           }
         } catch (Exception e) {
@@ -575,7 +583,7 @@ public class Bridge {
       if (!carries(child, id)) {
         return null;
       }
-      Object found = dimensionScan(child, id, pushed, conditions);
+      Object found = dimensionScan(child, id, pushed, conditions, pushedFilters, conditionList);
       if (found != null && filtered) {
         List conjuncts = new ArrayList();
         splitAnd(((org.apache.spark.sql.catalyst.plans.logical.Filter) node).condition(), conjuncts);
@@ -584,6 +592,7 @@ public class Bridge {
           if (!(conjunct instanceof org.apache.spark.sql.catalyst.expressions.IsNotNull)) {
             String condition = ((org.apache.spark.sql.catalyst.expressions.Expression) conjunct).sql();
             conditions.append(conditions.length() == 0 ? "" : " AND ").append(condition);
+            conditionList.add(conjunct);
           }
         }
       }
@@ -624,7 +633,6 @@ public class Bridge {
       List columns = new ArrayList();
       columns.add(key);
       scala.collection.immutable.List projected = scalaList(columns);
-      Dataset keys = Dataset.ofRows(session, new org.apache.spark.sql.catalyst.plans.logical.Project(projected, side));
       String name = "`" + key.name().replace("`", "``") + "`";
       String type = key.dataType().typeName();
       boolean text = type.equals("string") || type.startsWith("decimal");
@@ -632,17 +640,21 @@ public class Bridge {
           : type.equals("date") ? "unix_date(" + name + ")"
           : type.equals("timestamp") ? "unix_micros(" + name + ")"
           : "CAST(" + name + " AS STRING)";
-      Dataset selected = keys.where(name + " IS NOT NULL").selectExpr(value);
       long small = Long.parseLong(session.conf().get(SMALL_SIDE, String.valueOf(SMALL_SIDE_BYTES)));
-      // a small dimension side sends its keys to the driver in one stage, without the shuffle of a
-      // distinct (which costs more than the rows it would save); the driver drops the repeats
-      List rows = estimatedBytes(side) <= small
-          ? selected.collectAsList()
-          : selected.distinct().limit(cap + 1).collectAsList();
-      java.util.Set distinct = new java.util.HashSet();
-      for (int i = 0; i < rows.size() && distinct.size() <= cap; i++) {
-        org.apache.spark.sql.Row row = (org.apache.spark.sql.Row) rows.get(i);
-        distinct.add(text ? (Object) row.getString(0) : (Object) Long.valueOf(((Number) row.get(0)).longValue()));
+      boolean smallSide = estimatedBytes(side) <= small;
+      java.util.Set distinct = smallSide && ((Boolean) entry[6]).booleanValue()
+          ? keysOnDriver(entry[4], key, cap) : null;
+      if (distinct == null) {
+        Dataset keys = Dataset.ofRows(session, new org.apache.spark.sql.catalyst.plans.logical.Project(projected, side));
+        Dataset selected = keys.where(name + " IS NOT NULL").selectExpr(value);
+        // a small dimension side sends its keys to the driver in one stage, without the shuffle of a
+        // distinct (which costs more than the rows it would save); the driver drops the repeats
+        List rows = smallSide ? selected.collectAsList() : selected.distinct().limit(cap + 1).collectAsList();
+        distinct = new java.util.HashSet();
+        for (int i = 0; i < rows.size() && distinct.size() <= cap; i++) {
+          org.apache.spark.sql.Row row = (org.apache.spark.sql.Row) rows.get(i);
+          distinct.add(text ? (Object) row.getString(0) : (Object) Long.valueOf(((Number) row.get(0)).longValue()));
+        }
       }
       if (distinct.size() > cap) {
         return "";
@@ -673,6 +685,55 @@ public class Bridge {
         out.close();
       }
       return (text ? "S:" : "L:") + file.getAbsolutePath();
+    }
+
+    /**
+     * The distinct non-NULL keys of a small dimension side whose every condition reached Iceberg, read in
+     * the driver by Iceberg's own reader (the scan's snapshot, its filters evaluated row by row, delete
+     * files applied): a few reads instead of a Spark job.  At most {@code cap + 1} keys; {@code null} when
+     * the key's type is one whose values this reader and Spark's text of them could tell apart (only whole
+     * numbers, dates and strings are read here).
+     */
+    java.util.Set keysOnDriver(Object scan, Attribute key, int cap) throws Exception {
+      String type = key.dataType().typeName();
+      boolean whole = integral(key.dataType());
+      Object planned = call(scan, "scan");
+      if ((!whole && !type.equals("date") && !type.equals("string")) || !(planned instanceof org.apache.iceberg.BatchScan)) {
+        return null; // an incremental read, or a key type this reader and Spark might write apart
+      }
+      org.apache.iceberg.BatchScan iceberg = (org.apache.iceberg.BatchScan) planned;
+      Snapshot snapshot = iceberg.snapshot(); // the query's own: its time travel, branch or tag
+      java.util.Set distinct = new java.util.HashSet();
+      if (snapshot == null) {
+        return distinct; // a table without a snapshot has no rows
+      }
+      List columns = new ArrayList();
+      columns.add(key.name());
+      Table table = iceberg.table();
+      org.apache.iceberg.data.IcebergGenerics.ScanBuilder read = org.apache.iceberg.data.IcebergGenerics.read(table)
+          .where(iceberg.filter()).select(columns);
+      Snapshot current = table.currentSnapshot();
+      if (current == null || current.snapshotId() != snapshot.snapshotId()) {
+        read = read.useSnapshot(snapshot.snapshotId()); // the current one reads in the table's schema, as Spark does
+      }
+      org.apache.iceberg.io.CloseableIterable records = (iceberg.isCaseSensitive() ? read : read.caseInsensitive()).build();
+      try {
+        Iterator rows = records.iterator();
+        while (rows.hasNext() && distinct.size() <= cap) {
+          Object value = ((org.apache.iceberg.data.Record) rows.next()).getField(key.name());
+          if (value == null) {
+            continue;
+          }
+          distinct.add(whole ? (Object) Long.valueOf(((Number) value).longValue())
+              : type.equals("date") ? (Object) Long.valueOf(((java.time.LocalDate) value).toEpochDay())
+              : (Object) value.toString());
+        }
+      } catch (org.apache.iceberg.exceptions.ValidationException e) {
+        return null; // a column or filter this reader binds differently: Spark's own job reads the keys
+      } finally {
+        records.close();
+      }
+      return distinct;
     }
 
     /** Everything planning needs about each scan and relation, as JSON. */

@@ -298,7 +298,9 @@ def test_a_dimension_with_delete_files_gives_the_keys_of_its_rows_today(spark, s
     assert spark.sql(f"SELECT count(*) FROM {table}.delete_files").first()[0] > 0
     CACHE.clear()
     for region, keys in (("r2", " 0 keys"), ("r9", " 320 keys")):
-        query = f"SELECT count(*), sum(b_key) FROM {FACT} f JOIN {table} a ON f.a_key = a.a_id WHERE a.region = '{region}'"
+        query = (
+            f"SELECT count(*), sum(b_key) FROM {FACT} f JOIN {table} a ON f.a_key = a.a_id WHERE a.region = '{region}'"
+        )
         before = _jobs(spark)
         zskip.sql(spark, query)
         assert _jobs(spark) == before

@@ -29,6 +29,7 @@ What the stages read is metadata of one table snapshot, loaded once and cached b
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -55,6 +56,7 @@ from zskip.planning.stages import (
     curve_unneeded,
     iceberg_files,
     indexes,
+    indexes_unneeded,
     join_keys,
     read_ranges,
     row_group_minmax,
@@ -73,7 +75,9 @@ STAGES: tuple[Stage, ...] = (
     Stage(ICEBERG_STAGE, iceberg_files, beyond_spark=False, counts_row_groups=False),
     Stage(JOIN_STAGE, join_keys, beyond_spark=True, counts_row_groups=True),
     Stage("curve range", curve_range, beyond_spark=True, counts_row_groups=False, unneeded=curve_unneeded),
-    Stage(f"indexes ({', '.join(KINDS)})", indexes, beyond_spark=True, counts_row_groups=True),
+    Stage(
+        f"indexes ({', '.join(KINDS)})", indexes, beyond_spark=True, counts_row_groups=True, unneeded=indexes_unneeded
+    ),
     Stage("row-group min/max", row_group_minmax, beyond_spark=False, counts_row_groups=True),
     Stage(READ_RANGES_STAGE, read_ranges, beyond_spark=False, counts_row_groups=True),
 )
@@ -199,11 +203,13 @@ def plan_scan(
     stages: tuple[Stage, ...] = STAGES,
     joins: tuple[JoinKeys, ...] = (),
     join_filter: JoinKeysLoader | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> ScanPlan:
     """Plan one Iceberg scan of ``frame`` (``scan`` ``None``: Spark proved no row of ``table`` matches).
 
     Planning records nothing: the entry points (``read``, ``explain``, ``sql``, ``explain_sql``) hand
-    their plans to the workload log's recorder, and the advisor plans without one."""
+    their plans to the workload log's recorder, and the advisor plans without one.  ``settings``: the
+    session's ``spark.zskip.*`` settings (as the scans' description carries them)."""
     started = time.perf_counter()
     if scan is None:  # Spark proved no row matches: say what the table holds all the same
         metadata = _table_metadata(spark, table)
@@ -221,7 +227,7 @@ def plan_scan(
         )
     metadata = snapshot_metadata(spark, scan)
     metadata.prefetch(scan.paths)
-    inputs = PlanInputs.of(scan, metadata, joins=joins, join_filter=join_filter)
+    inputs = PlanInputs.of(scan, metadata, joins=joins, join_filter=join_filter, settings=settings)
     if not joins:  # a scan joined to no filtered dimension: the join stage has nothing to say
         stages = tuple(stage for stage in stages if stage.run is not join_keys)
     candidates, run = run_stages(stages, inputs)

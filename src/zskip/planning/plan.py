@@ -14,11 +14,13 @@ from types import MappingProxyType
 import numpy as np
 from pyspark.sql import DataFrame
 
+from zskip.errors import InvalidOptionError
 from zskip.expr import Expr, bind
 from zskip.expr.rewrite import rewrite_not
 from zskip.iceberg.scans import Field, IcebergScan, JoinKeys
 from zskip.planning.joins import JoinKeysLoader
 from zskip.planning.metadata import SnapshotMetadata
+from zskip.planning.selectivity import DEFAULT_RANGE_ROWS, RANGE_ROWS_SETTING
 from zskip.tablefiles.clustering_store import STORE_PROPERTY
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY
 
@@ -88,6 +90,8 @@ class PlanInputs:
     fields: Mapping[int, Field] = field(default_factory=dict)  # the filtered columns, by field id
     floats: frozenset[int] = frozenset()  # field ids of float and double columns
     pushed: Expr | None = None  # ``expr`` with NOT pushed to the leaves (``rewrite_not``), once per plan
+    # expected matches in every row group at which a range predicate's bitmaps are not read (0: always read)
+    range_rows: float = DEFAULT_RANGE_ROWS
 
     @staticmethod
     def of(
@@ -96,8 +100,10 @@ class PlanInputs:
         *,
         joins: tuple[JoinKeys, ...] = (),
         join_filter: JoinKeysLoader | None = None,
+        settings: Mapping[str, str] | None = None,
     ) -> PlanInputs:
-        """The inputs of ``scan``'s plan, its predicate bound once to the fields the scan resolved."""
+        """The inputs of ``scan``'s plan, its predicate bound once to the fields the scan resolved
+        (``settings``: the session's ``spark.zskip.*`` settings)."""
         by_id = {f.id: f for f in scan.fields.values()}
         bound = bind(scan.expr, {name: f.id for name, f in scan.fields.items()})
         return PlanInputs(
@@ -109,7 +115,21 @@ class PlanInputs:
             join_filter=join_filter,
             fields=MappingProxyType(by_id),
             floats=frozenset(i for i, f in by_id.items() if f.is_float),
+            range_rows=_number_setting(settings or {}, RANGE_ROWS_SETTING, DEFAULT_RANGE_ROWS),
         )
+
+
+def _number_setting(settings: Mapping[str, str], name: str, default: float) -> float:
+    text = settings.get(name)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise InvalidOptionError(f"{name} must be a number, not {text!r}; unset it for {default:g}") from None
+    if not value >= 0:
+        raise InvalidOptionError(f"{name} must be 0 or more, not {text!r}; unset it for {default:g}")
+    return value
 
 
 @dataclass(frozen=True)

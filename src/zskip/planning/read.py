@@ -122,7 +122,7 @@ def plan_table(
     started = time.perf_counter()
     frame, scans, scan = filter_of(spark, table, where, PLANNING_PROPERTIES)
     analysed = time.perf_counter() - started
-    plan = plan_scan(spark, frame, scan, table=table, analysis_seconds=analysed, stages=stages)
+    plan = plan_scan(spark, frame, scan, table=table, analysis_seconds=analysed, stages=stages, settings=scans.settings)
     if recorder is not None:
         recorder.record(spark, plan, settings=scans.settings)  # never raises
     return plan, scans

@@ -61,7 +61,9 @@ def _plans(
     for scan in scans.scans:
         relation = scans.relation_of(scan)
         joins = scans.joins_of(scan) if join_keys else ()
-        plan = plan_scan(spark, frame, scan, table=scan.table, joins=joins, join_filter=join_filter)
+        plan = plan_scan(
+            spark, frame, scan, table=scan.table, joins=joins, join_filter=join_filter, settings=scans.settings
+        )
         RECORDER.record(spark, plan, settings=scans.settings)  # the workload log (never raises)
         by_relation[relation.position if relation is not None else None].append(plan)
     return by_relation

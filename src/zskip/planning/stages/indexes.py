@@ -4,22 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+import pyarrow.compute as pc
+
+from zskip.expr import And, Or, columns_of
+from zskip.expr.nodes import equality_values
 from zskip.fileindex.evaluate import Match, Verdict
+from zskip.fileindex.manifest import IndexManifest
 from zskip.planning.cache import CACHE
 from zskip.planning.plan import Candidates, PlanInputs
+from zskip.planning.selectivity import RANGE_ROWS_SETTING, expected_matches
 from zskip.tablefiles.index_blobs import index_verdicts
 
-__all__ = ["apply_verdicts", "indexes"]
+__all__ = ["apply_verdicts", "indexes", "indexes_unneeded", "worth_reading"]
 
 
 def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
-    """Files and row groups that bloom filters or bitmaps prove cannot match go (unindexed files stay)."""
+    """Files and row groups that bloom filters or bitmaps prove cannot match go (unindexed files stay;
+    so do the files of a range predicate whose row groups all look too full of matches to be ruled
+    out, see ``worth_reading``)."""
     manifest = inputs.metadata.manifest()
     if manifest is None or not candidates.files:
         return candidates
     verdicts = index_verdicts(
         manifest,
-        list(candidates.files),
+        worth_reading(inputs, candidates, manifest),
         inputs.expr,
         cache=CACHE,
         manifest_key=inputs.metadata.manifest_path,
@@ -46,3 +55,58 @@ def apply_verdicts(inputs: PlanInputs, candidates: Candidates, verdicts: Mapping
         keep[path] = tuple(g for g in groups if verdict.row_groups[g] is Match.MIGHT_MATCH)
         totals[path] = footer.row_groups
     return candidates.dropped(gone).narrowed(keep, totals)
+
+
+def indexes_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
+    """Why the index stage reads nothing, or ``None``: a range predicate whose every candidate row group
+    is expected to hold matches (``worth_reading`` keeps no file)."""
+    manifest = inputs.metadata.manifest() if candidates.files else None
+    if manifest is None or worth_reading(inputs, candidates, manifest):
+        return None
+    return (
+        f"min/max expect at least {inputs.range_rows:g} matching rows in every row group: bitmaps of a range "
+        f"would rule none out ({RANGE_ROWS_SETTING}=0 reads them all the same)"
+    )
+
+
+def worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexManifest) -> list[str]:
+    """The candidate files whose indexes may rule out a row group the statistics leave.
+
+    An equality or IN list is answered from the bitmaps' heads first, so every file is worth asking.
+    A predicate of ranges reads whole blobs: a file whose row groups are each expected to hold at least
+    ``inputs.range_rows`` matches (``zskip.planning.selectivity``) keeps all of them without reading
+    its indexes, and a row group its min/max rules out needs no index either."""
+    files = list(candidates.files)
+    if inputs.range_rows <= 0 or _holds_values(inputs.expr):
+        return files
+    indexed = _indexed_fields(manifest) & {c for c in columns_of(inputs.expr) if isinstance(c, int)}
+    if not indexed:
+        return files
+    inputs.metadata.prefetch_footers(files)
+    columns = {field_id: inputs.metadata.stats_over(files, field_id) for field_id in indexed}
+    rows = np.concatenate([np.asarray(inputs.metadata.footer(p).rows, dtype=np.float64) for p in files])
+    expected = expected_matches(inputs.expr, columns, rows, indexed)
+    if expected is None:
+        return files
+    worth: list[str] = []
+    start = 0
+    for path in files:
+        count = inputs.metadata.row_groups(path)
+        mine = expected[start : start + count]
+        start += count
+        groups = candidates.files[path]
+        chosen = mine if groups is None else mine[list(groups)]
+        if bool(np.any((chosen > 0) & (chosen < inputs.range_rows))) or bool(np.any(np.isnan(chosen))):
+            worth.append(path)
+    return worth
+
+
+def _holds_values(expr: object) -> bool:
+    """Whether ``expr`` holds a column to listed values somewhere (an equality or IN list)."""
+    if isinstance(expr, (And, Or)):
+        return any(_holds_values(child) for child in expr.children)
+    return equality_values(expr) is not None  # type: ignore[arg-type]
+
+
+def _indexed_fields(manifest: IndexManifest) -> set[int]:
+    return {f for f in pc.unique(manifest.entries["field_id"]).to_pylist() if f is not None}

@@ -1,0 +1,67 @@
+"""The expected matches per row group that decide whether a range predicate's bitmaps are read."""
+
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+import pytest
+
+from zskip.expr import And, Between, Compare, In, IsNull, Not, Or
+from zskip.planning.footers import ColumnStats
+from zskip.planning.minmax_arrays import StatsColumn
+from zskip.planning.selectivity import expected_matches
+
+
+def column(*groups: tuple[object, object, int, int]) -> StatsColumn:
+    """Row groups as (min, max, nulls, values)."""
+    return StatsColumn.of([ColumnStats(lo, hi, True, nulls, values) for lo, hi, nulls, values in groups])
+
+
+ROWS = np.array([100.0, 100.0])
+WHOLE = column((0, 9, 0, 100), (10, 19, 0, 100))  # ten whole numbers a row group
+
+
+@pytest.mark.parametrize(
+    ("leaf", "expected"),
+    [
+        (Compare(1, "<", 5), [50.0, 0.0]),  # 0-4 of 0-9; none of 10-19
+        (Compare(1, "<=", 5), [60.0, 0.0]),
+        (Compare(1, ">", 14), [0.0, 50.0]),
+        (Compare(1, ">=", 14), [0.0, 60.0]),
+        (Compare(1, "!=", 3), [90.0, 100.0]),
+        (Between(1, 8, 11), [20.0, 20.0]),
+        (In(1, (1, 2, 15)), [20.0, 10.0]),
+    ],
+)
+def test_whole_numbers_count_the_values_a_range_covers(leaf, expected) -> None:  # type: ignore[no-untyped-def]
+    assert expected_matches(leaf, {1: WHOLE}, ROWS, {1}).tolist() == pytest.approx(expected)
+
+
+def test_conditions_multiply_and_nulls_count_against_the_rows() -> None:
+    half_null = column((0.0, 10.0, 50, 50), (0.0, 0.0, 0, 100))  # doubles; the second row group all 0.0
+    both = And((Compare(1, "<", 5), Compare(2, ">", 2.5), Not(IsNull(2))))
+    got = expected_matches(both, {1: WHOLE, 2: half_null}, ROWS, {1, 2})
+    # 50 rows of q < 5 times a quarter of 0-10 above 2.5, times half the rows not NULL; the single value 0.0 fails
+    assert got.tolist() == pytest.approx([50 * 0.75 * 0.5, 0.0])
+
+
+def test_dates_are_whole_numbers_of_days() -> None:
+    days = column((datetime.date(2000, 1, 1), datetime.date(2000, 1, 10), 0, 100))
+    got = expected_matches(Compare(3, "<", datetime.date(2000, 1, 3)), {3: days}, np.array([100.0]), {3})
+    assert got.tolist() == pytest.approx([20.0])
+
+
+def test_what_cannot_be_estimated_says_so_and_unindexed_conditions_do_not_count() -> None:
+    text = column(("a", "z", 0, 100), ("a", "z", 0, 100))
+    assert expected_matches(Compare(1, "<", 5), {1: WHOLE}, ROWS, {1}) is not None
+    assert expected_matches(Or((Compare(1, "<", 5), Compare(1, ">", 15))), {1: WHOLE}, ROWS, {1}) is None
+    assert expected_matches(Not(Compare(1, "<", 5)), {1: WHOLE}, ROWS, {1}) is None
+    assert expected_matches(Compare(2, "<", "m"), {2: text}, ROWS, {2}) is None  # text: no estimate
+    assert expected_matches(Compare(1, "<", 4.5), {1: WHOLE}, ROWS, {1}) is None  # not a value of the column
+    # column 2 has no bitmap: its condition does not change what the bitmaps of 1 can rule out
+    assert expected_matches(And((Compare(1, "<", 5), Compare(2, "<", "m"))), {1: WHOLE}, ROWS, {1}).tolist() == [
+        50.0,
+        0.0,
+    ]
+    assert expected_matches(Compare(2, "<", "m"), {}, ROWS, {1}) is None  # no condition on an indexed column

@@ -348,3 +348,19 @@ def test_bitmaps_of_a_range_are_read_only_where_min_max_leave_few_matches_expect
             zskip.explain(spark, table, "q < 25")
     finally:
         spark.conf.unset("spark.zskip.planning.bitmapRangeRows")
+
+
+def test_a_file_list_sent_before_crosses_by_digest_and_is_asked_for_again_when_forgotten(spark, bitmapped) -> None:
+    from zskip.iceberg import scans as scans_module
+    from zskip.iceberg.bridge import read_answer
+    from zskip.iceberg.scans import FILE_LISTS, described_scans, query_scans
+    from zskip.planning.plan import PLANNING_PROPERTIES
+
+    first = query_scans(spark.sql(f"SELECT count(*) FROM {bitmapped} WHERE a < 500"), PLANNING_PROPERTIES)
+    again = read_answer(str(first.java.describe()))["scans"][0]
+    assert again["files_digest"] and "files" not in again  # sent before: the digest alone
+    FILE_LISTS.lists.clear()  # as if the Python side had forgotten it
+    fetched = described_scans(first.java, None)
+    assert fetched.scans[0].paths == first.scans[0].paths and len(first.scans[0].paths) == 4
+    assert (fetched.scans[0].records, fetched.scans[0].sizes) == (first.scans[0].records, first.scans[0].sizes)
+    assert again["files_digest"] in scans_module.FILE_LISTS.lists

@@ -18,7 +18,9 @@ import datetime
 import decimal
 import logging
 import os
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,7 +224,7 @@ def described_scans(java: Any, frame: DataFrame | None) -> QueryScans:
     """The scans a Java ``Bridge.Scans`` holds, in one call (``frame``: the query they belong to, if
     zskip planned it as a DataFrame; ``None`` for the scans zskip's optimizer rule hands over)."""
     described = read_answer(str(java.describe()))
-    scans = tuple(_scan(i, item) for i, item in enumerate(described["scans"]))
+    scans = tuple(_scan(i, item, java) for i, item in enumerate(described["scans"]))
     relations = tuple(
         TableRelation(i, item["table"], frozenset(item["output"])) for i, item in enumerate(described["relations"])
     )
@@ -244,15 +246,55 @@ def described_scans(java: Any, frame: DataFrame | None) -> QueryScans:
     return QueryScans(frame, java, frozenset(described["output"]), scans, relations, joins, settings)
 
 
-def _scan(position: int, item: Mapping[str, Any]) -> IcebergScan:
+class _FileLists:
+    """The file lists of scans the JVM helper sent whole, by digest (it sends a list it sent before by its
+    digest alone).  Holds more than the helper remembers sending; a digest not here is asked for again."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.lists: OrderedDict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def of(
+        self, item: Mapping[str, Any], fetch: Callable[[], Mapping[str, Any]]
+    ) -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
+        """The paths, record counts and sizes of the scan ``item`` describes (``fetch``: the helper's whole list)."""
+        digest = item.get("files_digest")
+        if "files" in item or digest is None:
+            found = _file_list(item)
+        else:
+            with self.lock:
+                cached = self.lists.get(digest)
+                if cached is not None:
+                    self.lists.move_to_end(digest)
+                    return cached
+            found = _file_list(fetch())
+        if digest is not None:
+            with self.lock:
+                self.lists[digest] = found
+                self.lists.move_to_end(digest)
+                while len(self.lists) > self.capacity:
+                    self.lists.popitem(last=False)
+        return found
+
+
+FILE_LISTS = _FileLists(1024)
+
+
+def _file_list(item: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
+    prefix = item["prefix"]
+    paths = tuple(p[1:] if p.startswith("\u0000") else prefix + p for p in item["files"])
+    return paths, tuple(item["records"]), tuple(item["sizes"])
+
+
+def _scan(position: int, item: Mapping[str, Any], java: Any = None) -> IcebergScan:
     # by the term as Spark pushed it (the table's own spelling, or another case when the session
     # ignores case): the IR names each column as the schema does
     by_term = {f.get("term", f["name"]): Field(f["name"], int(f["id"]), f["type"]) for f in item["fields"]}
     fields = {f.name: f for f in by_term.values()}
     parts = [expr_from_json(f, by_term) for f in item["filters"]]
     expr: Expr = parts[0] if len(parts) == 1 else And(tuple(parts)) if parts else AlwaysTrue()
-    prefix = item["prefix"]
-    paths = tuple(p[1:] if p.startswith("\u0000") else prefix + p for p in item["files"])
+    paths, records, sizes = FILE_LISTS.of(item, lambda: read_answer(str(java.scanFiles(position))))
     return IcebergScan(
         position=position,
         table=item["table"],
@@ -263,8 +305,8 @@ def _scan(position: int, item: Mapping[str, Any]) -> IcebergScan:
         expr=expr,
         fields=fields,
         paths=paths,
-        records=tuple(item["records"]),
-        sizes=tuple(item["sizes"]),
+        records=records,
+        sizes=sizes,
         storage=FileAccess.of(item.get("storage")),
     )
 

@@ -382,7 +382,8 @@ public class Bridge {
     // Object[] {scan, table, tasks (List), output ids (List), its DataSourceV2ScanRelation or null}
     final List scans = new ArrayList();
     final List relations = new ArrayList(); // DataSourceV2Relation of Iceberg tables, main plan only
-    // Object[] {Integer scan, String column, LogicalPlan dimension side, Attribute key, dimension scan, String filter}
+    // Object[] {Integer scan, String column, LogicalPlan dimension side, Attribute key, dimension scan,
+    // String filter, Boolean every condition pushed, String conditions and pushed filters}
     final List joins = new ArrayList();
 
     /** The Iceberg batch scans {@code scanRelations} (DataSourceV2ScanRelation) of {@code plan}, an optimized plan. */
@@ -519,7 +520,7 @@ public class Bridge {
       // condition whole or not at all): then Iceberg's own reader yields exactly the side's keys
       boolean allPushed = pushedFilters.size() == conditionList.size();
       joins.add(new Object[] {Integer.valueOf(scan), factKey.name(), dimensionSide, dimensionKey, dimensionScan,
-          filter, Boolean.valueOf(allPushed)});
+          filter, Boolean.valueOf(allPushed), conditions.toString() + "\u0001" + pushed.toString()});
     }
 
     /** Whether every row {@code node} yields comes from one row of the scan producing {@code id}, key unchanged. */
@@ -776,7 +777,10 @@ public class Bridge {
       for (int i = 0; i < joins.size(); i++) {
         Object[] entry = (Object[]) joins.get(i);
         Table dimension = (Table) call(entry[4], "table");
-        Snapshot snapshot = dimension.currentSnapshot();
+        Object planned = call(entry[4], "scan");
+        boolean ofSnapshot = planned instanceof org.apache.iceberg.BatchScan;
+        // the snapshot the side reads (its time travel, branch or tag), not merely the table's current one
+        Snapshot snapshot = ofSnapshot ? ((org.apache.iceberg.BatchScan) planned).snapshot() : dimension.currentSnapshot();
         LogicalPlan side = (LogicalPlan) entry[2];
         Table fact = (Table) ((Object[]) scans.get(((Integer) entry[0]).intValue()))[1];
         Types.NestedField field = resolveField(fact.schema(), (String) entry[1]);
@@ -797,11 +801,14 @@ public class Bridge {
         }
         json.writeStringField("key", ((Attribute) entry[3]).name());
         json.writeStringField("filter", (String) entry[5]);
-        // what the keys depend on: the dimension's state, its filters and the plan of its side
+        // what the keys depend on: the snapshot the side reads, its key, and every condition of its Filters
+        // and of its scan (a side is Projects and Filters over one scan, so nothing else drops a row);
+        // a scan of no one snapshot (an incremental read) is told apart by the whole plan of its side
         json.writeStringField(
             "signature",
             sha256(dimension.name() + "\u0001" + (snapshot == null ? "" : String.valueOf(snapshot.snapshotId()))
-                + "\u0001" + entry[5] + "\u0001" + side.canonicalized().toString()));
+                + "\u0001" + ((Attribute) entry[3]).name() + "\u0001" + entry[7]
+                + (ofSnapshot ? "" : "\u0001" + side.canonicalized().toString())));
         json.writeEndObject();
       }
       json.writeEndArray();
@@ -856,26 +863,26 @@ public class Bridge {
         }
       }
       json.writeEndArray();
-      // the files of the scan's tasks: paths without the table location they share, counts, sizes
-      String prefix = table.location() + "/";
-      json.writeStringField("prefix", prefix);
-      json.writeArrayFieldStart("files");
-      for (int i = 0; i < tasks.size(); i++) {
-        String path = ((FileScanTask) tasks.get(i)).file().location();
-        json.writeString(path.startsWith(prefix) ? path.substring(prefix.length()) : "\u0000" + path);
+      // the files of the scan's tasks, by digest; whole only the first time this JVM sends them (a query
+      // asked again names the same files, and the answer stays short enough to cross py4j directly)
+      String digest = filesDigest(table, tasks);
+      json.writeStringField("files_digest", digest);
+      if (!SENT_FILES.sent(digest)) {
+        writeFiles(json, table, tasks);
       }
-      json.writeEndArray();
-      json.writeArrayFieldStart("records");
-      for (int i = 0; i < tasks.size(); i++) {
-        json.writeNumber(((FileScanTask) tasks.get(i)).file().recordCount());
-      }
-      json.writeEndArray();
-      json.writeArrayFieldStart("sizes");
-      for (int i = 0; i < tasks.size(); i++) {
-        json.writeNumber(((FileScanTask) tasks.get(i)).file().fileSizeInBytes());
-      }
-      json.writeEndArray();
       json.writeEndObject();
+    }
+
+    /** The files of scan {@code index}'s tasks, as {@code describe} writes them the first time. */
+    public String scanFiles(int index) throws Exception {
+      Object[] entry = (Object[]) scans.get(index);
+      StringWriter buffer = new StringWriter();
+      JsonGenerator json = JSON.createGenerator(buffer);
+      json.writeStartObject();
+      writeFiles(json, (Table) entry[1], (List) entry[2]);
+      json.writeEndObject();
+      json.close();
+      return answer(buffer.toString());
     }
 
     /**
@@ -1245,6 +1252,60 @@ public class Bridge {
     String text = buffer.toString();
     STORAGE.put(io, text);
     return text;
+  }
+
+  /** The files of {@code tasks}: paths without the table location they share, counts, sizes. */
+  static void writeFiles(JsonGenerator json, Table table, List tasks) throws Exception {
+    String prefix = table.location() + "/";
+    json.writeStringField("prefix", prefix);
+    json.writeArrayFieldStart("files");
+    for (int i = 0; i < tasks.size(); i++) {
+      String path = ((FileScanTask) tasks.get(i)).file().location();
+      json.writeString(path.startsWith(prefix) ? path.substring(prefix.length()) : "\u0000" + path);
+    }
+    json.writeEndArray();
+    json.writeArrayFieldStart("records");
+    for (int i = 0; i < tasks.size(); i++) {
+      json.writeNumber(((FileScanTask) tasks.get(i)).file().recordCount());
+    }
+    json.writeEndArray();
+    json.writeArrayFieldStart("sizes");
+    for (int i = 0; i < tasks.size(); i++) {
+      json.writeNumber(((FileScanTask) tasks.get(i)).file().fileSizeInBytes());
+    }
+    json.writeEndArray();
+  }
+
+  /** A digest of what {@code writeFiles} writes for {@code tasks}: equal digests, equal files. */
+  static String filesDigest(Table table, List tasks) throws Exception {
+    StringBuilder text = new StringBuilder(table.location());
+    for (int i = 0; i < tasks.size(); i++) {
+      DataFile file = (DataFile) ((FileScanTask) tasks.get(i)).file();
+      text.append('\u0000').append(file.location()).append('\u0001').append(file.recordCount())
+          .append('\u0001').append(file.fileSizeInBytes());
+    }
+    return sha256(text.toString());
+  }
+
+  static final RecentDigests SENT_FILES = new RecentDigests(256);
+
+  /** The digests of the file lists this JVM sent whole most recently (the Python side keeps more). */
+  public static class RecentDigests extends java.util.LinkedHashMap {
+    final int capacity;
+
+    RecentDigests(int capacity) {
+      super(16, 0.75f, true);
+      this.capacity = capacity;
+    }
+
+    /** Whether {@code digest} was sent before; it counts as sent from now on. */
+    synchronized boolean sent(String digest) {
+      return put(digest, Boolean.TRUE) != null;
+    }
+
+    protected boolean removeEldestEntry(Map.Entry eldest) {
+      return size() > capacity;
+    }
   }
 
   static String sha256(String text) throws Exception {

@@ -130,7 +130,7 @@ def test_the_curve_stage_is_left_out_only_where_bitmaps_decide_every_row_and_the
     )
     for where, result in skipped.items():
         ran = zskip.explain(spark, table, where, stages=always)
-        assert all(s.skipped is None for s in ran.stages)
+        assert all(s.skipped is None for s in ran.stages if s.name == "curve range")
         assert (ran.files, ran.row_groups_read) == (result.files, result.row_groups_read), where
     for where in filters:
         assert same_rows(zskip.read(spark, table, where), spark.table(table).where(where))

@@ -19,31 +19,37 @@ def column(*groups: tuple[object, object, int, int]) -> StatsColumn:
 
 
 ROWS = np.array([100.0, 100.0])
+NAN = float("nan")
 WHOLE = column((0, 9, 0, 100), (10, 19, 0, 100))  # ten whole numbers a row group
 
 
 @pytest.mark.parametrize(
     ("leaf", "expected"),
     [
-        (Compare(1, "<", 5), [50.0, 0.0]),  # 0-4 of 0-9; none of 10-19
-        (Compare(1, "<=", 5), [60.0, 0.0]),
-        (Compare(1, ">", 14), [0.0, 50.0]),
-        (Compare(1, ">=", 14), [0.0, 60.0]),
+        (Compare(1, "<", 5), [50.0, NAN]),  # 0-4 of 0-9; 10-19 ruled out by its bounds
+        (Compare(1, "<=", 5), [60.0, NAN]),
+        (Compare(1, ">", 14), [NAN, 50.0]),
+        (Compare(1, ">=", 14), [NAN, 60.0]),
         (Compare(1, "!=", 3), [90.0, 100.0]),
         (Between(1, 8, 11), [20.0, 20.0]),
         (In(1, (1, 2, 15)), [20.0, 10.0]),
     ],
 )
 def test_whole_numbers_count_the_values_a_range_covers(leaf, expected) -> None:  # type: ignore[no-untyped-def]
-    assert expected_matches(leaf, {1: WHOLE}, ROWS, {1}).tolist() == pytest.approx(expected)
+    assert expected_matches(leaf, {1: WHOLE}, ROWS, {1}).tolist() == pytest.approx(expected, nan_ok=True)
 
 
-def test_conditions_multiply_and_nulls_count_against_the_rows() -> None:
+def test_conditions_hold_together_at_least_what_their_shares_leave_and_nulls_count_against_the_rows() -> None:
     half_null = column((0.0, 10.0, 50, 50), (0.0, 0.0, 0, 100))  # doubles; the second row group all 0.0
-    both = And((Compare(1, "<", 5), Compare(2, ">", 2.5), Not(IsNull(2))))
+    both = And((Compare(1, "<", 9), Compare(2, ">", 1.0), Not(IsNull(2))))
     got = expected_matches(both, {1: WHOLE, 2: half_null}, ROWS, {1, 2})
-    # 50 rows of q < 5 times a quarter of 0-10 above 2.5, times half the rows not NULL; the single value 0.0 fails
-    assert got.tolist() == pytest.approx([50 * 0.75 * 0.5, 0.0])
+    # 90% of the rows have q < 9 and 45% (half of them NULL) x > 1.0: at least 35% have both, however
+    # they overlap; the second row group's bounds rule it out
+    assert got.tolist() == pytest.approx([35.0, NAN], nan_ok=True)
+    # shares that need not overlap at all guarantee no match: the bitmaps may rule the row group out
+    assert expected_matches(And((Compare(1, "<", 5), Compare(2, ">", 5.0))), {1: WHOLE, 2: half_null}, ROWS, {1, 2})[
+        0
+    ] == pytest.approx(0.0)
 
 
 def test_dates_are_whole_numbers_of_days() -> None:
@@ -60,8 +66,7 @@ def test_what_cannot_be_estimated_says_so_and_unindexed_conditions_do_not_count(
     assert expected_matches(Compare(2, "<", "m"), {2: text}, ROWS, {2}) is None  # text: no estimate
     assert expected_matches(Compare(1, "<", 4.5), {1: WHOLE}, ROWS, {1}) is None  # not a value of the column
     # column 2 has no bitmap: its condition does not change what the bitmaps of 1 can rule out
-    assert expected_matches(And((Compare(1, "<", 5), Compare(2, "<", "m"))), {1: WHOLE}, ROWS, {1}).tolist() == [
-        50.0,
-        0.0,
-    ]
+    assert expected_matches(
+        And((Compare(1, "<", 5), Compare(2, "<", "m"))), {1: WHOLE}, ROWS, {1}
+    ).tolist() == pytest.approx([50.0, NAN], nan_ok=True)
     assert expected_matches(Compare(2, "<", "m"), {}, ROWS, {1}) is None  # no condition on an indexed column

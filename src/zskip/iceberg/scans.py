@@ -128,6 +128,7 @@ class JoinKeys:
     key: str  # the dimension's key column
     filter: str  # the dimension side's filters, as Spark and Iceberg print them
     signature: str
+    filter_columns: tuple[str, ...] = ()  # the dimension's columns those filters name
 
 
 @dataclass
@@ -239,6 +240,7 @@ def described_scans(java: Any, frame: DataFrame | None) -> QueryScans:
             key=item["key"],
             filter=item["filter"],
             signature=item["signature"],
+            filter_columns=tuple(item.get("filter_columns", ())),
         )
         for item in described.get("joins", ())
     )

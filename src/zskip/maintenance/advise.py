@@ -39,7 +39,6 @@ from zskip.errors import InvalidOptionError, UnknownColumnError, ZskipError
 from zskip.expr import AlwaysTrue, Column, Expr, columns_of, equality_values
 from zskip.expr.arrow import matching_rows
 from zskip.expr.nodes import LEAVES, And, IsNull, Not, Or
-from zskip.expr.rewrite import without_implied_not_null
 from zskip.expr.sql import quoted, to_sql
 from zskip.fileindex.kinds import KINDS
 from zskip.iceberg.files import data_files
@@ -48,14 +47,25 @@ from zskip.iceberg.predicates import filter_of
 from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import IcebergTable, load_table
 from zskip.indexing.api import create_index
+from zskip.layout.dimensions import Dimension
 from zskip.layout.optimize import DEFAULT_ROW_GROUP_SIZE, ROW_GROUP_PROPERTY, optimize
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
 from zskip.maintenance.forecasts import CURRENT, Advice, IndexForecast, LayoutForecast, QueryForecast, WorkloadQuery
 from zskip.maintenance.maintain import recorded_layout
 from zskip.maintenance.simulate import Cells, cut_sample, index_conjunct, kept_by_minmax, read_chances
-from zskip.planning.plan import PLANNING_PROPERTIES
+from zskip.maintenance.stars import (
+    Axis,
+    DimensionAxes,
+    StarJoin,
+    axis_column,
+    join_kept,
+    star_axes,
+    star_joins,
+    with_ranks,
+)
+from zskip.planning.plan import PLANNING_PROPERTIES, ScanPlan
 from zskip.planning.read import plan_table
-from zskip.planning.sql import scan_filters
+from zskip.planning.sql import scanned_queries
 from zskip.planning.workload import predicate_for_schema, read_workload
 from zskip.storage import FileAccess
 from zskip.units import parse_size
@@ -115,13 +125,18 @@ def advise(
 
     # the advisor plans with no recorder (``plan_table(..., recorder=None)``): its own queries never
     # reach the workload log, and the session's settings are left alone
-    workload = _workload(spark, iceberg, statements)
+    plans: dict[str, ScanPlan] = {}
+    workload = _workload(spark, iceberg, statements, plans)
     pool, types = _pool(iceberg, workload)
+    dimensions = star_axes(spark, [(j, q.weight) for q in workload for j in q.joins])
+    foreign = {c: t for c, t in _column_types(iceberg, [d.foreign_key for d in dimensions]).items() if c not in types}
     rows = int(pc.sum(files["record_count"]).as_py())
     size = int(pc.sum(files["file_size_in_bytes"]).as_py())
-    sample, positions = _sample(spark, iceberg.name, list(types), rows, sample_rows)
+    sample, positions = _sample(spark, iceberg.name, [*types, *foreign], rows, sample_rows)
     types = {c: t for c, t in types.items() if _keyable(sample[c])}
-    if not types:
+    keyable = {c: t for c, t in {**types, **foreign}.items() if _keyable(sample[c])}
+    axes = _axes(workload, types, dimensions, keyable)
+    if not axes:
         raise InvalidOptionError(
             f"the workload filters {iceberg.name} only on columns zskip cannot cluster by ({', '.join(pool)})"
         )
@@ -129,9 +144,11 @@ def advise(
     rows_per_group = _rows_per_row_group(
         files, row_group_size, parse_size(setting) if setting else None, iceberg.file_access()
     )
-    simulator = _Simulator(sample, workload, out_files, rows_per_group, rows)
-    simulator.measure_current(spark, iceberg.name, positions, report)
-    layouts = _rank(simulator, types, max_columns, report)
+    simulator = _Simulator(
+        sample, workload, out_files, rows_per_group, rows, DimensionAxes(spark, {**types, **foreign})
+    )
+    simulator.measure_current(spark, iceberg.name, positions, report, plans)
+    layouts = _rank(simulator, axes, types, max_columns, report)
     now = simulator.current_layout()
     advice = Advice(
         table=iceberg.name,
@@ -189,18 +206,27 @@ def split_statements(text: str) -> list[str]:
     return [s for s in out if s]
 
 
-def _workload(spark: SparkSession, iceberg: IcebergTable, statements: list[str] | None) -> list[WorkloadQuery]:
-    """Distinct filters on the table with how often each ran: from ``statements``' scans of the table,
-    or from its workload log.  Scans with no filter read everything under any layout: left out."""
+def _workload(
+    spark: SparkSession, iceberg: IcebergTable, statements: list[str] | None, plans: dict[str, ScanPlan]
+) -> list[WorkloadQuery]:
+    """Distinct filters on the table with how often each ran: from ``statements``' scans of the table
+    (with the filters of the dimensions each is joined to; ``plans`` gets zskip's plan of each, join
+    stage included), or from its workload log.  Scans with no filter of their own or of a dimension
+    read everything under any layout: left out."""
     counts: Counter[str] = Counter()
     exprs: dict[str, Expr] = {}
+    joins: dict[str, tuple[StarJoin, ...]] = {}
     if statements is not None:
         for statement in statements:
-            for scanned, expr in scan_filters(spark, statement):
-                if _same_table(scanned, iceberg.name) and not isinstance(expr, AlwaysTrue):
-                    text = to_sql(expr)
+            for scanned in scanned_queries(spark, statement):
+                found = star_joins(scanned.joins)
+                if _same_table(scanned.table, iceberg.name) and (not isinstance(scanned.expr, AlwaysTrue) or found):
+                    # one entry per filter on the table and filters of its dimensions
+                    text = "\u0001".join([to_sql(scanned.expr), *(f"{j.dimension}: {j.filter}" for j in found)])
                     counts[text] += 1
-                    exprs[text] = expr
+                    exprs[text] = scanned.expr
+                    joins[text] = found
+                    plans.setdefault(text, scanned.plan)
         if not counts:
             raise InvalidOptionError(f"no query of the workload filters {iceberg.name}: nothing to advise on")
     else:
@@ -221,7 +247,7 @@ def _workload(spark: SparkSession, iceberg: IcebergTable, statements: list[str] 
                 f"{iceberg.name} has no filtered scans in its workload log: query it with zskip.read or "
                 "zskip.sql first, or give the workload as queries (--queries FILE)"
             )
-    return [WorkloadQuery(text, exprs[text], count) for text, count in counts.most_common()]
+    return [WorkloadQuery(text, exprs[text], count, joins.get(text, ())) for text, count in counts.most_common()]
 
 
 def _logged_predicates(iceberg: IcebergTable, log_rows: pa.Table) -> list[str]:
@@ -267,16 +293,42 @@ def _pool(iceberg: IcebergTable, workload: list[WorkloadQuery]) -> tuple[list[st
             weights[column] += query.weight
     partition = set(iceberg.partition_source_columns())
     names = [c for c, _ in weights.most_common() if c not in partition][:POOL_COLUMNS]
+    types = _column_types(iceberg, names)
+    if not types and not any(q.joins for q in workload):
+        raise InvalidOptionError(f"the workload filters no column of {iceberg.name} that is not a partition column")
+    return names, types
+
+
+def _column_types(iceberg: IcebergTable, names: list[str]) -> dict[str, DataType]:
+    """The Spark types of those of ``names`` that are columns of the table."""
     try:
-        types = iceberg.column_types(names)
+        return iceberg.column_types(names)
     except UnknownColumnError:
-        types = {}
+        types: dict[str, DataType] = {}
         for name in names:
             with contextlib.suppress(UnknownColumnError):
                 types |= iceberg.column_types([name])
-    if not types:
-        raise InvalidOptionError(f"the workload filters no column of {iceberg.name} that is not a partition column")
-    return names, types
+        return types
+
+
+def _axes(
+    workload: list[WorkloadQuery],
+    types: dict[str, DataType],
+    dimensions: dict[Dimension, int],
+    keyable: dict[str, DataType],
+) -> list[Axis]:
+    """The axes candidates are drawn from, most used first (by scans), ``POOL_COLUMNS`` + 1 at most: the
+    pool's columns, and a dimension axis for each foreign key and dimension the workload filters
+    through (its foreign key a column of the table)."""
+    weights: Counter[Axis] = Counter()
+    for query in workload:
+        for column in _filtered_columns(query.expr):
+            if column in types:
+                weights[column] += query.weight
+    for dimension, weight in dimensions.items():
+        if dimension.foreign_key in keyable:
+            weights[dimension] += weight
+    return [axis for axis, _ in weights.most_common(POOL_COLUMNS + 1)]
 
 
 def _sample(
@@ -327,9 +379,16 @@ class _Simulator:
     """
 
     def __init__(
-        self, sample: pa.Table, workload: list[WorkloadQuery], files: int, rows_per_group: float, rows: int
+        self,
+        sample: pa.Table,
+        workload: list[WorkloadQuery],
+        files: int,
+        rows_per_group: float,
+        rows: int,
+        dimensions: DimensionAxes,
     ) -> None:
         self.sample = sample
+        self.dimensions = dimensions
         self.workload = workload
         self.files = files
         self.rows_per_group = rows_per_group
@@ -338,24 +397,27 @@ class _Simulator:
             name for name in sample.column_names if pa.types.is_floating(sample.schema.field(name).type)
         )
         self.weight = sum(q.weight for q in workload)
-        self._cells: dict[tuple[str, ...], Cells] = {}
-        self._kept: dict[tuple[str, ...], list[np.ndarray]] = {}  # per query: the row groups min/max keeps
-        self._matches: dict[tuple[tuple[str, ...], str], list[np.ndarray | None]] = {}
+        self._cells: dict[tuple[Axis, ...], Cells] = {}
+        self._kept: dict[tuple[Axis, ...], list[np.ndarray]] = {}  # per query: the row groups min/max keeps
+        self._matches: dict[tuple[tuple[Axis, ...], str], list[np.ndarray | None]] = {}
         self._rows: dict[str, list[np.ndarray | None]] = {}
         self._expected: dict[str, list[float | None]] = {}
-        self._admitted_cache: dict[tuple[tuple[str, ...], str, int], np.ndarray] = {}
+        self._admitted_cache: dict[tuple[tuple[Axis, ...], str, int], np.ndarray] = {}
         self._now: list[tuple[int, int, int]] = []  # per query: files, row groups, rows read now
         self.fraction = sample.num_rows / max(rows, 1)  # of the table's rows, in the sample
 
-    def measure_current(self, spark: SparkSession, table: str, positions: pa.Table, report: Progress) -> None:
-        """What each query reads now, as zskip's planner plans it, and where the sample falls in the
-        table's row groups (by each sampled row's file and position in it)."""
+    def measure_current(
+        self, spark: SparkSession, table: str, positions: pa.Table, report: Progress, plans: dict[str, ScanPlan]
+    ) -> None:
+        """What each query reads now, as zskip's planner plans it (``plans``: those already made of a
+        workload of queries, their join stage included), and where the sample falls in the table's row
+        groups (by each sampled row's file and position in it)."""
         kept_by_query = []
         metadata = None
         for done, query in enumerate(self.workload):
-            plan, _ = plan_table(
-                spark, table, query.predicate, recorder=None
-            )  # the advisor's plans are not the workload
+            plan = plans.get(query.predicate)
+            if plan is None:  # the advisor's plans are not the workload: recorded nowhere
+                plan, _ = plan_table(spark, table, to_sql(query.expr), recorder=None)
             metadata = plan.metadata or metadata
             kept_by_query.append(plan.kept)
             self._now.append((len(plan.kept), plan.row_groups_kept(), plan.rows_planned()))
@@ -397,19 +459,34 @@ class _Simulator:
         the footers say)."""
         return self.with_indexes((CURRENT,), (), CURRENT, "", ())
 
-    def simulate(self, types: dict[str, DataType], curve: str, mapping: str) -> LayoutForecast:
-        """``types``' columns along ``curve`` with ``mapping``, fitted and cut as optimize would."""
-        spec = spec_from_sample(self.sample, types, curve=curve, mapping=mapping, bits=bits_per_column(len(types)))
-        cells = cut_sample(self.sample, spec.keys(self.sample), self.files, self.rows_per_group, self.rows)
-        key = (*types, curve, mapping)
+    def simulate(self, axes: Sequence[Axis], types: dict[str, DataType], curve: str, mapping: str) -> LayoutForecast:
+        """``axes`` along ``curve``, columns with ``mapping`` (``types``: theirs and the foreign keys'),
+        dimensions through their recorded key order, fitted and cut as optimize would."""
+        bits = bits_per_column(len(axes))
+        through = {a: self.dimensions.mapping(a, bits) for a in axes if isinstance(a, Dimension)}
+        spec = spec_from_sample(
+            self.sample,
+            {axis_column(a): types[axis_column(a)] for a in axes},
+            curve=curve,
+            mapping=mapping,
+            bits=bits,
+            fixed={a.foreign_key: m for a, m in through.items()},
+        )
+        sample = with_ranks(self.sample, through)
+        cells = cut_sample(sample, spec.keys(self.sample), self.files, self.rows_per_group, self.rows)
+        key = (*axes, curve, mapping)
         self._cells[key] = cells
-        self._kept[key] = [kept_by_minmax(cells, q.expr, self.floats) for q in self.workload]
-        return self.with_indexes(key, tuple(types), curve, mapping, ())
+        self._kept[key] = [
+            kept_by_minmax(cells, q.expr, self.floats)
+            & join_kept(cells.stats_columns, cells.row_groups, q.joins, through)
+            for q in self.workload
+        ]
+        return self.with_indexes(key, tuple(axes), curve, mapping, ())
 
     def with_indexes(
         self,
-        key: tuple[str, ...],
-        columns: tuple[str, ...],
+        key: tuple[Axis, ...],
+        columns: tuple[Axis, ...],
         curve: str,
         mapping: str,
         indexes: tuple[IndexForecast, ...],
@@ -431,7 +508,7 @@ class _Simulator:
             files_now, groups_now, rows_now = self._now[number]
             forecasts.append(
                 QueryForecast(
-                    _shown(query),
+                    query.shown,
                     query.weight,
                     files_now,
                     groups_now,
@@ -473,7 +550,7 @@ class _Simulator:
                 return best
             best = min(better, key=lambda t: t.rows)
 
-    def _index_matches(self, key: tuple[str, ...], column: str) -> list[np.ndarray | None]:
+    def _index_matches(self, key: tuple[Axis, ...], column: str) -> list[np.ndarray | None]:
         """Per query, the sample rows per row group matching its conditions on ``column`` (None: it
         has none an index could check)."""
         if (key, column) not in self._matches:
@@ -488,7 +565,7 @@ class _Simulator:
             self._matches[(key, column)] = found
         return self._matches[(key, column)]
 
-    def _admitted(self, key: tuple[str, ...], column: str, number: int) -> np.ndarray | None:
+    def _admitted(self, key: tuple[Axis, ...], column: str, number: int) -> np.ndarray | None:
         """The row groups of layout ``key`` whose min/max admits query ``number``'s conditions on
         ``column`` (None: the current layout, whose statistics the simulation does not hold)."""
         cells = self._cells[key]
@@ -533,7 +610,7 @@ class _Simulator:
             self._expected[column] = found
         return self._expected[column]
 
-    def _index(self, key: tuple[str, ...], column: str) -> IndexForecast:
+    def _index(self, key: tuple[Axis, ...], column: str) -> IndexForecast:
         """The first kind (``zskip.fileindex.kinds.KINDS``) that answers every condition the workload puts
         on ``column`` (a bloom filter for equalities only, else a bitmap); its size from the column's
         distinct values in the sample."""
@@ -554,11 +631,6 @@ class _Simulator:
         return parts, self.rows * share if share > 0.5 else distinct  # mostly unique values grow with rows
 
 
-def _shown(query: WorkloadQuery) -> str:
-    """The query's filter as a user wrote it: without the ``IS NOT NULL`` conditions Spark adds."""
-    return to_sql(without_implied_not_null(query.expr))
-
-
 def _order(layout: LayoutForecast) -> tuple[float, float, int, int, int, int, int]:
     """Fewest rows read (within 1%), then files; then the cheaper candidate: no rewrite, fewer
     indexes, fewer columns, the curve and mapping listed first."""
@@ -574,25 +646,29 @@ def _order(layout: LayoutForecast) -> tuple[float, float, int, int, int, int, in
 
 
 def _rank(
-    simulator: _Simulator, types: dict[str, DataType], max_columns: int, report: Progress
+    simulator: _Simulator, axes: list[Axis], types: dict[str, DataType], max_columns: int, report: Progress
 ) -> list[LayoutForecast]:
-    """Every candidate layout with rank mapping and the current layout, each with the indexes that pay
-    off on it; then raw mapping for the best few; all ranked."""
-    columns = list(types)
-    plans: list[tuple[dict[str, DataType], str]] = []
-    for size in range(1, min(max_columns, len(columns)) + 1):
-        for chosen in itertools.combinations(columns, size):
-            subset = {c: types[c] for c in chosen}
+    """Every candidate layout over ``axes`` with rank mapping and the current layout, each with the
+    indexes that pay off on it (on ``types``' columns); then raw mapping for the best few with a column
+    of the table among their axes; all ranked.  A candidate never holds a foreign key both as a column
+    and through its dimension, nor one foreign key through two dimensions."""
+    keyed = {**types, **simulator.dimensions.fact_types}
+    plans: list[tuple[tuple[Axis, ...], str]] = []
+    for size in range(1, min(max_columns, len(axes)) + 1):
+        for chosen in itertools.combinations(axes, size):
+            if len({axis_column(a).lower() for a in chosen}) < size:
+                continue
             curves = ("linear",) if size == 1 else ("hilbert", "zorder", "linear")
-            plans.extend((subset, curve) for curve in curves)
+            plans.extend((chosen, curve) for curve in curves)
     layouts = []
-    for done, (subset, curve) in enumerate(plans):
-        layouts.append(simulator.add_indexes(simulator.simulate(subset, curve, "rank"), types))
+    for done, (chosen, curve) in enumerate(plans):
+        layouts.append(simulator.add_indexes(simulator.simulate(chosen, keyed, curve, "rank"), types))
         report("simulating layouts", done + 1, len(plans))
     layouts.append(simulator.add_indexes(simulator.current_layout(), types))
     layouts.sort(key=_order)
-    for layout in [lay for lay in layouts if len(lay.columns) > 1][:RAW_TRIES]:
-        raw = simulator.simulate({c: types[c] for c in layout.columns}, layout.curve, "raw")
+    raw_tries = [lay for lay in layouts if len(lay.columns) > 1 and any(isinstance(a, str) for a in lay.columns)]
+    for layout in raw_tries[:RAW_TRIES]:
+        raw = simulator.simulate(layout.columns, keyed, layout.curve, "raw")
         layouts.append(simulator.add_indexes(raw, types))
     return sorted(layouts, key=_order)
 

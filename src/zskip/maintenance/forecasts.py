@@ -7,6 +7,9 @@ from dataclasses import asdict, dataclass, field
 
 from zskip.display import Displayed
 from zskip.expr import Expr
+from zskip.expr.rewrite import without_implied_not_null
+from zskip.expr.sql import to_sql
+from zskip.maintenance.stars import Axis, StarJoin, axis_label
 from zskip.units import format_bytes
 
 __all__ = ["CURRENT", "Advice", "IndexForecast", "LayoutForecast", "QueryForecast", "WorkloadQuery"]
@@ -19,6 +22,14 @@ class WorkloadQuery:
     predicate: str  # as Spark SQL
     expr: Expr
     weight: int
+    joins: tuple[StarJoin, ...] = ()  # its joins to filtered dimensions (a workload of queries only)
+
+    @property
+    def shown(self) -> str:
+        """The filter as a user wrote it (without the ``IS NOT NULL`` Spark adds), and each dimension's."""
+        own = to_sql(without_implied_not_null(self.expr))
+        through = [f"{j.dimension.rsplit('.', 1)[-1]}: {j.filter}" for j in self.joins]
+        return "; ".join([own, *through]) if through else own
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ class LayoutForecast:
     """A candidate: a layout (or the current one) with the indexes advised for it, and what the
     workload would read under it, per scan (weighted mean)."""
 
-    columns: tuple[str, ...]
+    columns: tuple[Axis, ...]  # the fact table's columns, and foreign keys through their dimensions
     curve: str  # CURRENT: keep the layout the table has
     mapping: str
     files: float  # with the indexes
@@ -73,7 +84,7 @@ class LayoutForecast:
 
     @property
     def label(self) -> str:
-        layout = f"{self.curve} over {', '.join(self.columns)} ({self.mapping})"
+        layout = f"{self.curve} over {', '.join(axis_label(c) for c in self.columns)} ({self.mapping})"
         if not self.rewrites:
             layout = "the current layout"
         return " + ".join([layout, *(i.label for i in self.indexes)])

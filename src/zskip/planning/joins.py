@@ -28,8 +28,17 @@ import pyarrow.compute as pc
 from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
 from zskip.iceberg.scans import JoinKeys, QueryScans
 from zskip.planning.cache import CACHE
+from zskip.planning.minmax_arrays import StatsColumn
 
-__all__ = ["MAX_JOIN_KEYS", "JoinFilter", "JoinKeysLoader", "join_rank_bounds", "keys_loader", "ranges_holding_keys"]
+__all__ = [
+    "MAX_JOIN_KEYS",
+    "JoinFilter",
+    "JoinKeysLoader",
+    "join_rank_bounds",
+    "keys_loader",
+    "ranges_holding_keys",
+    "row_groups_holding_keys",
+]
 
 # A dimension filter matching more keys than this prunes nothing (the keys would cost more to
 # fetch and search than they save).  SSB at scale factor 10 needs 800,000 (two of five p_mfgr of
@@ -73,6 +82,10 @@ class JoinKeysLoader:
                     future.result()  # a failed job raises here, as it would one join at a time
         return [self(join) for join in joins]
 
+    def all_cached(self, joins: Sequence[JoinKeys]) -> bool:
+        """Whether the keys of every one of ``joins`` are cached (asking for them runs nothing)."""
+        return all(self._key(j) in CACHE for j in joins)
+
     def fetched(self, join: JoinKeys) -> JoinFilter | None:
         """The join's keys if a stage fetched them (``None``: no stage asked, so no key job ran)."""
         key = self._key(join)
@@ -91,6 +104,38 @@ def ranges_holding_keys(keys: np.ndarray, low: np.ndarray, high: np.ndarray) -> 
     found = np.zeros(len(low), dtype=bool)
     found[inside] = keys[at[inside]] <= high[inside]
     return found
+
+
+def row_groups_holding_keys(column: StatsColumn, keys: pa.Array) -> np.ndarray:
+    """Whether each row group's min/max of a foreign key (``column``'s statistics) holds one of ``keys``.
+
+    Keys and bounds are compared as order keys (``zskip.curves.order_key_u64``): never decreasing in the
+    value, so a key inside a row group's bounds is inside their order keys (text compares by its first
+    8 bytes, which can only keep more).  A row group without bounds is kept, one of only NULLs is not
+    (a NULL key never joins)."""
+    bounded = column.known & column.has_min_max
+    only_nulls = column.known & (column.values == 0)
+    bounds = _as_keys(column.low, keys.type), _as_keys(column.high, keys.type)
+    if bounds[0] is not None and bounds[1] is not None:
+        low, high = order_key_u64(bounds[0]), order_key_u64(bounds[1])
+    else:  # bounds of another kind than the keys: none of them bounds anything
+        bounded = np.zeros(len(column), dtype=bool)
+        low, high = np.zeros(len(column), dtype=np.uint64), np.zeros(len(column), dtype=np.uint64)
+    return ranges_holding_keys(np.unique(order_key_u64(keys)), low, high) | (~bounded & ~only_nulls)
+
+
+def _as_keys(bounds: pa.Array | None, kind: pa.DataType) -> pa.Array | None:
+    """Row-group bounds as values of the keys' type (``None``: not comparable with them)."""
+    if bounds is None:
+        return None
+    if bounds.type == kind:
+        return bounds
+    if pa.types.is_integer(bounds.type) != pa.types.is_integer(kind):
+        return None
+    try:
+        return bounds.cast(kind)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
 
 
 def join_rank_bounds(spec: ClusteringSpec, filters: Sequence[JoinFilter]) -> Mapping[str, tuple[int, int]]:

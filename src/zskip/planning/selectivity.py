@@ -1,22 +1,25 @@
-"""How many rows of each row group a range predicate is expected to match, from the row groups' min/max.
+"""How many rows of each row group a range predicate must match, from the row groups' min/max.
 
 A bitmap rules a row group out only when none of its rows matches.  For a predicate of ranges the
-blobs are read whole (a head cannot decide a range), and on low-cardinality columns or wide ranges
-they rarely find a row group without a match: SSB's Q1.1 (``lo_discount BETWEEN 1 AND 3 AND
-lo_quantity < 25``) read 8 MiB of bitmaps over 64 files to rule out 0.1% of the rows.  Before reading
-them, the index stage asks what the row groups' own statistics suggest: the rows each is expected to
-match if each column's values spread evenly between its min and max and the columns are
-independent.  Where every row group is expected to hold several matches, the bitmaps are not read
-(their files stay whole, which is always sound: this only ever keeps more).
+blobs are read whole (a head cannot decide a range), and where the row groups' own statistics leave
+no doubt that each holds matches, reading them buys nothing.  Before reading them, the index stage
+asks what the statistics say: each condition's share of a row group's rows if its column's values
+spread evenly between the row group's min and max, and of those shares the least the conditions can
+hold together however their matches overlap (``max(0, sum of shares - (conditions - 1))``: no
+assumption that the columns are independent; a curve's row group, its bounding box half empty, would
+break one).  Where every row group must hold several matches, the bitmaps are not read (their files
+stay whole, which is always sound: this only ever keeps more).
 
 The estimate is only a cost decision.  It misses where values bunch up inside a row group's bounds
 and the range falls in a gap between them; ``spark.zskip.planning.bitmapRangeRows`` sets how many
-expected matches make the bitmaps not worth reading (``0``: always read them).
+matches make the bitmaps not worth reading (``0``: always read them).
 
 >>> from zskip.planning.footers import ColumnStats
 >>> col = StatsColumn.of([ColumnStats(0, 9, True, 0, 100), ColumnStats(0, 99, True, 0, 100)])
 >>> expected_matches(Compare(1, "<", 5), {1: col}, np.array([100, 100]), {1}).tolist()
 [50.0, 5.0]
+>>> expected_matches(Compare(1, ">", 50), {1: col}, np.array([100, 100]), {1}).tolist()  # min/max rule out the first
+[nan, 49.0]
 """
 
 from __future__ import annotations
@@ -40,12 +43,15 @@ DEFAULT_RANGE_ROWS = 4.0
 def expected_matches(
     expr: Expr, columns: Mapping[int, StatsColumn], rows: np.ndarray, indexed: Set[int]
 ) -> np.ndarray | None:
-    """Expected matching rows of each row group (``rows`` of them each) under ``expr``'s conjuncts on the
-    ``indexed`` fields, values spread evenly between each row group's bounds; ``None`` when one of those
+    """The least number of rows of each row group (``rows`` of them each) that ``expr``'s conjuncts on the
+    ``indexed`` fields match together, each column's values spread evenly between the row group's bounds
+    (overlapping as little as they can: no independence assumed), NaN where a condition's bounds rule the
+    row group out; ``None`` when one of those
     conjuncts is not a comparison, ``BETWEEN`` or ``IN`` on a column with numeric, date or timestamp
     bounds in every row group (then nothing is estimated)."""
     conjuncts = expr.children if isinstance(expr, And) else (expr,)
-    expected = rows.astype(np.float64)
+    together = np.ones(len(rows), dtype=np.float64)  # the least share of rows all conditions hold
+    possible = np.ones(len(rows), dtype=bool)  # no condition's min/max rules the row group out
     used = False
     for leaf in conjuncts:
         if isinstance(leaf, Not) and isinstance(leaf.child, IsNull):
@@ -58,9 +64,13 @@ def expected_matches(
         share = None if column is None else _share(leaf, column)
         if share is None:
             return None
-        expected = expected * share
+        together = together + share - 1.0 if used else share
+        possible &= share > 0
         used = True
-    return expected if used else None
+    if not used:
+        return None
+    # a row group the statistics rule out needs no index: NaN says so apart from "no match for sure"
+    return np.where(possible, rows.astype(np.float64) * np.clip(together, 0.0, 1.0), np.nan)
 
 
 def _mentions(expr: Expr, fields: Set[int]) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -25,14 +25,14 @@ from zskip.expr import Expr
 from zskip.iceberg.scans import IcebergScan, QueryScans, query_scans
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_query, reaching_storage
 from zskip.iceberg.statements import analysed_query, parse_query
-from zskip.planning.joins import keys_loader
+from zskip.planning.joins import JoinFilter, keys_loader
 from zskip.planning.pipeline import plan_scan
 from zskip.planning.plan import PLANNING_PROPERTIES, ScanPlan
 from zskip.planning.read import explain_plan, staged_choice
 from zskip.planning.staging import keep_staged
 from zskip.planning.workload import RECORDER
 
-__all__ = ["explain_sql", "scan_filters", "sql"]
+__all__ = ["ScannedQuery", "explain_sql", "scan_filters", "scanned_queries", "sql"]
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +53,10 @@ def _analyse(spark: SparkSession, query: str) -> tuple[bool, DataFrame]:
 
 
 def _plans(
-    spark: SparkSession, frame: DataFrame, scans: QueryScans, *, join_keys: bool = True
+    spark: SparkSession, frame: DataFrame, scans: QueryScans, *, join_keys: bool = True, record: bool = True
 ) -> dict[int | None, list[ScanPlan]]:
-    """Every scan's plan, by the position of the relation it reads (``None``: not known)."""
+    """Every scan's plan, by the position of the relation it reads (``None``: not known); each goes to
+    the workload log unless ``record`` is false."""
     by_relation: dict[int | None, list[ScanPlan]] = defaultdict(list)
     join_filter = keys_loader(scans)
     for scan in scans.scans:
@@ -64,7 +65,8 @@ def _plans(
         plan = plan_scan(
             spark, frame, scan, table=scan.table, joins=joins, join_filter=join_filter, settings=scans.settings
         )
-        RECORDER.record(spark, plan, settings=scans.settings)  # the workload log (never raises)
+        if record:
+            RECORDER.record(spark, plan, settings=scans.settings)  # the workload log (never raises)
         by_relation[relation.position if relation is not None else None].append(plan)
     return by_relation
 
@@ -133,6 +135,38 @@ def explain_sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> l
                 plan = replace(plan, kept=dict.fromkeys(plan.kept))
             plan = replace(plan, analysis_seconds=analysed, planning_seconds=plan.planning_seconds + analysed)
             out.append(explain_plan(plan, str(plan.expr)))
+    return out
+
+
+@dataclass(frozen=True)
+class ScannedQuery:
+    """One Iceberg scan of a query, as the advisor learns it: the scan's table and pushed filter, its
+    joins to filtered dimensions with the keys each yields, and zskip's plan of it (join stage
+    included; nothing recorded)."""
+
+    table: str
+    expr: Expr
+    joins: tuple[JoinFilter, ...]
+    plan: ScanPlan
+
+
+def scanned_queries(spark: SparkSession, query: str) -> list[ScannedQuery]:
+    """Every Iceberg scan of ``query`` with its joins' keys and its plan; nothing is read, staged or
+    recorded (the dimensions' key jobs do run)."""
+    time_travel, frame = _analyse(spark, query)
+    if time_travel:
+        raise InvalidQueryError(
+            "the query reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans "
+            "current snapshots only"
+        )
+    scans = query_scans(frame, PLANNING_PROPERTIES)
+    loader = keys_loader(scans)
+    out = []
+    for plans in _plans(spark, scans.planned, scans, record=False).values():
+        for plan in plans:
+            assert plan.scan is not None
+            joins = tuple(loader(join) for join in scans.joins_of(plan.scan))
+            out.append(ScannedQuery(plan.table, plan.scan.expr, joins, plan))
     return out
 
 

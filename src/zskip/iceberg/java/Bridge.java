@@ -383,7 +383,8 @@ public class Bridge {
     final List scans = new ArrayList();
     final List relations = new ArrayList(); // DataSourceV2Relation of Iceberg tables, main plan only
     // Object[] {Integer scan, String column, LogicalPlan dimension side, Attribute key, dimension scan,
-    // String filter, Boolean every condition pushed, String conditions and pushed filters}
+    // String filter, Boolean every condition pushed, String conditions and pushed filters, List of the
+    // dimension columns the conditions name}
     final List joins = new ArrayList();
 
     /** The Iceberg batch scans {@code scanRelations} (DataSourceV2ScanRelation) of {@code plan}, an optimized plan. */
@@ -519,8 +520,17 @@ public class Bridge {
       // every condition of the side reached Iceberg when each one has a pushed counterpart (Spark pushes a
       // condition whole or not at all): then Iceberg's own reader yields exactly the side's keys
       boolean allPushed = pushedFilters.size() == conditionList.size();
+      // the dimension's columns the side's conditions name (what the advisor clusters a fact table by)
+      java.util.Set named = new java.util.TreeSet();
+      for (int i = 0; i < conditionList.size(); i++) {
+        scala.collection.Iterator references =
+            ((org.apache.spark.sql.catalyst.expressions.Expression) conditionList.get(i)).references().iterator();
+        while (references.hasNext()) {
+          named.add(((Attribute) references.next()).name());
+        }
+      }
       joins.add(new Object[] {Integer.valueOf(scan), factKey.name(), dimensionSide, dimensionKey, dimensionScan,
-          filter, Boolean.valueOf(allPushed), conditions.toString() + "\u0001" + pushed.toString()});
+          filter, Boolean.valueOf(allPushed), conditions.toString() + "\u0001" + pushed.toString(), new ArrayList(named)});
     }
 
     /** Whether every row {@code node} yields comes from one row of the scan producing {@code id}, key unchanged. */
@@ -801,6 +811,12 @@ public class Bridge {
         }
         json.writeStringField("key", ((Attribute) entry[3]).name());
         json.writeStringField("filter", (String) entry[5]);
+        json.writeArrayFieldStart("filter_columns");
+        List named = (List) entry[8];
+        for (int k = 0; k < named.size(); k++) {
+          json.writeString((String) named.get(k));
+        }
+        json.writeEndArray();
         // what the keys depend on: the snapshot the side reads, its key, and every condition of its Filters
         // and of its scan (a side is Projects and Filters over one scan, so nothing else drops a row);
         // a scan of no one snapshot (an incremental read) is told apart by the whole plan of its side

@@ -15,7 +15,6 @@ from zskip.fileindex.evaluate import exactly_answered
 from zskip.fileindex.kinds import IndexKind, kind_named
 from zskip.planning.curve import curve_arrow_types, query_intervals, ranges_meet
 from zskip.planning.plan import Candidates, PlanInputs, within
-from zskip.planning.stages.indexes import worth_reading
 
 __all__ = ["EXACT_INDEX_FILES", "curve_narrow", "curve_range", "curve_unneeded"]
 
@@ -52,8 +51,6 @@ def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
         if not exactly_answered(inputs.expr, kinds):
             return None
         used.update(kind.name for found in kinds.values() for kind in found)
-    if len(worth_reading(inputs, candidates, manifest)) < len(candidates.files):
-        return None  # the index stage will not read some files' bitmaps: the curve still may rule them out
     names = sorted(inputs.fields[c].name if isinstance(c, int) and c in inputs.fields else str(c) for c in columns)
     return f"exact indexes ({', '.join(sorted(used))}) on " + ", ".join(names) + " decide every row of these files"
 

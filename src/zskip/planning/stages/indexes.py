@@ -96,7 +96,7 @@ def worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexMan
         start += count
         groups = candidates.files[path]
         chosen = mine if groups is None else mine[list(groups)]
-        if bool(np.any((chosen > 0) & (chosen < inputs.range_rows))) or bool(np.any(np.isnan(chosen))):
+        if bool(np.any(chosen < inputs.range_rows)):  # NaN (min/max rule it out) compares false
             worth.append(path)
     return worth
 

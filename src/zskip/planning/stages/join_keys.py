@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from concurrent.futures import ThreadPoolExecutor
+
 import pyarrow as pa
 
-from zskip.curves import order_key_u64
 from zskip.expr import Column
 from zskip.planning.cache import CACHE
-from zskip.planning.joins import join_rank_bounds, ranges_holding_keys
+from zskip.planning.joins import JoinFilter, join_rank_bounds, row_groups_holding_keys
 from zskip.planning.plan import Candidates, PlanInputs, keep_row_groups, row_group_counts
 from zskip.planning.stages.curve_range import curve_narrow
 from zskip.planning.stages.indexes import apply_verdicts
@@ -27,7 +27,7 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
         # one row group left: the keys could only drop the whole scan, which the join itself empties as
         # fast, and the key job (a Spark job over the other side, maybe the big table) is the cost
         return candidates
-    filters = [f for f in inputs.join_filter.all(inputs.joins) if f.keys is not None]
+    filters = [f for f in _keys_while_footers_load(inputs, candidates) if f.keys is not None]
     if any(f.keys is not None and len(f.keys) == 0 for f in filters):
         return Candidates.of({})  # a dimension with no matching row: the inner join is empty
     if not filters:
@@ -51,6 +51,20 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     return candidates
 
 
+def _keys_while_footers_load(inputs: PlanInputs, candidates: Candidates) -> list[JoinFilter]:
+    """The joins' keys; while a dimension's keys are read (a Spark job, or Iceberg's reader in the
+    driver), the candidates' footers, which the row-group search below needs, are read beside them."""
+    assert inputs.join_filter is not None
+    if inputs.join_filter.all_cached(inputs.joins):
+        return inputs.join_filter.all(inputs.joins)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="zskip-footers") as pool:
+        footers = pool.submit(inputs.metadata.prefetch_footers, list(candidates.files))
+        try:
+            return inputs.join_filter.all(inputs.joins)
+        finally:
+            footers.result()
+
+
 def _row_groups_in_play(inputs: PlanInputs, candidates: Candidates) -> int:
     if len(candidates.files) > 1:
         return len(candidates.files)
@@ -59,37 +73,10 @@ def _row_groups_in_play(inputs: PlanInputs, candidates: Candidates) -> int:
 
 
 def _holding_keys(inputs: PlanInputs, candidates: Candidates, field_id: int, keys: pa.Array) -> Candidates:
-    """Row groups whose min/max of the column ``field_id`` holds one of ``keys``, all searched at once.
-
-    Keys and bounds are compared as order keys (``zskip.curves.order_key_u64``): never decreasing in the
-    value, so a key inside a row group's bounds is inside their order keys (text compares by its first
-    8 bytes, which can only keep more)."""
+    """Row groups whose min/max of the column ``field_id`` holds one of ``keys``, all searched at once."""
     paths = list(candidates.files)
     if not paths:
         return candidates
     counts = row_group_counts(inputs, paths)
-    column = inputs.metadata.stats_over(paths, field_id)
-    bounded = column.known & column.has_min_max
-    only_nulls = column.known & (column.values == 0)  # only NULLs: never joins
-    bounds = _as_keys(column.low, keys.type), _as_keys(column.high, keys.type)
-    if bounds[0] is not None and bounds[1] is not None:
-        low, high = order_key_u64(bounds[0]), order_key_u64(bounds[1])
-    else:  # bounds of another kind than the keys: none of them bounds anything
-        bounded = np.zeros(len(column), dtype=bool)
-        low, high = np.zeros(len(column), dtype=np.uint64), np.zeros(len(column), dtype=np.uint64)
-    holds = ranges_holding_keys(np.unique(order_key_u64(keys)), low, high) | (~bounded & ~only_nulls)
+    holds = row_groups_holding_keys(inputs.metadata.stats_over(paths, field_id), keys)
     return keep_row_groups(candidates, paths, counts, holds)
-
-
-def _as_keys(bounds: pa.Array | None, kind: pa.DataType) -> pa.Array | None:
-    """Row-group bounds as values of the keys' type (``None``: not comparable with them)."""
-    if bounds is None:
-        return None
-    if bounds.type == kind:
-        return bounds
-    if pa.types.is_integer(bounds.type) != pa.types.is_integer(kind):
-        return None
-    try:
-        return bounds.cast(kind)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return None

@@ -1,0 +1,174 @@
+"""Star joins in the advisor: clustering a fact table through the dimensions its workload filters.
+
+A star query filters a dimension (``c_region = 'ASIA'``) and joins it to the fact table on a foreign
+key; the planner's join-key stage then keeps the fact row groups that can hold one of the keys the
+filter matches.  Only a layout clustered through that dimension (``zskip.Dimension``, the facts of one
+region together) lets it keep few.  The advisor learns each query's joins from zskip's planner (the
+dimension, its key, the foreign key, the columns its filter names and the keys it matches), proposes
+a ``Dimension`` axis for each foreign key and dimension the workload filters, with the columns it
+filters as the hierarchy, coarsest first (fewest distinct values), and mixes those axes with the fact
+table's own columns in one curve.
+
+A simulated layout answers a join as the join-key stage answers a real one: the keys' coordinates on
+the dimension's axis (the layout's, when it has that axis) bound each row group's coordinate range,
+and the keys are looked up between each row group's min/max of the foreign key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType
+
+from zskip.curves import DimensionMapping, order_key_u64
+from zskip.expr import quoted
+from zskip.layout.dimensions import Dimension, fit_dimension, resolve_dimension
+from zskip.planning.joins import JoinFilter, row_groups_holding_keys
+from zskip.planning.minmax_arrays import StatsColumn
+
+__all__ = [
+    "Axis",
+    "DimensionAxes",
+    "StarJoin",
+    "axis_column",
+    "axis_label",
+    "join_kept",
+    "rank_column",
+    "star_axes",
+    "star_joins",
+    "with_ranks",
+]
+
+Axis = str | Dimension  # a column of the fact table, or a foreign key through its dimension
+
+
+@dataclass(frozen=True)
+class StarJoin:
+    """A fact scan's join to a filtered dimension, as a query of the workload ran it."""
+
+    foreign_key: str  # the fact table's column
+    dimension: str  # the dimension table
+    key: str  # its key column
+    filter: str  # the dimension side's conditions (Spark SQL)
+    columns: tuple[str, ...]  # the dimension's columns they name
+    keys: pa.Array | None  # the distinct keys they match (None: too many to prune by)
+
+    def reaches(self, dimension: Dimension) -> bool:
+        """Whether ``dimension``'s axis is this join's foreign key through this dimension's key."""
+        return (
+            dimension.foreign_key.lower() == self.foreign_key.lower()
+            and dimension.table.lower() == self.dimension.lower()
+            and dimension.key.lower() == self.key.lower()
+        )
+
+
+def star_joins(found: Iterable[JoinFilter]) -> tuple[StarJoin, ...]:
+    """The planner's joins of one scan (with the keys each yields) as the advisor keeps them."""
+    return tuple(
+        StarJoin(f.join.column, f.join.dimension, f.join.key, f.join.filter, f.join.filter_columns, f.keys)
+        for f in found
+        if f.join.filter_columns
+    )
+
+
+def axis_column(axis: Axis) -> str:
+    """The fact table's column an axis keys its rows by."""
+    return axis.foreign_key if isinstance(axis, Dimension) else axis
+
+
+def axis_label(axis: Axis) -> str:
+    """``lo_custkey through customer (c_region, c_nation)``, or a column's name."""
+    if isinstance(axis, Dimension):
+        return f"{axis.foreign_key} through {axis.table.rsplit('.', 1)[-1]} ({', '.join(axis.by)})"
+    return axis
+
+
+def star_axes(spark: SparkSession, joins: Sequence[tuple[StarJoin, int]]) -> dict[Dimension, int]:
+    """A ``Dimension`` axis for each foreign key and dimension the workload filters (``joins``: each
+    with the scans that ran it), its hierarchy the columns the filters name, fewest distinct values
+    first; with how many scans filter through it."""
+    reached: dict[tuple[str, str, str], tuple[StarJoin, set[str], int]] = {}
+    for join, weight in joins:
+        at = (join.foreign_key.lower(), join.dimension.lower(), join.key.lower())
+        first, columns, total = reached.get(at, (join, set(), 0))
+        reached[at] = (first, columns | set(join.columns), total + weight)
+    axes: dict[Dimension, int] = {}
+    for join, columns, weight in reached.values():
+        levels = [c for c in _coarsest_first(spark, join.dimension, sorted(columns)) if c.lower() != join.key.lower()]
+        if levels:
+            axes[Dimension(join.foreign_key, join.dimension, key=join.key, by=levels)] = weight
+    return axes
+
+
+def _coarsest_first(spark: SparkSession, table: str, columns: list[str]) -> list[str]:
+    """``columns`` of ``table`` by how many distinct values each holds, fewest first (one Spark job)."""
+    if len(columns) < 2:
+        return columns
+    counts = spark.table(table).agg(*[F.approx_count_distinct(quoted(c)).alias(f"c{i}") for i, c in enumerate(columns)])
+    row = counts.first()
+    assert row is not None
+    return [c for _, c in sorted((row[f"c{i}"], c) for i, c in enumerate(columns))]
+
+
+class DimensionAxes:
+    """The recorded order of each dimension axis's keys, read once per axis and width by Spark (as
+    optimize reads it)."""
+
+    def __init__(self, spark: SparkSession, fact_types: Mapping[str, DataType]) -> None:
+        self.spark = spark
+        self.fact_types = fact_types
+        self._mappings: dict[tuple[Dimension, int], DimensionMapping] = {}
+
+    def mapping(self, axis: Dimension, bits: int) -> DimensionMapping:
+        """``axis``'s mapping into ranks of ``bits`` bits."""
+        if (axis, bits) not in self._mappings:
+            resolved = resolve_dimension(self.spark, axis, self.fact_types[axis.foreign_key])
+            self._mappings[(axis, bits)] = fit_dimension(self.spark, resolved, bits)
+        return self._mappings[(axis, bits)]
+
+
+def rank_column(axis: Dimension) -> str:
+    """The sample's column holding each row's rank on ``axis`` (not a column of the table)."""
+    return f"__zskip_rank_{axis.foreign_key.lower()}_{axis.table.lower()}"
+
+
+def with_ranks(sample: pa.Table, axes: Mapping[Dimension, DimensionMapping]) -> pa.Table:
+    """``sample`` with each row's rank on each of ``axes`` (as optimize's curve keys rank it)."""
+    for axis, mapping in axes.items():
+        ranks = mapping.ranks(order_key_u64(sample[axis.foreign_key]))
+        sample = sample.append_column(rank_column(axis), pa.array(ranks.astype(np.uint64)))
+    return sample
+
+
+def join_kept(
+    stats: Mapping[str, StatsColumn], groups: int, joins: Sequence[StarJoin], axes: Mapping[Dimension, DimensionMapping]
+) -> np.ndarray:
+    """Which of ``groups`` row groups (their simulated statistics: ``stats``) the join-key stage keeps
+    for a query with ``joins``, in a layout along ``axes``: a dimension filter matching no key keeps
+    none; one matching some keeps the row groups whose ranks on the join's axis (if the layout has it)
+    meet the keys' rank bounds, and whose min/max of the foreign key holds one of the keys."""
+    kept = np.ones(groups, dtype=bool)
+    for join in joins:
+        if join.keys is None:
+            continue  # too many keys: the stage does not prune by them
+        if len(join.keys) == 0:
+            return np.zeros(groups, dtype=bool)
+        foreign = next((column for name, column in stats.items() if name.lower() == join.foreign_key.lower()), None)
+        if foreign is not None:
+            kept &= row_groups_holding_keys(foreign, join.keys)
+        axis = next((a for a in axes if join.reaches(a)), None)
+        on_axis = stats.get(rank_column(axis)) if axis is not None else None
+        if axis is None or on_axis is None or on_axis.low is None or on_axis.high is None:
+            continue
+        ranks = axes[axis].ranks(order_key_u64(join.keys))
+        low = np.asarray(on_axis.low.to_numpy(zero_copy_only=False), dtype=np.uint64)
+        high = np.asarray(on_axis.high.to_numpy(zero_copy_only=False), dtype=np.uint64)
+        bounded = on_axis.known & on_axis.has_min_max
+        meets = (high >= ranks.min()) & (low <= ranks.max())
+        kept &= np.where(bounded, meets, ~(on_axis.known & (on_axis.values == 0)))
+    return kept

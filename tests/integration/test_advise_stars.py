@@ -1,0 +1,73 @@
+"""``zskip.advise`` on a star schema: a workload of star joins is advised clustering through the
+dimensions it filters, the forecast holds on the table it then lays out, and results never change."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+import zskip
+from tests.integration.stars import make_star
+from zskip.layout.dimensions import Dimension
+
+pytestmark = pytest.mark.integration
+
+NS = "lake.advise_star"
+FACT = f"{NS}.fact"
+
+
+def _star_queries() -> list[str]:
+    regions = [
+        f"SELECT count(*), sum(v) FROM {FACT} f JOIN {NS}.dim_a a ON f.a_key = a.a_id WHERE a.region = 'r{r}'"
+        for r in range(5)
+    ]
+    nations = [
+        f"SELECT a.nation, count(*) FROM {FACT} f JOIN {NS}.dim_a a ON f.a_key = a.a_id "
+        f"WHERE a.nation IN ('n{n}', 'n{n + 5}') GROUP BY a.nation"
+        for n in range(3)
+    ]
+    both = [
+        f"SELECT count(*) FROM {FACT} f, {NS}.dim_a a, {NS}.dim_b b WHERE f.a_key = a.a_id AND f.b_key = b.b_id "
+        f"AND a.region = 'r{r}' AND b.colour = 'c{c}'"
+        for r, c in ((1, 2), (3, 4))
+    ]
+    return regions + nations + both
+
+
+@pytest.fixture(scope="module")
+def star(spark) -> str:  # type: ignore[no-untyped-def]
+    make_star(spark, NS)
+    spark.sql(f"ALTER TABLE {FACT} SET TBLPROPERTIES ('write.parquet.row-group-size-bytes'='16384')")
+    return FACT
+
+
+def _row_groups(spark, query: str) -> int:  # type: ignore[no-untyped-def]
+    plans = [e for e in zskip.explain_sql(spark, query) if e.table.endswith("advise_star.fact")]
+    return sum(p.row_groups_read for p in plans)
+
+
+def test_star_joins_are_advised_clustering_through_the_dimension_they_filter(spark, star) -> None:
+    queries = _star_queries()
+    advice = zskip.advise(spark, star, queries=queries, target_file_size="64KB", max_columns=2)
+    best = advice.best
+    through = [axis for axis in best.columns if isinstance(axis, Dimension)]
+    assert through and through[0].table == f"{NS}.dim_a" and through[0].foreign_key == "a_key", advice
+    assert through[0].by == ("region", "nation")  # the columns the filters name, coarsest first
+    assert "a_key through dim_a (region, nation)" in best.label
+    assert best.rows * 3 < advice.rows_now, advice  # facts in random order: every star query reads most rows
+    # a candidate of the fact table's own columns cannot do that: the filters are on the dimensions
+    plain = [lay for lay in advice.layouts if lay.rewrites and not any(isinstance(a, Dimension) for a in lay.columns)]
+    assert all(lay.rows > 2 * best.rows for lay in plain)
+
+    expected = {q: Counter(map(tuple, spark.sql(q).collect())) for q in queries}
+    before = {q: _row_groups(spark, q) for q in queries}
+    applied = zskip.advise(spark, star, queries=queries, target_file_size="64KB", max_columns=2, apply=True)
+    assert applied.applied and applied.best.label == best.label
+    after = {q: _row_groups(spark, q) for q in queries}
+    for forecast, query in zip(applied.best.queries, [q for q in queries], strict=False):
+        assert forecast.predicate  # each query is shown with its dimension's filter
+    assert sum(after.values()) * 2 < sum(before.values()), (before, after)
+    for query in queries:
+        assert Counter(map(tuple, zskip.sql(spark, query).collect())) == expected[query], query
+        assert Counter(map(tuple, spark.sql(query).collect())) == expected[query], query

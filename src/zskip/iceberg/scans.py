@@ -115,8 +115,8 @@ class JoinKeys:
 
     Every row the join keeps has ``column`` among the keys the dimension side yields, so the
     scan may skip files and row groups holding none of them.  ``signature`` names what those keys
-    depend on (the dimension's snapshot, its filters and the plan of its side): equal signatures,
-    equal keys.
+    depend on (the snapshot the dimension's side reads, its key and every condition of its side):
+    equal signatures, equal keys.
     """
 
     position: int  # how the JVM helper names this join

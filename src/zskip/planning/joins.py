@@ -11,8 +11,8 @@ distinct keys it yields and rules out fact files and row groups that hold none o
 
 Spark still runs the join and every filter, so results are unchanged.  The JVM helper only offers
 joins where that is sound (inner joins, and the kept side of semi and outer joins, with the fact
-column reaching the join unchanged).  Keys are cached by what they depend on: the dimension's
-snapshot, its filters and the plan of its side.
+column reaching the join unchanged).  Keys are cached by what they depend on: the snapshot the
+dimension's side reads, its key and every condition of its side.
 """
 
 from __future__ import annotations

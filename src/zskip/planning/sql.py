@@ -71,6 +71,18 @@ def _plans(
     return by_relation
 
 
+def _analysed_current(spark: SparkSession, query: str, advice: str = "") -> DataFrame:
+    """``query`` analysed (see ``_analyse``); ``InvalidQueryError`` if it reads anything but current
+    snapshots (``advice`` ends the message)."""
+    time_travel, frame = _analyse(spark, query)
+    if time_travel:
+        raise InvalidQueryError(
+            "the query reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans "
+            f"current snapshots only{advice}"
+        )
+    return frame
+
+
 def _union_choice(plans: list[ScanPlan], relation: int) -> dict[str, Any]:
     """Whole files kept by any of ``plans``, each from the first scan that has it."""
     chosen: dict[str, list[int]] = {}
@@ -120,12 +132,7 @@ def explain_sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> l
     ``join_keys``: as for ``sql`` (the joined dimensions' key jobs do run here when it is True).
     """
     started = time.perf_counter()
-    time_travel, frame = _analyse(spark, query)
-    if time_travel:
-        raise InvalidQueryError(
-            "the query reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans "
-            "current snapshots only (zskip.sql runs such a query unchanged)"
-        )
+    frame = _analysed_current(spark, query, " (zskip.sql runs such a query unchanged)")
     scans = query_scans(frame, PLANNING_PROPERTIES)
     analysed = time.perf_counter() - started
     out = []
@@ -153,12 +160,7 @@ class ScannedQuery:
 def scanned_queries(spark: SparkSession, query: str) -> list[ScannedQuery]:
     """Every Iceberg scan of ``query`` with its joins' keys and its plan; nothing is read, staged or
     recorded (the dimensions' key jobs do run)."""
-    time_travel, frame = _analyse(spark, query)
-    if time_travel:
-        raise InvalidQueryError(
-            "the query reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans "
-            "current snapshots only"
-        )
+    frame = _analysed_current(spark, query)
     scans = query_scans(frame, PLANNING_PROPERTIES)
     loader = keys_loader(scans)
     out = []
@@ -173,10 +175,5 @@ def scanned_queries(spark: SparkSession, query: str) -> list[ScannedQuery]:
 def scan_filters(spark: SparkSession, query: str) -> list[tuple[str, Expr]]:
     """The filter Spark pushes to each Iceberg scan of ``query``, with the scan's table; nothing is
     planned, read or recorded (what the advisor learns from a file of queries)."""
-    time_travel, frame = _analyse(spark, query)
-    if time_travel:
-        raise InvalidQueryError(
-            "the query reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans "
-            "current snapshots only"
-        )
+    frame = _analysed_current(spark, query)
     return [(scan.table, scan.expr) for scan in query_scans(frame, PLANNING_PROPERTIES).scans]

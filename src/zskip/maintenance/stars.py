@@ -9,15 +9,15 @@ a ``Dimension`` axis for each foreign key and dimension the workload filters, wi
 filters as the hierarchy, coarsest first (fewest distinct values), and mixes those axes with the fact
 table's own columns in one curve.
 
-A simulated layout answers a join as the join-key stage answers a real one: the keys' coordinates on
-the dimension's axis (the layout's, when it has that axis) bound each row group's coordinate range,
-and the keys are looked up between each row group's min/max of the foreign key.
+A simulated layout answers a join as the join-key stage answers a real one: the keys' ranks on the
+dimension's axis (when the layout has that axis) bound the row groups whose ranks meet them, and the
+keys are looked up between each row group's min/max of the foreign key.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -116,19 +116,22 @@ def _coarsest_first(spark: SparkSession, table: str, columns: list[str]) -> list
 
 
 class DimensionAxes:
-    """The recorded order of each dimension axis's keys, read once per axis and width by Spark (as
-    optimize reads it)."""
+    """The recorded order of each dimension axis's keys, read once per axis by Spark (as optimize reads
+    it), then mapped into ranks of as many bits as each candidate gives the axis."""
 
     def __init__(self, spark: SparkSession, fact_types: Mapping[str, DataType]) -> None:
         self.spark = spark
         self.fact_types = fact_types
+        self._fitted: dict[Dimension, DimensionMapping] = {}
         self._mappings: dict[tuple[Dimension, int], DimensionMapping] = {}
 
     def mapping(self, axis: Dimension, bits: int) -> DimensionMapping:
         """``axis``'s mapping into ranks of ``bits`` bits."""
-        if (axis, bits) not in self._mappings:
+        if axis not in self._fitted:
             resolved = resolve_dimension(self.spark, axis, self.fact_types[axis.foreign_key])
-            self._mappings[(axis, bits)] = fit_dimension(self.spark, resolved, bits)
+            self._fitted[axis] = fit_dimension(self.spark, resolved, bits)
+        if (axis, bits) not in self._mappings:
+            self._mappings[(axis, bits)] = replace(self._fitted[axis], bits=bits)  # the same order, other widths
         return self._mappings[(axis, bits)]
 
 

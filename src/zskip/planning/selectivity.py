@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.expr import And, Between, Compare, Expr, In, IsNull, Leaf, Not
+from zskip.expr import And, Between, Compare, Expr, In, IsNull, Leaf, Not, columns_of
 from zskip.planning.minmax_arrays import ARROW_ERRORS, StatsColumn, _scalar
 
 __all__ = ["DEFAULT_RANGE_ROWS", "RANGE_ROWS_SETTING", "expected_matches"]
@@ -74,8 +74,6 @@ def expected_matches(
 
 
 def _mentions(expr: Expr, fields: Set[int]) -> bool:
-    from zskip.expr import columns_of
-
     return any(isinstance(c, int) and c in fields for c in columns_of(expr))
 
 

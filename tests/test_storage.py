@@ -108,3 +108,35 @@ def test_reads_at_once_keep_their_order_and_errors_and_never_wait_on_their_own_p
     # every reading thread asks for more reads at once: they run in place instead of waiting forever
     nested = at_once([lambda i=i: sum(at_once([lambda: i, lambda: i])) for i in range(READ_THREADS * 2)])
     assert nested == [2 * i for i in range(READ_THREADS * 2)]
+
+
+def test_reads_of_one_object_that_start_together_open_it_once() -> None:
+    import threading
+    import time
+
+    from zskip.storage import _OpenObjects
+
+    objects, opened = _OpenObjects(limit=4), []
+
+    def slow_open() -> object:
+        opened.append(1)
+        time.sleep(0.05)  # the store answering the length request
+        return object()
+
+    handles: list[object] = []
+    threads = [
+        threading.Thread(target=lambda: handles.append(objects.get(LOCAL, "s3://b/index.puffin", slow_open)))
+        for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(opened) == 1 and len({id(h) for h in handles}) == 1
+
+    def failing_open() -> object:
+        raise OSError("unreachable")
+
+    with pytest.raises(OSError):
+        objects.get(LOCAL, "s3://b/other.puffin", failing_open)
+    assert objects.get(LOCAL, "s3://b/other.puffin", object) is not None  # a failed opening is not remembered

@@ -278,20 +278,35 @@ class _OpenObjects:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._handles: OrderedDict[tuple[FileAccess, str], Any] = OrderedDict()
+        self._opening: dict[tuple[FileAccess, str], threading.Lock] = {}  # one opening per object at a time
         self._lock = threading.Lock()
 
     def get(self, access: FileAccess, location: str, open_file: Callable[[], Any]) -> Any:
+        """The handle kept for ``location``, opened once: reads of one object that start together (a
+        cold plan's first round reads many blobs of one index file at once) wait for one opening
+        rather than each asking the store for the object's length."""
         key = (access, location)
         with self._lock:
             handle = self._handles.get(key)
             if handle is not None:
                 self._handles.move_to_end(key)
                 return handle
-        handle = open_file()
-        with self._lock:
-            self._handles[key] = handle
-            while len(self._handles) > self.limit:
-                self._handles.popitem(last=False)  # closed once no read holds it
+            opening = self._opening.setdefault(key, threading.Lock())
+        with opening:
+            with self._lock:
+                handle = self._handles.get(key)
+            if handle is None:
+                try:
+                    handle = open_file()
+                except BaseException:
+                    with self._lock:
+                        self._opening.pop(key, None)
+                    raise
+                with self._lock:
+                    self._opening.pop(key, None)
+                    self._handles[key] = handle
+                    while len(self._handles) > self.limit:
+                        self._handles.popitem(last=False)  # closed once no read holds it
         return handle
 
     def forget(self, access: FileAccess, location: str) -> None:

@@ -183,3 +183,30 @@ def test_heads_of_blobs_merged_into_one_index_file_are_read_without_the_slices_b
     assert all(r["length"] - r["head"] > HEAD_GAP for r in rows[:-1])  # the slices between heads
     verdicts(manifest, paths, Compare(1, "=", -1), cache=LruCache(100))
     assert sum(n for _, n in READS) == sum(r["head"] for r in rows)
+
+
+def test_a_range_conjunct_is_read_only_for_the_files_the_equalitys_heads_leave(tmp_path: Path) -> None:
+    field_x = pa.field("x", pa.int64(), metadata={b"PARQUET:field_id": b"1"})
+    field_y = pa.field("y", pa.int64(), metadata={b"PARQUET:field_id": b"2"})
+    definitions = [IndexDefinition("x", "bitmap", {}, 1), IndexDefinition("y", "bitmap", {}, 2)]
+    entries, paths = [], []
+    for n in range(4):
+        path = str(tmp_path / f"data-{n}.parquet")
+        rng = np.random.default_rng(n)
+        x = pa.array(rng.permutation(np.arange(40_000) * 3 + n), pa.int64())  # the files interleave in x
+        y = pa.array(rng.integers(0, 1_000_000, 40_000), pa.int64())
+        pq.write_table(pa.table([x, y], schema=pa.schema([field_x, field_y])), path, row_group_size=10_000)
+        entries += build_file_indexes(path, definitions, str(tmp_path / f"index-{n}.puffin"))
+        paths.append(path)
+    manifest = IndexManifest.empty().with_definition(definitions[0]).with_definition(definitions[1])
+    manifest = manifest.with_entries(entries)
+    rows = manifest.entries.to_pylist()
+    expr = And((Compare(1, "=", 3 * 17 + 2), Compare(2, ">=", 10)))  # x's value is in file 2 alone
+    whole = verdicts(manifest, paths, expr, cache=None)
+    cold = verdicts(manifest, paths, expr, cache=LruCache(100))
+    assert cold == whole and [cold[p].row_groups_kept for p in paths] == [0, 0, 1, 0]
+    x_rows = [r for r in rows if r["field_id"] == 1]
+    y_of_file_2 = next(r for r in rows if r["field_id"] == 2 and r["data_file"] == paths[2])
+    # every file's head of x, the rest of file 2's x, and y's blob of file 2 alone
+    expected = sum(r["head"] for r in x_rows) + x_rows[2]["length"] - x_rows[2]["head"] + y_of_file_2["length"]
+    assert sum(n for _, n in READS) == expected

@@ -4,9 +4,10 @@ Blobs are read by offset and length straight from the manifest's entries; a blob
 fails or that does not parse is skipped with a warning, so its file or row groups are kept.
 
 A blob with a head (a bitmap's dictionary and non-null rows: the manifest's ``head`` column) is read
-in two rounds on a cold plan: every candidate file's heads first, then the rest of the blobs only
-for the files their heads could not decide (``RestNotRead``).  An equality on a value a file does
-not hold is decided by the head alone.
+in two rounds on a cold plan: the heads of the columns a conjunct holds equal to some values first,
+for every candidate file, then the blobs of every column whole, only for the files those heads did
+not rule out.  An equality on a value a file does not hold is decided by the head alone; a range's
+head never rules a file out at this stage, so its blobs wait for the second round.
 """
 
 from __future__ import annotations
@@ -75,18 +76,35 @@ def decided(
     *,
     cache: BlobCache | None,
     access: FileAccess,
-    heads: bool = True,
+    heads_of: set[int] | None = None,
 ) -> dict[str, Verdict | None]:
-    """``verdict`` of each data file's indexes, heads first (with ``heads``): the files whose heads
-    cannot decide are asked again with their blobs whole (read in a second round, all at once)."""
+    """``verdict`` of each data file's indexes, in two rounds on a cold plan.
+
+    First the heads of the fields ``heads_of`` (``None``: of all of ``field_ids``; empty: no first
+    round), then, for the files the first round did not rule out, every field's blobs whole (all read
+    at once).  When the first round reads only some fields, a file it finds might match goes to the
+    second round all the same: the other fields' indexes may rule out more of it.  A verdict from
+    some fields' indexes is sound on its own (a field without an index keeps every row), so a file
+    ruled out in the first round is ruled out."""
+    files = list(dict.fromkeys(data_files))
+    first_ids = set(field_ids) if heads_of is None else heads_of & field_ids
+    if not first_ids or cache is None:
+        whole = file_indexes(manifest, files, field_ids, cache=cache, access=access)
+        return {path: verdict(found) for path, found in whole.items()}
+    some = first_ids != field_ids  # the first round reads only some of the fields
     out: dict[str, Verdict | None] = {}
-    undecided: list[str] = []
-    first = file_indexes(manifest, data_files, field_ids, cache=cache, access=access, heads=heads)
+    first = file_indexes(manifest, files, first_ids, cache=cache, access=access, heads=True)
+    undecided = [path for path in files if path not in first] if some else []
     for path, found in first.items():
         try:
-            out[path] = verdict(found)
+            answer = verdict(found)
         except RestNotRead:
             undecided.append(path)
+            continue
+        if some and (answer is None or answer.file is not Match.CANNOT_MATCH):
+            undecided.append(path)
+        else:
+            out[path] = answer
     if undecided:
         whole = file_indexes(manifest, undecided, field_ids, cache=cache, access=access)
         out.update({path: verdict(found) for path, found in whole.items()})
@@ -246,20 +264,28 @@ def index_verdicts(
         verdicts.update(dict.fromkeys(ruled_out, Verdict(Match.CANNOT_MATCH, ())))
         files = [path for path in files if path not in ruled_out]
     ids = {c for c in columns_of(expr) if isinstance(c, int)}
-    heads = _heads_can_rule_out(expr)
-    found = decided(manifest, files, ids, partial(evaluate, expr), cache=cache, access=access, heads=heads)
+    found = decided(
+        manifest, files, ids, partial(evaluate, expr), cache=cache, access=access, heads_of=_equality_fields(expr)
+    )
     verdicts.update({path: verdict for path, verdict in found.items() if verdict is not None})
     return verdicts
 
 
-def _heads_can_rule_out(expr: Expr) -> bool:
-    """Whether a head (a bitmap's dictionary) may rule a file out where its min/max did not: only a
-    value it lacks between them, so an equality or IN list.  A range reaching this stage overlaps
-    the file's values (Iceberg's file bounds already dropped the rest), so its head can at most say
-    "every row", and reading heads first would only add a round."""
-    if isinstance(expr, (And, Or)):
-        return any(_heads_can_rule_out(child) for child in expr.children)
-    return equality_values(expr) is not None
+def _equality_fields(expr: Expr) -> set[int]:
+    """The fields whose heads are read first: those a conjunct of ``expr`` holds equal to some values.
+
+    A head (a bitmap's dictionary) rules a file out where its min/max did not only by lacking a value
+    between them, so for an equality or IN list.  A range reaching this stage overlaps the file's
+    values (Iceberg's file bounds already dropped the rest), so its head can at most say "every row":
+    its blobs are read whole, and only for the files the equalities' heads left."""
+    conjuncts = expr.children if isinstance(expr, And) else (expr,)
+    fields: set[int] = set()
+    for conjunct in conjuncts:
+        if isinstance(conjunct, Leaf) and isinstance(conjunct.column, int) and equality_values(conjunct) is not None:
+            fields.add(conjunct.column)
+        elif isinstance(conjunct, Or) and all(equality_values(child) is not None for child in conjunct.children):
+            fields |= {c for c in columns_of(conjunct) if isinstance(c, int)}
+    return fields
 
 
 def key_set_verdicts(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import zskip
+from zskip.layout import clustering_store
 from zskip.planning.workload import flush_workload
 
 from .cli_runner import run
@@ -111,6 +112,33 @@ def test_advice_from_the_workload_log_and_apply_then_spark_reads_what_was_foreca
     settled = zskip.status(spark, name, drift=True)
     assert not settled.drifted and "no drift" in str(settled)
     assert zskip.workload(spark, name).num_rows == logged
+
+
+def test_a_narrow_column_among_wide_ones_gets_a_weighted_zorder_applied_as_advised(spark) -> None:
+    name = "lake.advise.weighted"
+    spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
+    spark.range(1_000_000).selectExpr(
+        *[f"CAST(rand({seed}) * 1000000 AS BIGINT) AS {column}" for seed, column in enumerate("abcd", start=1)],
+        "id",
+    ).repartition(8).writeTo(name).create()
+    narrow = [f"SELECT * FROM {name} WHERE a BETWEEN {v} AND {v + 300}" for v in range(10000, 900000, 100000)]
+    wide = [f"SELECT * FROM {name} WHERE {c} BETWEEN {v} AND {v + 100000}" for c in "bcd" for v in (100000, 600000)]
+    queries = narrow + wide
+    advice = zskip.advise(spark, name, queries=queries, target_file_size="256KB", apply=True)
+    best = advice.best
+    assert best.curve == "zorder" and best.weights is not None, advice
+    weight = dict(zip(best.columns, best.weights, strict=True))
+    assert weight["a"] > max(w for column, w in weight.items() if column != "a") and "a x" in best.label
+    even = [lay for lay in advice.layouts if lay.weights is None and lay.rewrites]
+    assert even and all(best.rows < lay.rows for lay in even)  # the weights earn their place
+    spec = clustering_store(spark, name).spec
+    widths = dict(zip(spec.column_names, spec.column_widths, strict=True))
+    assert spec.widths is not None and widths["a"] > max(w for column, w in widths.items() if column != "a")
+    for forecast in best.queries:
+        measured = zskip.explain(spark, name, forecast.predicate)
+        assert abs(forecast.files - measured.files_read) <= max(2, 0.25 * measured.files_read), forecast
+    for query in (narrow[0], wide[0], wide[-1]):
+        assert sorted(zskip.sql(spark, query).collect()) == sorted(spark.sql(query).collect())
 
 
 def test_advise_says_what_is_wrong_and_changes_nothing(spark, table, tmp_path: Path) -> None:

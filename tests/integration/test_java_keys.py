@@ -7,7 +7,15 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
-from zskip.curves import ClusteringSpec, ColumnMapping, DimensionMapping, RankMapping, RawMapping, order_key_u64
+from zskip.curves import (
+    ClusteringSpec,
+    ColumnMapping,
+    DimensionMapping,
+    RankMapping,
+    RawMapping,
+    bits_for_weights,
+    order_key_u64,
+)
 from zskip.iceberg.frames import collect_arrow
 from zskip.layout.curve_keys import curve_key_column, signed_key
 from zskip.layout.cuts import FileCuts
@@ -94,6 +102,29 @@ def test_one_column_curves_and_single_bit_ranks(spark, typed) -> None:
     )
     for n, spec in enumerate(specs):
         assert got[f"k{n}"].to_pylist() == signed_key(spec.keys(table)).tolist(), (spec.curve, spec.bits)
+
+
+@pytest.mark.parametrize("curve", ["zorder", "linear"])
+def test_jvm_keys_of_weighted_curves_equal_numpy_keys(spark, typed, curve: str) -> None:
+    frame, types, table = typed
+    specs = []
+    for group, weights in (
+        (("i", "l", "f"), (3, 1, 1)),
+        (("dt", "str"), (1, 4)),
+        (("b", "d", "s", "ts"), (1, 2, 5, 1)),
+    ):
+        widths = bits_for_weights(weights)
+        mappings = tuple(
+            ColumnMapping(name, RankMapping.fit(order_key_u64(table[name]), width, max_boundaries=200))
+            for name, width in zip(group, widths, strict=True)
+        )
+        specs.append(ClusteringSpec(curve=curve, bits=max(widths), columns=mappings, widths=widths))
+    assert all(spec.widths is not None for spec in specs)
+    got = collect_arrow(
+        frame.orderBy("id").select(*[java_key_column(spark, s, types).alias(f"k{n}") for n, s in enumerate(specs)])
+    )
+    for n, spec in enumerate(specs):
+        assert got[f"k{n}"].to_pylist() == signed_key(spec.keys(table)).tolist(), spec.column_widths
 
 
 @pytest.mark.parametrize("levels", [False, True])

@@ -233,3 +233,35 @@ def test_every_requested_file_is_written_even_when_keys_repeat(spark, by: list[s
     spark.sql(f"ALTER TABLE {table} ADD COLUMN k INT")  # all null: one key for every row
     result = optimize(spark, table, by=by, mapping=mapping, target_file_size=table_bytes(spark, table) // 6)
     assert result.files_written == 6
+
+
+def test_weights_narrow_the_files_in_the_heavier_column_and_maintain_keeps_them(spark) -> None:
+    from zskip.maintenance.maintain import maintain
+
+    plain = make_table(spark, "lake.opt.unweighted", rows=60_000, files=16, seed=5)
+    weighted = make_table(spark, "lake.opt.weighted", rows=60_000, files=16, seed=5)
+    size = table_bytes(spark, plain) // 16
+    optimize(spark, plain, by=["a", "d", "id"], curve="zorder", target_file_size=size)
+    result = optimize(spark, weighted, by=["a", "d", "id"], curve="zorder", weights={"A": 4}, target_file_size=size)
+    spec = clustering_store(spark, weighted).spec
+    assert spec.widths == (32, 8, 8) and spec.version == 3
+    assert '"weights":[4.0,1.0,1.0]' in (result.clustering or "")
+    narrow = ["a BETWEEN 100 AND 140", "a = 333", "a > 950"]
+    even, heavy = count_files_read(spark, plain, narrow), count_files_read(spark, weighted, narrow)
+    for e, h in zip(even, heavy, strict=True):
+        assert h.rows_matching == e.rows_matching
+    assert sum(h.files_read for h in heavy) < sum(e.files_read for e in even), (heavy, even)
+    for where in narrow + ["d < DATE'1991-06-01' AND a < 500"]:  # every row a plain read returns, through zskip
+        assert sorted(zskip.read(spark, weighted, where=where).collect()) == sorted(
+            spark.table(weighted).where(where).collect()
+        )
+    spark.sql(f"INSERT INTO {weighted} SELECT * FROM {weighted} WHERE id < 2000")
+    cycle = maintain(spark, weighted)
+    assert cycle.optimize is not None and cycle.optimize.files_rewritten > 0
+    assert clustering_store(spark, weighted).spec.widths == (32, 8, 8)  # the same weighted spec, incrementally
+    with pytest.raises(InvalidOptionError, match="weights need curve='zorder'"):
+        optimize(spark, weighted, by=["a", "d"], weights={"a": 2})
+    with pytest.raises(InvalidOptionError, match="weights names 'zz', which by does not list"):
+        optimize(spark, weighted, by=["a", "d"], curve="zorder", weights={"zz": 2})
+    with pytest.raises(InvalidOptionError, match="must be a positive number"):
+        optimize(spark, weighted, by=["a", "d"], curve="zorder", weights={"a": 0})

@@ -17,6 +17,26 @@ def _columns(value: str | None) -> list[str] | None:
     return None if value is None else [c.strip() for c in value.split(",") if c.strip()]
 
 
+def _weights(value: str | None) -> dict[str, float] | None:
+    """``COL=W,...`` as a mapping; ``InvalidOptionError`` naming the part that is not ``COL=NUMBER``."""
+    from zskip.errors import InvalidOptionError
+
+    if value is None:
+        return None
+    weights: dict[str, float] = {}
+    for part in (p.strip() for p in value.split(",") if p.strip()):
+        name, equals, number = part.partition("=")
+        try:
+            if not equals or not name.strip():
+                raise ValueError
+            weights[name.strip()] = float(number)
+        except ValueError:
+            raise InvalidOptionError(
+                f"--weights takes COLUMN=NUMBER pairs such as price=3,qty=1, not {part!r}"
+            ) from None
+    return weights
+
+
 @click.command()
 @click.argument("table")
 @click.option("--by", default=None, help="Columns to cluster on, comma-separated (e.g. a,b,c).")
@@ -37,6 +57,13 @@ def _columns(value: str | None) -> list[str] | None:
 @click.option("--where", default=None, help="Only rewrite files holding rows that match this SQL filter.")
 @click.option("--max-group-size", default="100GB", show_default=True, help="Largest group of files sorted together.")
 @click.option("--max-commits", default=10, show_default=True, help="Commit in at most this many batches.")
+@click.option(
+    "--weights",
+    default=None,
+    metavar="COL=W,...",
+    help="With --curve zorder or linear: each column's share of the curve against the others' (1 where "
+    "not named), e.g. price=3 gives price three bits of every key prefix for each bit of another column.",
+)
 @click.option("--no-partial-progress", is_flag=True, help="One commit for everything, or nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
@@ -53,6 +80,7 @@ def optimize(
     where: str | None,
     max_group_size: str,
     max_commits: int,
+    weights: str | None,
     no_partial_progress: bool,
     as_json: bool,
 ) -> None:
@@ -82,6 +110,7 @@ def optimize(
             max_group_size=max_group_size,
             max_commits=max_commits,
             partial_progress=not no_partial_progress,
+            weights=_weights(weights),
             progress=report,
         )
     if as_json:

@@ -10,7 +10,7 @@ from zskip.curves.hilbert import hilbert_index, hilbert_inverse
 from zskip.curves.interleave import interleave_bytes, z_deinterleave, z_interleave, zorder_raw
 from zskip.curves.keys import UnsupportedTypeError, key_width, order_key_bytes, order_key_u64, supports
 from zskip.curves.ranges import cap_intervals, curve_key_ranges, linear_key, merge_intervals
-from zskip.curves.rank import RankMapping, RawMapping, bits_per_column, mapping_from_json
+from zskip.curves.rank import RankMapping, RawMapping, bits_for_weights, bits_per_column, mapping_from_json
 from zskip.curves.spec import CURVES, MAPPINGS, ClusteringSpec, ColumnMapping
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "RankMapping",
     "RawMapping",
     "UnsupportedTypeError",
+    "bits_for_weights",
     "bits_per_column",
     "cap_intervals",
     "curve_key_ranges",

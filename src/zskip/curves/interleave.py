@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
 
 from zskip.curves.keys import order_key_bytes
 
-__all__ = ["interleave_bytes", "z_deinterleave", "z_interleave", "zorder_raw"]
+__all__ = [
+    "interleave_bytes",
+    "weighted_bit_order",
+    "z_deinterleave",
+    "z_deinterleave_widths",
+    "z_interleave",
+    "z_interleave_widths",
+    "zorder_raw",
+]
 
 
 def interleave_bytes(columns: Sequence[np.ndarray], *, output_bytes: int | None = None) -> np.ndarray:
@@ -118,3 +127,60 @@ def z_deinterleave(keys: np.ndarray, dims: int, bits: int) -> list[np.ndarray]:
 def _check_fits(dims: int, bits: int) -> None:
     if dims < 1 or bits < 1 or dims * bits > 64:
         raise ValueError(f"{dims} columns of {bits} bits do not fit a 64-bit key")
+
+
+@functools.lru_cache(maxsize=64)
+def weighted_bit_order(widths: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """``(column, bit)`` of each key bit, most significant first, for ranks of ``widths`` bits (``bit``
+    counts from the rank's top, 0 first).
+
+    Every column takes the key's bits in proportion to its width at every scale: bit ``j`` of a
+    column of width ``w`` comes when ``(j + 1) / w`` of the column is taken, ties in column order.
+    Equal widths give the plain Z-order of ``z_interleave``; a column of twice the width takes two
+    bits for each one of the others, in a file's key prefix as in a row group's.
+
+    >>> weighted_bit_order((2, 1))
+    ((0, 0), (0, 1), (1, 0))
+    """
+    slots = [(column, bit) for column, width in enumerate(widths) for bit in range(width)]
+    return tuple(sorted(slots, key=lambda s: (Fraction(s[1] + 1, widths[s[0]]), s[0])))
+
+
+def z_interleave_widths(ranks: Sequence[np.ndarray], widths: Sequence[int]) -> np.ndarray:
+    """Z-order key of ranks of unequal ``widths`` (see ``weighted_bit_order``), as ``uint64``.
+
+    Needs ``sum(widths) <= 64``; with equal widths it is ``z_interleave``.
+
+    >>> z_interleave_widths([np.array([0b10], np.uint64), np.array([0b1], np.uint64)], (2, 1)).tolist()
+    [5]
+    """
+    widths = tuple(int(w) for w in widths)
+    _check_widths(len(ranks), widths)
+    if len(set(widths)) == 1:
+        return z_interleave(ranks, widths[0])
+    total = sum(widths)
+    columns = [np.asarray(column, dtype=np.uint64) for column in ranks]
+    one = np.uint64(1)
+    key = np.zeros(len(columns[0]), dtype=np.uint64)
+    for position, (column, bit) in enumerate(weighted_bit_order(widths)):
+        taken = (columns[column] >> np.uint64(widths[column] - 1 - bit)) & one
+        key |= taken << np.uint64(total - 1 - position)
+    return key
+
+
+def z_deinterleave_widths(keys: np.ndarray, widths: Sequence[int]) -> list[np.ndarray]:
+    """Inverse of :func:`z_interleave_widths`."""
+    widths = tuple(int(w) for w in widths)
+    _check_widths(len(widths), widths)
+    keys = np.asarray(keys, dtype=np.uint64)
+    total = sum(widths)
+    one = np.uint64(1)
+    out = [np.zeros(len(keys), dtype=np.uint64) for _ in widths]
+    for position, (column, bit) in enumerate(weighted_bit_order(widths)):
+        out[column] |= ((keys >> np.uint64(total - 1 - position)) & one) << np.uint64(widths[column] - 1 - bit)
+    return out
+
+
+def _check_widths(dims: int, widths: tuple[int, ...]) -> None:
+    if dims < 1 or len(widths) != dims or min(widths) < 1 or sum(widths) > 64:
+        raise ValueError(f"ranks of {list(widths)} bits do not fit a 64-bit key")

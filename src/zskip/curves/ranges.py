@@ -5,8 +5,11 @@ the curve's hierarchy: at each level a cell is inside the box (its whole key ran
 outside (dropped) or straddling (split into ``2**dims`` children).  On both the Z curve and the
 Hilbert curve an aligned cube at level ``k`` holds one contiguous run of ``2**(dims*(bits-k))``
 keys, so the result covers exactly the box's points.  That is the BIGMIN/LITMAX idea applied to
-whole subtrees at once, and it works unchanged for Hilbert.  When the straddling cells outgrow a
-budget they are emitted whole: the cover grows, never shrinks, so no matching key is lost.
+whole subtrees at once, and it works unchanged for Hilbert.  A Z curve over ranks of unequal widths
+(``weighted_bit_order``) descends one key bit at a time instead, each step halving the cells along
+the column that bit belongs to: a cell with a fixed key prefix is still one run of keys.  When the
+straddling cells outgrow a budget they are emitted whole: the cover grows, never shrinks, so no
+matching key is lost.
 """
 
 from __future__ import annotations
@@ -16,18 +19,20 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from zskip.curves.hilbert import hilbert_index
-from zskip.curves.interleave import z_interleave
+from zskip.curves.interleave import weighted_bit_order, z_interleave, z_interleave_widths
 
 __all__ = ["cap_intervals", "curve_key_ranges", "linear_key", "merge_intervals"]
 
 CurveIndex = Callable[[Sequence[np.ndarray], int], np.ndarray]
 
 
-def linear_key(ranks: Sequence[np.ndarray], bits: int) -> np.ndarray:
-    """Lexicographic key: first column's rank in the top bits, then the next column's, and so on."""
+def linear_key(ranks: Sequence[np.ndarray], bits: int | Sequence[int]) -> np.ndarray:
+    """Lexicographic key: first column's rank in the top bits, then the next column's, and so on
+    (``bits``: every rank's width, or each one's)."""
+    widths = [bits] * len(ranks) if isinstance(bits, int) else list(bits)
     key = np.zeros(len(ranks[0]), dtype=np.uint64)
-    for column in ranks:
-        key = (key << np.uint64(bits)) | np.asarray(column, dtype=np.uint64)
+    for column, width in zip(ranks, widths, strict=True):
+        key = (key << np.uint64(width)) | np.asarray(column, dtype=np.uint64)
     return key
 
 
@@ -38,7 +43,7 @@ def curve_key_ranges(
     curve: str,
     lo: Sequence[int],
     hi: Sequence[int],
-    bits: int,
+    bits: int | Sequence[int],
     *,
     max_cells: int = 1 << 15,
     max_intervals: int | None = None,
@@ -46,8 +51,10 @@ def curve_key_ranges(
 ) -> np.ndarray:
     """Inclusive key intervals ``(k, 2)`` (``uint64``, sorted, disjoint) covering the box ``lo..hi``.
 
-    Exact (every key in the intervals is a point of the box) unless ``max_cells`` straddling cells
-    or ``max_intervals`` intervals force a coarser cover.  An empty box gives no intervals.
+    ``bits``: every column's rank width, or each one's (unequal widths: the Z curve or the linear
+    key only, see ``weighted_bit_order``).  Exact (every key in the intervals is a point of the
+    box) unless ``max_cells`` straddling cells or ``max_intervals`` intervals force a coarser
+    cover.  An empty box gives no intervals.
 
     ``recorded`` (``(n, 2)`` inclusive key ranges, e.g. of the row groups a query may still read)
     says what the cover is for: telling which of those ranges hold a key of the box.  A straddling
@@ -58,50 +65,78 @@ def curve_key_ranges(
 
     >>> curve_key_ranges("zorder", [0, 0], [1, 3], 2).tolist()
     [[0, 7]]
+    >>> curve_key_ranges("zorder", [0, 0], [1, 0], (2, 1)).tolist()
+    [[0, 0], [2, 2]]
     """
     dims = len(lo)
     if len(hi) != dims or dims == 0:
         raise ValueError("lo and hi need one bound per column")
-    if dims * bits > 64:
-        raise ValueError(f"{dims} columns of {bits} bits do not fit a 64-bit key")
-    top = (1 << bits) - 1
+    widths = (int(bits),) * dims if isinstance(bits, int) else tuple(int(b) for b in bits)
+    if len(widths) != dims:
+        raise ValueError("bits needs one width per column")
+    uniform = len(set(widths)) == 1
+    if sum(widths) > 64:
+        raise ValueError(
+            f"{dims} columns of {widths[0]} bits do not fit a 64-bit key"
+            if uniform
+            else f"ranks of {list(widths)} bits do not fit a 64-bit key"
+        )
+    if curve not in _INDEX:
+        raise ValueError(f"unknown curve {curve!r}: expected one of {sorted(_INDEX)}")
+    if not uniform and curve == "hilbert":
+        raise ValueError("columns of unequal widths need the zorder or linear curve (hilbert's cells are cubes)")
+    tops = np.asarray([(1 << w) - 1 for w in widths], dtype=np.uint64)
     lo_arr = np.asarray([max(0, int(v)) for v in lo], dtype=np.uint64)
-    hi_arr = np.asarray([min(top, int(v)) for v in hi], dtype=np.uint64)
+    hi_arr = np.asarray([min(int(top), int(v)) for top, v in zip(tops, hi, strict=True)], dtype=np.uint64)
     if (lo_arr > hi_arr).any():
         return np.zeros((0, 2), dtype=np.uint64)
     if curve == "linear":
-        index = _INDEX["linear"]
-        first = index([np.asarray([v]) for v in lo_arr], bits)[0]
-        last = index([np.asarray([v]) for v in hi_arr], bits)[0]
+        first = linear_key([np.asarray([v]) for v in lo_arr], widths)[0]
+        last = linear_key([np.asarray([v]) for v in hi_arr], widths)[0]
         return np.asarray([[first, last]], dtype=np.uint64)
-    if curve not in _INDEX:
-        raise ValueError(f"unknown curve {curve!r}: expected one of {sorted(_INDEX)}")
-    index = _INDEX[curve]
+    if uniform:
+        plain = _INDEX[curve]
+        width = widths[0]
+
+        def index(ranks: Sequence[np.ndarray], _bits: int) -> np.ndarray:
+            return plain(ranks, width)
+
+        steps = [tuple(range(dims))] * width  # each level halves every column
+    else:
+
+        def index(ranks: Sequence[np.ndarray], _bits: int) -> np.ndarray:
+            return z_interleave_widths(ranks, widths)
+
+        steps = [(column,) for column, _ in weighted_bit_order(widths)]  # each key bit halves one column
     found: list[np.ndarray] = []
     corners = np.zeros((1, dims), dtype=np.uint64)
-    offsets = ((np.arange(1 << dims)[:, None] >> np.arange(dims - 1, -1, -1)[None, :]) & 1).astype(np.uint64)
+    extent = np.asarray([1 << w for w in widths], dtype=np.uint64)  # a cell's side per column
     ranges = _RecordedRanges(recorded) if recorded is not None else None
-    for level in range(bits):
-        side = np.uint64(1 << (bits - level - 1))
-        children = (corners[:, None, :] + offsets[None, :, :] * side).reshape(-1, dims)
-        child_hi = children + (side - np.uint64(1))
+    run = sum(widths)  # key bits below a cell's prefix
+    for step, split in enumerate(steps):
+        extent[list(split)] >>= np.uint64(1)
+        offsets = np.zeros((1 << len(split), dims), dtype=np.uint64)
+        for place, column in enumerate(split):
+            offsets[:, column] = (np.arange(1 << len(split)) >> (len(split) - 1 - place)) & 1
+        children = (corners[:, None, :] + offsets[None, :, :] * extent).reshape(-1, dims)
+        child_hi = children + (extent - np.uint64(1))
         overlaps = ((child_hi >= lo_arr) & (children <= hi_arr)).all(axis=1)
         children, child_hi = children[overlaps], child_hi[overlaps]
         inside = ((children >= lo_arr) & (child_hi <= hi_arr)).all(axis=1)
-        run = dims * (bits - level - 1)
+        run -= len(split)
         if inside.any():
-            found.append(_cell_intervals(index, children[inside], bits, run))
+            found.append(_cell_intervals(index, children[inside], 0, run))
         corners = children[~inside]
         if ranges is not None and len(corners):
-            cells = _cell_intervals(index, corners, bits, run)
+            cells = _cell_intervals(index, corners, 0, run)
             meets = ranges.meet(cells)
             settled = meets & ranges.contain(cells)
             found.append(cells[settled])
             corners = corners[meets & ~settled]
         if len(corners) == 0:
             break
-        if len(corners) * (1 << dims) > max_cells and level < bits - 1:
-            found.append(_cell_intervals(index, corners, bits, run))
+        if step < len(steps) - 1 and len(corners) * (1 << len(steps[step + 1])) > max_cells:
+            found.append(_cell_intervals(index, corners, 0, run))
             break
     if not found:
         return np.zeros((0, 2), dtype=np.uint64)

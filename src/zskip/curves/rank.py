@@ -10,6 +10,7 @@ planner maps query literals exactly as optimize mapped values.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from zskip.curves.dimension import DimensionMapping
 
-__all__ = ["RankMapping", "RawMapping", "bits_per_column", "mapping_from_json"]
+__all__ = ["RankMapping", "RawMapping", "bits_for_weights", "bits_per_column", "mapping_from_json"]
 
 MAX_BITS_PER_COLUMN = 32
 
@@ -37,6 +38,32 @@ def bits_per_column(columns: int, *, key_bits: int = 64) -> int:
             f"{key_bits / columns:.2f} bits; cluster by at most {key_bits} columns"
         )
     return bits
+
+
+def bits_for_weights(weights: Sequence[float], *, key_bits: int = 64) -> tuple[int, ...]:
+    """Each column's width for relative ``weights``: in proportion, as many bits as fit a
+    ``key_bits``-bit key with no column over 32, every column at least one.  Equal weights give
+    ``bits_per_column``'s widths.
+
+    >>> bits_for_weights([1, 1, 1])
+    (21, 21, 21)
+    >>> bits_for_weights([3, 1])
+    (32, 10)
+    """
+    if not weights:
+        raise ValueError("a curve needs at least one column")
+    if len(weights) > key_bits:
+        bits_per_column(len(weights), key_bits=key_bits)  # raises its message
+    if any(not w > 0 for w in weights):
+        raise ValueError(f"weights must be positive numbers, not {list(weights)}")
+    if len(set(weights)) == 1:
+        return (bits_per_column(len(weights), key_bits=key_bits),) * len(weights)
+    scale = min(key_bits / sum(weights), MAX_BITS_PER_COLUMN / max(weights))
+    widths = [max(1, int(w * scale)) for w in weights]
+    while sum(widths) > key_bits:  # the one-bit floors of tiny weights took bits from the rest
+        widest = widths.index(max(widths))
+        widths[widest] -= 1
+    return tuple(widths)
 
 
 @dataclass(frozen=True, slots=True)

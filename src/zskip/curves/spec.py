@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from zskip.curves.dimension import DimensionMapping
 from zskip.curves.hilbert import hilbert_index
-from zskip.curves.interleave import z_interleave
+from zskip.curves.interleave import z_interleave, z_interleave_widths
 from zskip.curves.keys import order_key_u64
 from zskip.curves.ranges import curve_key_ranges, linear_key
 from zskip.curves.rank import RankMapping, RawMapping, mapping_from_json
@@ -26,8 +26,11 @@ __all__ = ["CURVES", "MAPPINGS", "ClusteringSpec", "ColumnMapping"]
 CURVES = ("hilbert", "zorder", "linear")
 MAPPINGS = ("rank", "raw")
 # 2: each column carries its Iceberg field id and type (1 named columns only; read through
-# ``zskip.tablefiles.clustering_store``, which finds the field ids they meant)
-SPEC_VERSION = 2
+# ``zskip.tablefiles.clustering_store``, which finds the field ids they meant).  3: columns of unequal
+# widths (a weighted curve); a spec of equal widths is still written as version 2, so an older zskip
+# reads it, and refuses a weighted one rather than key it as if every column had ``bits``.
+SPEC_VERSION = 3
+_EQUAL_WIDTHS_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,10 @@ class ColumnMapping:
 class ClusteringSpec:
     """Columns, curve and mappings; serialisable to JSON for table properties.
 
+    ``bits``: each column's rank width, unless ``widths`` gives each its own (a weighted curve: a
+    wider column takes more of every key prefix, see ``zskip.curves.interleave.weighted_bit_order``;
+    the zorder and linear curves only).  ``bits`` is then the widest.
+
     >>> spec = ClusteringSpec(curve="zorder", bits=2, columns=(
     ...     ColumnMapping("a", RawMapping(2)), ColumnMapping("b", RawMapping(2))))
     >>> ClusteringSpec.from_json(spec.to_json()) == spec
@@ -79,15 +86,46 @@ class ClusteringSpec:
     curve: str
     bits: int
     columns: tuple[ColumnMapping, ...]
-    version: int = SPEC_VERSION
+    version: int = _EQUAL_WIDTHS_VERSION
+    widths: tuple[int, ...] | None = None  # None: every column has ``bits``
 
     def __post_init__(self) -> None:
         if self.curve not in CURVES:
             raise ValueError(f"unknown curve {self.curve!r}: expected one of {', '.join(CURVES)}")
         if not self.columns:
             raise ValueError("a clustering spec needs at least one column")
-        if len(self.columns) * self.bits > 64:
-            raise ValueError(f"{len(self.columns)} columns of {self.bits} bits do not fit a 64-bit key")
+        if self.widths is None:
+            if len(self.columns) * self.bits > 64:
+                raise ValueError(f"{len(self.columns)} columns of {self.bits} bits do not fit a 64-bit key")
+            return
+        widths = tuple(int(w) for w in self.widths)
+        if len(widths) != len(self.columns) or min(widths) < 1:
+            raise ValueError(f"widths {list(widths)} do not give each of {len(self.columns)} columns its bits")
+        if len(set(widths)) == 1:  # not weighted after all: the plain form, so equal specs compare equal
+            object.__setattr__(self, "widths", None)
+            object.__setattr__(self, "bits", widths[0])
+            object.__setattr__(self, "version", min(self.version, _EQUAL_WIDTHS_VERSION))
+            return
+        if sum(widths) > 64:
+            raise ValueError(f"columns of {list(widths)} bits do not fit a 64-bit key")
+        for column, width in zip(self.columns, widths, strict=True):
+            if column.mapping.bits != width:
+                raise ValueError(
+                    f"column {column.name!r} is mapped to {column.mapping.bits} bits, not its width {width}"
+                )
+        if self.curve == "hilbert":
+            raise ValueError(
+                "columns of unequal widths (weights) need curve='zorder' or 'linear': a Hilbert curve "
+                "turns through cubes, every column at the same resolution"
+            )
+        object.__setattr__(self, "widths", widths)
+        object.__setattr__(self, "bits", max(widths))
+        object.__setattr__(self, "version", SPEC_VERSION)
+
+    @property
+    def column_widths(self) -> tuple[int, ...]:
+        """Each column's rank width in bits."""
+        return self.widths if self.widths is not None else (self.bits,) * len(self.columns)
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -103,7 +141,7 @@ class ClusteringSpec:
 
     def with_columns(self, columns: Sequence[ColumnMapping]) -> ClusteringSpec:
         """This spec with its columns replaced (same curve, bits and mappings; new names or ids)."""
-        return ClusteringSpec(curve=self.curve, bits=self.bits, columns=tuple(columns))
+        return ClusteringSpec(curve=self.curve, bits=self.bits, columns=tuple(columns), widths=self.widths)
 
     def keys(self, table: pa.Table | Mapping[str, pa.Array | pa.ChunkedArray]) -> np.ndarray:
         """Curve key (``uint64``) of every row of ``table``."""
@@ -114,8 +152,8 @@ class ClusteringSpec:
         if self.curve == "hilbert":
             return hilbert_index(ranks, self.bits)
         if self.curve == "zorder":
-            return z_interleave(ranks, self.bits)
-        return linear_key(ranks, self.bits)
+            return z_interleave(ranks, self.bits) if self.widths is None else z_interleave_widths(ranks, self.widths)
+        return linear_key(ranks, self.column_widths)
 
     def key_ranges(
         self,
@@ -150,24 +188,24 @@ class ClusteringSpec:
         recorded: np.ndarray | None = None,
     ) -> np.ndarray:
         """Key intervals covering the box of inclusive per-column rank bounds ``ranks``."""
-        top = (1 << self.bits) - 1
         lo, hi = [], []
-        for column in self.columns:
+        for column, width in zip(self.columns, self.column_widths, strict=True):
             low, high = ranks.get(column.name, (None, None))
             lo.append(0 if low is None else low)
-            hi.append(top if high is None else high)
-        return curve_key_ranges(self.curve, lo, hi, self.bits, max_intervals=max_intervals, recorded=recorded)
+            hi.append((1 << width) - 1 if high is None else high)
+        widths = self.bits if self.widths is None else self.widths
+        return curve_key_ranges(self.curve, lo, hi, widths, max_intervals=max_intervals, recorded=recorded)
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "version": self.version,
-                "curve": self.curve,
-                "bits": self.bits,
-                "columns": [c.to_json() for c in self.columns],
-            },
-            separators=(",", ":"),
-        )
+        data: dict[str, Any] = {
+            "version": self.version,
+            "curve": self.curve,
+            "bits": self.bits,
+            "columns": [c.to_json() for c in self.columns],
+        }
+        if self.widths is not None:
+            data["widths"] = list(self.widths)
+        return json.dumps(data, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str | dict[str, Any]) -> ClusteringSpec:
@@ -178,4 +216,11 @@ class ClusteringSpec:
                 f"({SPEC_VERSION}); upgrade zskip"
             )
         columns = tuple(ColumnMapping.from_json(c) for c in data["columns"])
-        return cls(curve=data["curve"], bits=int(data["bits"]), columns=columns, version=int(data.get("version", 1)))
+        widths = data.get("widths")
+        return cls(
+            curve=data["curve"],
+            bits=int(data["bits"]),
+            columns=columns,
+            version=int(data.get("version", 1)),
+            widths=None if widths is None else tuple(int(w) for w in widths),
+        )

@@ -8,6 +8,8 @@ pandas UDF of ``zskip.layout.curve_keys``.
 The payload is a sequence of big-endian 64-bit words::
 
     version, curve, bits, columns,
+    weighted key bits (0: every column has ``bits``), then per key bit from the top the column it
+    comes from and that bit's shift in the column's rank (``weighted_bit_order``),
     per column: carrier, mapping, mapping bits, then
         rank:      n, n boundaries
         raw:       width, low, span
@@ -26,13 +28,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, LongType, StructField, StructType
 
 from zskip.curves import ClusteringSpec, DimensionMapping, RankMapping, RawMapping
+from zskip.curves.interleave import weighted_bit_order
 from zskip.iceberg.java_udfs import java_udf_column
 from zskip.layout.curve_keys import carrier_value, curve_key_column
 from zskip.layout.cuts import FileCuts
 
 __all__ = ["java_key_column", "java_route_column", "key_column", "payload", "supported"]
 
-VERSION = 1
+VERSION = 2
 _CARRIERS = {"long": 0, "double": 1, "bytes": 2}
 _CURVES = {"hilbert": 0, "zorder": 1, "linear": 2}
 _ROUTE_TYPE = StructType([StructField("key", LongType(), False), StructField("token", LongType(), False)])
@@ -71,6 +74,15 @@ def payload(spec: ClusteringSpec, types: Mapping[str, DataType], cuts: FileCuts,
     if len(tokens) != cuts.files:
         raise ValueError(f"{len(tokens)} partition tokens for {cuts.files} files")
     words: list[np.ndarray | list[int]] = [[VERSION, _CURVES[spec.curve], spec.bits, len(spec.columns)]]
+    if spec.widths is None:
+        words.append([0])
+    else:
+        order = weighted_bit_order(spec.widths)
+        words += [
+            [len(order)],
+            [column for column, _ in order],
+            [spec.widths[column] - 1 - bit for column, bit in order],
+        ]
     for column in spec.columns:
         kind = carrier_value(column.name, types[column.name])[1].kind
         if kind not in _CARRIERS:

@@ -23,6 +23,7 @@ from zskip.curves import (
     DimensionMapping,
     RankMapping,
     RawMapping,
+    bits_for_weights,
     bits_per_column,
 )
 from zskip.display import Displayed, Progress
@@ -163,9 +164,15 @@ def optimize(
     max_group_size: int | str = "100GB",
     partial_progress: bool = True,
     max_commits: int = 10,
+    weights: Mapping[str, float] | None = None,
     progress: Progress | None = None,
 ) -> OptimizeResult:
     """Cluster ``table``'s data files along a curve over the columns ``by``.
+
+    ``weights`` (``curve="zorder"`` or ``"linear"``): a column's share of the curve against the
+    others' (1 where not named): ``{"price": 3}`` gives ``price`` three bits of every key prefix for
+    each bit of another column, so files and row groups are narrower in ``price`` and wider in the
+    rest.
 
     Files are rewritten per partition (groups never mix partitions) through Iceberg's rewrite
     mechanism and swapped in atomic ``replace`` commits (one per batch of groups with
@@ -195,6 +202,7 @@ def optimize(
         max_group_size=max_group_size,
         partial_progress=partial_progress,
         max_commits=max_commits,
+        weights=weights,
     )
     with clock.step("resolve"):
         target = resolve_target(spark, table, options)
@@ -271,7 +279,7 @@ def optimize(
         commits=len(snapshots),
         snapshot_id=snapshots[-1],
         snapshot_ids=tuple(snapshots),
-        clustering=_summary(fitted.spec, target.columns, options.mapping, options.target_file_size),
+        clustering=_summary(fitted.spec, target.columns, options.mapping, options.target_file_size, options.weights),
     )
 
 
@@ -302,7 +310,7 @@ def _rewrite_batches(
     how many files were written."""
     written = 0
     tasks = plan_file_tasks(target.iceberg, start_snapshot)
-    summary_text = _summary(fitted.spec, target.columns, options.mapping, options.target_file_size)
+    summary_text = _summary(fitted.spec, target.columns, options.mapping, options.target_file_size, options.weights)
     ranges = fitted.kept_ranges
     done_groups = 0
     for batch in plan:
@@ -343,11 +351,17 @@ class Target:
     types: dict[str, DataType]  # the columns to cluster on, spelled as the table spells them, in order
     fields: Mapping[str, SchemaField]  # the same columns' field ids and Iceberg types
     dimensions: Mapping[str, ResolvedDimension]  # by the foreign key's name in the table
-    bits: int  # per column of the curve
+    bits: int  # per column of the curve (the widest, with ``widths``)
+    widths: tuple[int, ...] | None = None  # each column's bits, when weights set them apart
 
     @property
     def columns(self) -> list[str]:
         return list(self.types)
+
+    @property
+    def column_bits(self) -> dict[str, int]:
+        """Each column's rank width in bits."""
+        return dict(zip(self.types, self.widths or (self.bits,) * len(self.types), strict=True))
 
 
 def resolve_target(spark: SparkSession, table: str, options: OptimizeOptions) -> Target:
@@ -378,10 +392,13 @@ def resolve_target(spark: SparkSession, table: str, options: OptimizeOptions) ->
             "within each partition already, so cluster by other columns"
         )
     try:
-        bits = bits_per_column(len(types))
+        widths = bits_for_weights(options.weights) if options.weights is not None else None
+        bits = max(widths) if widths is not None else bits_per_column(len(types))
     except ValueError as exc:
         raise InvalidOptionError(str(exc)) from None
-    return Target(name=table, iceberg=iceberg, types=types, fields=fields, dimensions=dimensions, bits=bits)
+    return Target(
+        name=table, iceberg=iceberg, types=types, fields=fields, dimensions=dimensions, bits=bits, widths=widths
+    )
 
 
 def select_rewrite(
@@ -434,7 +451,7 @@ def fit_or_keep_spec(
         target.types,
         curve=options.curve,
         mapping=options.mapping,
-        bits=target.bits,
+        bits=target.column_bits,
         rows=sum(f.record_count for f in files),
         dimensions=target.dimensions,
     )
@@ -544,7 +561,7 @@ def _fit_spec(
     *,
     curve: str,
     mapping: str,
-    bits: int,
+    bits: Mapping[str, int],
     rows: int,
     dimensions: Mapping[str, ResolvedDimension] | None = None,
 ) -> tuple[ClusteringSpec, pa.Table]:
@@ -559,7 +576,7 @@ def _fit_spec(
     if fraction < 1.0:
         frame = frame.sample(fraction=fraction, seed=7)
     sample = collect_arrow(frame.limit(SAMPLE_ROWS))
-    fixed = {c: fit_dimension(spark, dimensions[c], bits) for c in columns if c in dimensions}
+    fixed = {c: fit_dimension(spark, dimensions[c], bits[c]) for c in columns if c in dimensions}
     return spec_from_sample(sample, types, curve=curve, mapping=mapping, bits=bits, fixed=fixed), sample
 
 
@@ -569,6 +586,8 @@ def _same_layout(spec: ClusteringSpec, target: Target, curve: str, mapping: str)
     dimensions = target.dimensions
     wanted = RankMapping if mapping == "rank" else RawMapping
     if list(spec.field_ids) != [target.fields[c].id for c in target.columns] or spec.curve != curve:
+        return False
+    if spec.widths != target.widths:  # weighted otherwise
         return False
     for column in spec.columns:
         asked = dimensions.get(column.name)
@@ -591,7 +610,13 @@ def _same_layout(spec: ClusteringSpec, target: Target, curve: str, mapping: str)
     return True
 
 
-def _summary(spec: ClusteringSpec, columns: list[str], mapping: str, target_file_size: int) -> str:
+def _summary(
+    spec: ClusteringSpec,
+    columns: list[str],
+    mapping: str,
+    target_file_size: int,
+    weights: tuple[float, ...] | None = None,
+) -> str:
     """The layout as the table property ``zskip.clustering`` records it: what status shows and what
     ``zskip maintain`` repeats."""
     dimensions = {
@@ -614,7 +639,8 @@ def _summary(spec: ClusteringSpec, columns: list[str], mapping: str, target_file
             "bits": spec.bits,
             "target_file_size": target_file_size,
         }
-        | ({"dimensions": dimensions} if dimensions else {}),
+        | ({"dimensions": dimensions} if dimensions else {})
+        | ({"weights": list(weights)} if weights is not None else {}),
         separators=(",", ":"),
     )
 

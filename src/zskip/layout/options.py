@@ -29,6 +29,7 @@ class OptimizeOptions:
     max_group_size: int  # bytes
     partial_progress: bool
     max_commits: int
+    weights: tuple[float, ...] | None = None  # per column of ``columns``; None: every column alike
 
     @classmethod
     def check(
@@ -44,6 +45,7 @@ class OptimizeOptions:
         max_group_size: int | str,
         partial_progress: bool,
         max_commits: int,
+        weights: Mapping[str, float] | None = None,
     ) -> OptimizeOptions:
         """The options, or ``InvalidOptionError`` saying which one is wrong and what it should be."""
         for name, value in (("curve", curve), ("mapping", mapping), ("mode", mode)):
@@ -67,6 +69,7 @@ class OptimizeOptions:
         row_group = parse_size(row_group_size, name="row_group_size")
         max_group = parse_size(max_group_size, name="max_group_size")
         columns, dimensions = _columns(by)
+        weighted = _weights(weights, columns, curve)
         return cls(
             columns=columns,
             dimensions=MappingProxyType(dimensions),
@@ -79,7 +82,36 @@ class OptimizeOptions:
             max_group_size=max_group,
             partial_progress=partial_progress,
             max_commits=max_commits,
+            weights=weighted,
         )
+
+
+def _weights(weights: Mapping[str, float] | None, columns: tuple[str, ...], curve: str) -> tuple[float, ...] | None:
+    """Each column's weight (1 where ``weights`` names none), or ``None`` when they are all alike."""
+    if weights is None:
+        return None
+    if not isinstance(weights, Mapping):
+        raise InvalidOptionError(f"weights must map columns of by to numbers, such as {{'a': 2}}, not {weights!r}")
+    by_name = {c.lower(): c for c in columns}
+    found: dict[str, float] = {}
+    for name, weight in weights.items():
+        column = by_name.get(str(name).lower())
+        if column is None:
+            raise InvalidOptionError(
+                f"weights names {name!r}, which by does not list ({', '.join(columns)}): weigh columns of by"
+            )
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0 or weight == float("inf"):
+            raise InvalidOptionError(f"the weight of {name!r} must be a positive number, not {weight!r}")
+        found[column] = float(weight)
+    chosen = tuple(found.get(c, 1.0) for c in columns)
+    if len(set(chosen)) == 1:
+        return None
+    if curve == "hilbert":
+        raise InvalidOptionError(
+            "weights need curve='zorder' (or 'linear'): a Hilbert curve turns through cubes, every column "
+            "at the same resolution"
+        )
+    return chosen
 
 
 def _columns(by: Sequence[str | Dimension] | str) -> tuple[tuple[str, ...], dict[str, Dimension]]:

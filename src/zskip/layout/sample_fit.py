@@ -33,14 +33,17 @@ def spec_from_sample(
     *,
     curve: str,
     mapping: str,
-    bits: int,
+    bits: int | Mapping[str, int],
     fixed: Mapping[str, DimensionMapping] | None = None,
 ) -> ClusteringSpec:
     """The spec clustering ``types``' columns (in order) along ``curve``, each column mapped by
-    ``mapping`` fitted on ``sample``'s values, except the columns ``fixed`` maps already."""
+    ``mapping`` fitted on ``sample``'s values, except the columns ``fixed`` maps already.  ``bits``:
+    every column's rank width, or each one's (a weighted curve)."""
     fixed = fixed or {}
+    widths = {column: bits for column in types} if isinstance(bits, int) else dict(bits)
     mappings = []
     for column, dtype in types.items():
+        width = widths[column]
         fitted: RankMapping | RawMapping | DimensionMapping
         if column in fixed:
             fitted = fixed[column]
@@ -48,11 +51,15 @@ def spec_from_sample(
             keys = order_key_u64(sample[column]) if sample.num_rows else np.zeros(0, np.uint64)
             if mapping == "raw":
                 valid = sample[column].is_valid().to_numpy(zero_copy_only=False) if sample.num_rows else None
-                fitted = RawMapping.fit(keys, valid, bits, raw_width(dtype))
+                fitted = RawMapping.fit(keys, valid, width, raw_width(dtype))
             else:
-                fitted = RankMapping.fit(keys, bits, max_boundaries=MAX_BOUNDARIES)
+                fitted = RankMapping.fit(keys, width, max_boundaries=MAX_BOUNDARIES)
         mappings.append(ColumnMapping(column, fitted))
-    return ClusteringSpec(curve=curve, bits=bits, columns=tuple(mappings))
+    column_widths = tuple(widths[column] for column in types)
+    weighted = len(set(column_widths)) > 1
+    return ClusteringSpec(
+        curve=curve, bits=max(column_widths), columns=tuple(mappings), widths=column_widths if weighted else None
+    )
 
 
 def raw_width(dtype: DataType) -> int:

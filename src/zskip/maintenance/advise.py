@@ -23,7 +23,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,7 +33,15 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType
 
-from zskip.curves import CURVES, bits_per_column, order_key_u64
+from zskip.curves import (
+    CURVES,
+    DimensionMapping,
+    RankMapping,
+    RawMapping,
+    bits_for_weights,
+    bits_per_column,
+    order_key_u64,
+)
 from zskip.display import Progress
 from zskip.errors import InvalidOptionError, UnknownColumnError, ZskipError
 from zskip.expr import AlwaysTrue, Column, Expr, columns_of, equality_values
@@ -50,7 +58,17 @@ from zskip.indexing.api import create_index
 from zskip.layout.dimensions import Dimension
 from zskip.layout.optimize import DEFAULT_ROW_GROUP_SIZE, ROW_GROUP_PROPERTY, optimize
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
-from zskip.maintenance.forecasts import CURRENT, Advice, IndexForecast, LayoutForecast, QueryForecast, WorkloadQuery
+from zskip.maintenance.axis_weights import axis_weights
+from zskip.maintenance.forecasts import (
+    CURRENT,
+    Advice,
+    IndexForecast,
+    LayoutForecast,
+    LayoutKey,
+    QueryForecast,
+    WorkloadQuery,
+    layout_key,
+)
 from zskip.maintenance.maintain import recorded_layout
 from zskip.maintenance.simulate import Cells, cut_sample, index_conjunct, kept_by_minmax, read_chances
 from zskip.maintenance.stars import (
@@ -76,6 +94,7 @@ log = logging.getLogger(__name__)
 
 POOL_COLUMNS = 5  # the most filtered columns candidates are drawn from
 RAW_TRIES = 3  # multi-column candidates also tried with raw mapping
+WEIGHTED_TRIES = 3  # the best multi-column candidates also tried as a zorder weighted by the workload
 INDEX_GAIN = 0.9  # an index is added when it leaves at most this share of the row groups read
 
 
@@ -397,12 +416,12 @@ class _Simulator:
             name for name in sample.column_names if pa.types.is_floating(sample.schema.field(name).type)
         )
         self.weight = sum(q.weight for q in workload)
-        self._cells: dict[tuple[Axis, ...], Cells] = {}
-        self._kept: dict[tuple[Axis, ...], list[np.ndarray]] = {}  # per query: the row groups min/max keeps
-        self._matches: dict[tuple[tuple[Axis, ...], str], list[np.ndarray | None]] = {}
+        self._cells: dict[LayoutKey, Cells] = {}
+        self._kept: dict[LayoutKey, list[np.ndarray]] = {}  # per query: the row groups min/max keeps
+        self._matches: dict[tuple[LayoutKey, str], list[np.ndarray | None]] = {}
         self._rows: dict[str, list[np.ndarray | None]] = {}
         self._expected: dict[str, list[float | None]] = {}
-        self._admitted_cache: dict[tuple[tuple[Axis, ...], str, int], np.ndarray] = {}
+        self._admitted_cache: dict[tuple[LayoutKey, str, int], np.ndarray] = {}
         self._now: list[tuple[int, int, int]] = []  # per query: files, row groups, rows read now
         self.fraction = sample.num_rows / max(rows, 1)  # of the table's rows, in the sample
 
@@ -459,11 +478,20 @@ class _Simulator:
         the footers say)."""
         return self.with_indexes((CURRENT,), (), CURRENT, "", ())
 
-    def simulate(self, axes: Sequence[Axis], types: dict[str, DataType], curve: str, mapping: str) -> LayoutForecast:
+    def simulate(
+        self,
+        axes: Sequence[Axis],
+        types: dict[str, DataType],
+        curve: str,
+        mapping: str,
+        weights: tuple[float, ...] | None = None,
+    ) -> LayoutForecast:
         """``axes`` along ``curve``, columns with ``mapping`` (``types``: theirs and the foreign keys'),
-        dimensions through their recorded key order, fitted and cut as optimize would."""
-        bits = bits_per_column(len(axes))
-        through = {a: self.dimensions.mapping(a, bits) for a in axes if isinstance(a, Dimension)}
+        dimensions through their recorded key order, each axis ``weights``' share of the curve (zorder),
+        fitted and cut as optimize would."""
+        widths = bits_for_weights(weights) if weights is not None else (bits_per_column(len(axes)),) * len(axes)
+        bits = dict(zip((axis_column(a) for a in axes), widths, strict=True))
+        through = {a: self.dimensions.mapping(a, bits[a.foreign_key]) for a in axes if isinstance(a, Dimension)}
         spec = spec_from_sample(
             self.sample,
             {axis_column(a): types[axis_column(a)] for a in axes},
@@ -473,23 +501,29 @@ class _Simulator:
             fixed={a.foreign_key: m for a, m in through.items()},
         )
         sample = with_ranks(self.sample, through)
-        cells = cut_sample(sample, spec.keys(self.sample), self.files, self.rows_per_group, self.rows)
-        key = (*axes, curve, mapping)
+        monotone = {  # the columns whose curve ranks follow their values (not those through a dimension)
+            column.name: _ranks_of(column.mapping)
+            for column in spec.columns
+            if not isinstance(column.mapping, DimensionMapping)
+        }
+        cells = cut_sample(sample, spec.keys(self.sample), self.files, self.rows_per_group, self.rows, monotone)
+        key = layout_key(axes, curve, mapping, weights)
         self._cells[key] = cells
         self._kept[key] = [
             kept_by_minmax(cells, q.expr, self.floats)
             & join_kept(cells.stats_columns, cells.row_groups, q.joins, through)
             for q in self.workload
         ]
-        return self.with_indexes(key, tuple(axes), curve, mapping, ())
+        return self.with_indexes(key, tuple(axes), curve, mapping, (), weights)
 
     def with_indexes(
         self,
-        key: tuple[Axis, ...],
+        key: LayoutKey,
         columns: tuple[Axis, ...],
         curve: str,
         mapping: str,
         indexes: tuple[IndexForecast, ...],
+        weights: tuple[float, ...] | None = None,
     ) -> LayoutForecast:
         """The layout ``key`` with exact indexes on ``indexes``' columns: a query's row group is read
         with the least of the chances its indexed columns' conditions give (``read_chances``)."""
@@ -529,18 +563,24 @@ class _Simulator:
             rows_minmax=plain / self.weight,
             queries=tuple(forecasts),
             indexes=indexes,
+            weights=weights,
         )
 
     def add_indexes(self, layout: LayoutForecast, types: dict[str, DataType]) -> LayoutForecast:
         """``layout`` with indexes added one at a time, the one saving most row groups first, while
         each leaves at most ``INDEX_GAIN`` of the rows read before it."""
-        key = (CURRENT,) if not layout.rewrites else (*layout.columns, layout.curve, layout.mapping)
+        key = layout.key
         best = layout
         while True:
             chosen = {i.column for i in best.indexes}
             tries = [
                 self.with_indexes(
-                    key, layout.columns, layout.curve, layout.mapping, (*best.indexes, self._index(key, column))
+                    key,
+                    layout.columns,
+                    layout.curve,
+                    layout.mapping,
+                    (*best.indexes, self._index(key, column)),
+                    layout.weights,
                 )
                 for column in types
                 if column not in chosen and any(m is not None for m in self._index_matches(key, column))
@@ -550,7 +590,36 @@ class _Simulator:
                 return best
             best = min(better, key=lambda t: t.rows)
 
-    def _index_matches(self, key: tuple[Axis, ...], column: str) -> list[np.ndarray | None]:
+    def weights_for(self, axes: Sequence[Axis]) -> tuple[float, ...] | None:
+        """Each of ``axes``' share of a weighted curve, from how narrowly the workload filters on it
+        (``zskip.maintenance.axis_weights``); ``None``: alike."""
+        shares = [[self._share(number, axis) for number in range(len(self.workload))] for axis in axes]
+        groups = max(
+            self.files, self.rows / self.rows_per_group
+        )  # a rewritten table's row groups, at least a file each
+        prefix = max(1, math.ceil(math.log2(max(2.0, groups))))  # the bits that pick one of them
+        return axis_weights(shares, [q.weight for q in self.workload], prefix)
+
+    def _share(self, number: int, axis: Axis) -> float | None:
+        """The share of the table's rows query ``number``'s conditions on ``axis`` keep (None: it sets none):
+        for a column, its conditions' expected rows; through a dimension, the sampled rows whose
+        foreign key is one of the keys the query's dimension filter matched."""
+        if isinstance(axis, str):
+            expected = self._expected_rows(axis)[number]
+            return None if expected is None else min(1.0, expected / max(self.rows, 1))
+        foreign = self.sample[axis.foreign_key]
+        shares = []
+        for join in self.workload[number].joins:
+            if not join.reaches(axis) or join.keys is None:
+                continue
+            try:
+                held = pc.is_in(foreign, value_set=join.keys.cast(foreign.type))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                continue  # keys the foreign key's type cannot hold: no share to tell
+            shares.append((int(pc.sum(held).as_py() or 0) + 0.5) / max(self.sample.num_rows, 1))
+        return min(shares, default=None)
+
+    def _index_matches(self, key: LayoutKey, column: str) -> list[np.ndarray | None]:
         """Per query, the sample rows per row group matching its conditions on ``column`` (None: it
         has none an index could check)."""
         if (key, column) not in self._matches:
@@ -565,7 +634,7 @@ class _Simulator:
             self._matches[(key, column)] = found
         return self._matches[(key, column)]
 
-    def _admitted(self, key: tuple[Axis, ...], column: str, number: int) -> np.ndarray | None:
+    def _admitted(self, key: LayoutKey, column: str, number: int) -> np.ndarray | None:
         """The row groups of layout ``key`` whose min/max admits query ``number``'s conditions on
         ``column`` (None: the current layout, whose statistics the simulation does not hold)."""
         cells = self._cells[key]
@@ -610,7 +679,7 @@ class _Simulator:
             self._expected[column] = found
         return self._expected[column]
 
-    def _index(self, key: tuple[Axis, ...], column: str) -> IndexForecast:
+    def _index(self, key: LayoutKey, column: str) -> IndexForecast:
         """The first kind (``zskip.fileindex.kinds.KINDS``) that answers every condition the workload puts
         on ``column`` (a bloom filter for equalities only, else a bitmap); its size from the column's
         distinct values in the sample."""
@@ -629,6 +698,15 @@ class _Simulator:
         distinct = len(pc.unique(self.sample[column].drop_null()))
         share = distinct / max(1, self.sample.num_rows)
         return parts, self.rows * share if share > 0.5 else distinct  # mostly unique values grow with rows
+
+
+def _ranks_of(mapping: RankMapping | RawMapping) -> Callable[[pa.Array], np.ndarray]:
+    """Each value's rank under ``mapping`` (``spec_from_sample`` fits rank or raw mappings only)."""
+
+    def ranks(values: pa.Array) -> np.ndarray:
+        return mapping.ranks(order_key_u64(values))
+
+    return ranks
 
 
 def _order(layout: LayoutForecast) -> tuple[float, float, int, int, int, int, int]:
@@ -670,6 +748,18 @@ def _rank(
     for layout in raw_tries[:RAW_TRIES]:
         raw = simulator.simulate(layout.columns, keyed, layout.curve, "raw")
         layouts.append(simulator.add_indexes(raw, types))
+    layouts.sort(key=_order)
+    tried: set[LayoutKey] = set()
+    for layout in [lay for lay in layouts if lay.rewrites and len(lay.columns) > 1]:
+        if len(tried) == WEIGHTED_TRIES:
+            break
+        weights = simulator.weights_for(layout.columns)
+        key = layout_key(layout.columns, "zorder", layout.mapping, weights)
+        if weights is None or key in tried:
+            continue
+        tried.add(key)
+        weighted = simulator.simulate(layout.columns, keyed, "zorder", layout.mapping, weights)
+        layouts.append(simulator.add_indexes(weighted, types))
     return sorted(layouts, key=_order)
 
 
@@ -725,6 +815,9 @@ def _apply(spark: SparkSession, advice: Advice, target: int, row_group_size: int
             by=list(best.columns),
             curve=best.curve,
             mapping=best.mapping,
+            weights=dict(zip((axis_column(a) for a in best.columns), best.weights, strict=True))
+            if best.weights is not None
+            else None,
             target_file_size=target,
             row_group_size=row_group_size,
             mode="full",

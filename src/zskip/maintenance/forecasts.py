@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from zskip.display import Displayed
@@ -12,7 +13,16 @@ from zskip.expr.sql import to_sql
 from zskip.maintenance.stars import Axis, StarJoin, axis_label
 from zskip.units import format_bytes
 
-__all__ = ["CURRENT", "Advice", "IndexForecast", "LayoutForecast", "QueryForecast", "WorkloadQuery"]
+__all__ = [
+    "CURRENT",
+    "Advice",
+    "IndexForecast",
+    "LayoutForecast",
+    "LayoutKey",
+    "QueryForecast",
+    "WorkloadQuery",
+    "layout_key",
+]
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,14 @@ class IndexForecast:
 CURRENT = "current"  # the curve of the candidate that keeps the table's layout as it is
 
 
+LayoutKey = tuple[object, ...]  # a candidate layout's identity (see ``layout_key``)
+
+
+def layout_key(axes: Sequence[Axis], curve: str, mapping: str, weights: Sequence[float] | None = None) -> LayoutKey:
+    """A candidate layout's identity among the simulated ones (indexes aside)."""
+    return (*axes, curve, mapping, *(("weights", tuple(weights)) if weights is not None else ()))
+
+
 @dataclass(frozen=True)
 class LayoutForecast:
     """A candidate: a layout (or the current one) with the indexes advised for it, and what the
@@ -77,14 +95,24 @@ class LayoutForecast:
     rows_minmax: float  # rows read without the indexes
     queries: tuple[QueryForecast, ...] = field(repr=False)
     indexes: tuple[IndexForecast, ...] = ()
+    weights: tuple[float, ...] | None = None  # per axis of ``columns`` (a weighted zorder); None: alike
 
     @property
     def rewrites(self) -> bool:
         return self.curve != CURRENT
 
     @property
+    def key(self) -> LayoutKey:
+        """What tells this layout (without its indexes) from the other candidates."""
+        if not self.rewrites:
+            return (CURRENT,)
+        return layout_key(self.columns, self.curve, self.mapping, self.weights)
+
+    @property
     def label(self) -> str:
-        layout = f"{self.curve} over {', '.join(axis_label(c) for c in self.columns)} ({self.mapping})"
+        weights = self.weights or (1.0,) * len(self.columns)
+        axes = [axis_label(c) + (f" x{w:g}" if w != 1.0 else "") for c, w in zip(self.columns, weights, strict=True)]
+        layout = f"{self.curve} over {', '.join(axes)} ({self.mapping})"
         if not self.rewrites:
             layout = "the current layout"
         return " + ".join([layout, *(i.label for i in self.indexes)])

@@ -64,6 +64,14 @@ class RecordedLayout:
     curve: str
     mapping: str
     target_file_size: int
+    weights: tuple[float, ...] | None = None  # per column of ``by``; None: every column alike
+
+    def weights_by_column(self) -> dict[str, float] | None:
+        """``weights`` as ``zskip.optimize`` takes them: by the name of each column of ``by``."""
+        if self.weights is None:
+            return None
+        names = [c.foreign_key if isinstance(c, Dimension) else c for c in self.by]
+        return dict(zip(names, self.weights, strict=True))
 
 
 @dataclass(frozen=True)
@@ -195,6 +203,7 @@ def layout_from_summary(
             curve=str(data["curve"]),
             mapping=str(data["mapping"]),
             target_file_size=int(data.get("target_file_size", DEFAULT_TARGET_FILE_SIZE)),
+            weights=tuple(float(w) for w in data["weights"]) if data.get("weights") is not None else None,
         )
     except InvalidOptionError:
         raise
@@ -264,6 +273,7 @@ def run_cycle(spark: SparkSession, table: str, number: int, attempts: int, progr
                 mapping=layout.mapping,
                 target_file_size=layout.target_file_size,
                 row_group_size=row_group_size,
+                weights=layout.weights_by_column(),
                 mode="incremental",
                 progress=progress,
             ),

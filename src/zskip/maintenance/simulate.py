@@ -4,8 +4,10 @@ Optimize sorts a table's rows by curve key, cuts them into files near curve-cell
 (``FileCuts``), and Parquet cuts each file into row groups of equal size.  Cutting a sample sorted by
 the same key the same way gives each simulated row group the rows a real one would get, thinned out;
 the min/max of those rows, widened to what the real row group's many more rows would reach
-(``group_stats``), is the simulated row group's statistics, and a query's predicate checked against
-them (``might_match``, as the planner checks real statistics) says whether it would read it.
+(``group_stats``: further along its distribution, and on a clustered column to the edges of the
+curve cells it holds, which the real rows fill), is the simulated row group's statistics, and a
+query's predicate checked against them (``might_match``, as the planner checks real statistics)
+says whether it would read it.
 
 An exact index (bloom filter, bitmap) on a column also skips row groups whose statistics admit a value
 they do not hold.  Rows of the sample matching the query's conditions on that column say which row
@@ -16,7 +18,7 @@ with the chance a Poisson model of the matches' density gives (``read_chances``)
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,10 +64,18 @@ class Cells:
         return float(np.sum(1.0 - unread))
 
 
-def cut_sample(sample: pa.Table, keys: np.ndarray, files: int, rows_per_group: float, rows: int) -> Cells:
+def cut_sample(
+    sample: pa.Table,
+    keys: np.ndarray,
+    files: int,
+    rows_per_group: float,
+    rows: int,
+    cells_of: Mapping[str, Callable[[pa.Array], np.ndarray]] | None = None,
+) -> Cells:
     """``sample`` cut as optimize cuts the table's ``rows`` rows: into ``files`` files where
     ``FileCuts`` would end them (near curve-cell boundaries, heavy keys split by a row hash), each file
-    sorted by key and cut into row groups of ``rows_per_group`` table rows."""
+    sorted by key and cut into row groups of ``rows_per_group`` table rows.  ``cells_of``: for the
+    columns the curve maps monotonically, each value's rank on it (see ``group_stats``)."""
     sampled = sample.num_rows
     files = max(1, min(files, sampled))
     u = np.random.default_rng(0).random(sampled)  # stands in for optimize's row hash
@@ -89,12 +99,15 @@ def cut_sample(sample: pa.Table, keys: np.ndarray, files: int, rows_per_group: f
         sample_rows=group_sizes,
         real_rows=(sizes[file_of] * scale / per_file[file_of]).astype(float),
         group_of_row=group_of_row,
-        stats=group_stats(sample.take(pa.array(order)), starts, rows / max(len(starts), 1)),
+        stats=group_stats(sample.take(pa.array(order)), starts, rows / max(len(starts), 1), cells_of),
     )
 
 
 def group_stats(
-    ordered: pa.Table, starts: np.ndarray, real_rows: float | None = None
+    ordered: pa.Table,
+    starts: np.ndarray,
+    real_rows: float | None = None,
+    cells_of: Mapping[str, Callable[[pa.Array], np.ndarray]] | None = None,
 ) -> tuple[dict[str, ColumnStats], ...]:
     """Min/max, NULLs and values of every column over each run of rows ``starts[i]:starts[i+1]``.
 
@@ -104,6 +117,11 @@ def group_stats(
     ``real_rows`` rows from there span ``(real_rows - 1) / (real_rows + 1)`` of it.  A column the
     layout clusters keeps narrow bounds; one it does not reaches into its tails, as a real row group
     of thousands of rows does (a sample of a hundred seldom holds the top per mille).
+
+    ``cells_of`` (with ``real_rows``) gives, for a column the curve maps monotonically, the rank of
+    each of its values: a run's bounds then also reach the first and last sampled value of the ranks
+    at its ends.  A row group holds every real row of the curve cells it spans, so its bounds on a
+    clustered column end where a rank's values end, not where the sample's few rows in it happen to.
     """
     groups = len(starts)
     per_group: list[dict[str, ColumnStats]] = [{} for _ in range(groups)]
@@ -114,16 +132,23 @@ def group_stats(
             valid = valid & ~np.isnan(column.fill_null(0).to_numpy(zero_copy_only=False))  # NaN is in no bound
         values = np.add.reduceat(valid.astype(np.int64), starts) if len(valid) else np.zeros(groups, np.int64)
         nulls = np.add.reduceat((~column.is_valid().to_numpy(zero_copy_only=False)).astype(np.int64), starts)
-        lows, highs = _bounds(column, starts, valid, values, real_rows)
+        ranks = (cells_of or {}).get(name) if real_rows is not None else None
+        lows, highs = _bounds(column, starts, valid, values, real_rows, ranks)
         for i in range(groups):
             per_group[i][name] = ColumnStats(lows[i], highs[i], bool(values[i]), int(nulls[i]), int(values[i]))
     return tuple(per_group)
 
 
 def _bounds(
-    column: pa.Array, starts: np.ndarray, valid: np.ndarray, values: np.ndarray, real_rows: float | None
+    column: pa.Array,
+    starts: np.ndarray,
+    valid: np.ndarray,
+    values: np.ndarray,
+    real_rows: float | None,
+    ranks: Callable[[pa.Array], np.ndarray] | None = None,
 ) -> tuple[list[Any], list[Any]]:
-    """Per-run min and max of ``column`` (widened for ``real_rows``, see ``group_stats``)."""
+    """Per-run min and max of ``column`` (widened for ``real_rows`` and to the edges of ``ranks``'
+    cells, see ``group_stats``)."""
     counted = pc.value_counts(column.filter(pa.array(valid)))
     order = pc.sort_indices(counted.field("values"))
     distinct = counted.field("values").take(order)
@@ -147,6 +172,13 @@ def _bounds(
         wider_high = np.searchsorted(position, top + grow, side="right") - 1
         low = np.where(stretchable, np.minimum(low, wider_low), low)
         high = np.where(stretchable, np.maximum(high, np.clip(wider_high, 0, len(distinct) - 1)), high)
+    if ranks is not None:
+        rank = np.asarray(ranks(distinct), dtype=np.uint64)  # ascending with the values: a monotone mapping
+        held = values > 0
+        first = np.searchsorted(rank, rank[np.clip(low, 0, len(distinct) - 1)], side="left")
+        last = np.searchsorted(rank, rank[np.clip(high, 0, len(distinct) - 1)], side="right") - 1
+        low = np.where(held, np.minimum(low, first), low)
+        high = np.where(held, np.maximum(high, last), high)
     python = distinct.to_pylist()
     lows = [python[int(low[i])] if values[i] else None for i in range(len(starts))]
     highs = [python[int(high[i])] if values[i] else None for i in range(len(starts))]

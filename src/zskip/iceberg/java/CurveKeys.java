@@ -22,7 +22,7 @@ import org.apache.spark.sql.api.java.UDF2;
 public class CurveKeys implements Serializable {
   private static final long serialVersionUID = 1L;
 
-  static final int VERSION = 1;
+  static final int VERSION = 2;
   // carriers: how a column's value arrives (see zskip.layout.curve_keys.carrier)
   static final int LONG = 0;
   static final int DOUBLE = 1;
@@ -46,6 +46,10 @@ public class CurveKeys implements Serializable {
   private final int[] carriers;
   private final int[] mappings;
   private final int[] mappingBits;
+  // a weighted Z curve (columns of unequal widths): key bit p from the top is bit zShift[p] of the
+  // rank of column zColumn[p] (zskip.curves.interleave.weighted_bit_order); empty otherwise
+  private final int[] zColumn;
+  private final int[] zShift;
   private final long[][] sorted; // RANK: boundaries; LOOKUP: the dimension's keys, ascending
   private final long[][] flipped; // RANK: the boundaries with their top bit flipped
   private final long[][] lookupRanks; // LOOKUP: the rank of each sorted key
@@ -67,6 +71,15 @@ public class CurveKeys implements Serializable {
     curve = (int) in.getLong();
     bits = (int) in.getLong();
     dims = (int) in.getLong();
+    int weighted = (int) in.getLong();
+    zColumn = new int[weighted];
+    zShift = new int[weighted];
+    for (int p = 0; p < weighted; p++) {
+      zColumn[p] = (int) in.getLong();
+    }
+    for (int p = 0; p < weighted; p++) {
+      zShift[p] = (int) in.getLong();
+    }
     carriers = new int[dims];
     mappings = new int[dims];
     mappingBits = new int[dims];
@@ -126,14 +139,14 @@ public class CurveKeys implements Serializable {
       ranks[c] = rank(c, orderKey(carriers[c], row.get(c)));
     }
     if (curve == ZORDER) {
-      return interleave(ranks);
+      return zColumn.length > 0 ? interleaveWeighted(ranks) : interleave(ranks);
     }
     if (curve == HILBERT) {
       return dims == 1 ? ranks[0] : interleave(transpose(ranks));
     }
     long key = 0L;
     for (int c = 0; c < dims; c++) {
-      key = (key << bits) | ranks[c];
+      key = (key << (zColumn.length > 0 ? mappingBits[c] : bits)) | ranks[c];
     }
     return key;
   }
@@ -271,6 +284,16 @@ public class CurveKeys implements Serializable {
       for (int i = 0; i < bits; i++) {
         key |= ((r >>> i) & 1L) << (i * dims + offset);
       }
+    }
+    return key;
+  }
+
+  /** A weighted Z curve: each key bit from the top, from the column and bit the order names. */
+  private long interleaveWeighted(long[] ranks) {
+    int total = zColumn.length;
+    long key = 0L;
+    for (int p = 0; p < total; p++) {
+      key |= ((ranks[zColumn[p]] >>> zShift[p]) & 1L) << (total - 1 - p);
     }
     return key;
   }

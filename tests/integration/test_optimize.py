@@ -251,7 +251,7 @@ def test_weights_narrow_the_files_in_the_heavier_column_and_maintain_keeps_them(
     for e, h in zip(even, heavy, strict=True):
         assert h.rows_matching == e.rows_matching
     assert sum(h.files_read for h in heavy) < sum(e.files_read for e in even), (heavy, even)
-    for where in narrow + ["d < DATE'1991-06-01' AND a < 500"]:  # every row a plain read returns, through zskip
+    for where in [*narrow, "d < DATE'1991-06-01' AND a < 500"]:  # every row a plain read returns, through zskip
         assert sorted(zskip.read(spark, weighted, where=where).collect()) == sorted(
             spark.table(weighted).where(where).collect()
         )

@@ -16,6 +16,7 @@ keys are looked up between each row group's min/max of the foreign key.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -37,6 +38,7 @@ __all__ = [
     "StarJoin",
     "axis_column",
     "axis_label",
+    "hierarchy_order",
     "join_kept",
     "rank_column",
     "star_axes",
@@ -90,8 +92,9 @@ def axis_label(axis: Axis) -> str:
 
 def star_axes(spark: SparkSession, joins: Sequence[tuple[StarJoin, int]]) -> dict[Dimension, int]:
     """A ``Dimension`` axis for each foreign key and dimension the workload filters (``joins``: each
-    with the scans that ran it), its hierarchy the columns the filters name, fewest distinct values
-    first; with how many scans filter through it."""
+    with the scans that ran it), its hierarchy the columns the filters name, coarsest first, each
+    level refining those before it where one does (``hierarchy_order``); with how many scans filter
+    through it."""
     reached: dict[tuple[str, str, str], tuple[StarJoin, set[str], int]] = {}
     for join, weight in joins:
         at = (join.foreign_key.lower(), join.dimension.lower(), join.key.lower())
@@ -106,13 +109,54 @@ def star_axes(spark: SparkSession, joins: Sequence[tuple[StarJoin, int]]) -> dic
 
 
 def _coarsest_first(spark: SparkSession, table: str, columns: list[str]) -> list[str]:
-    """``columns`` of ``table`` by how many distinct values each holds, fewest first (one Spark job)."""
+    """``columns`` of ``table`` as a hierarchy (``hierarchy_order``), from their distinct values and
+    their pairs' (one Spark job; approximate counts, within 1%)."""
     if len(columns) < 2:
         return columns
-    counts = spark.table(table).agg(*[F.approx_count_distinct(quoted(c)).alias(f"c{i}") for i, c in enumerate(columns)])
-    row = counts.first()
+    pairs = list(itertools.combinations(range(len(columns)), 2))
+    singles = [F.approx_count_distinct(quoted(c), rsd=0.01).alias(f"c{i}") for i, c in enumerate(columns)]
+    joint = [
+        F.approx_count_distinct(F.struct(quoted(columns[i]), quoted(columns[j])), rsd=0.01).alias(f"p{i}_{j}")
+        for i, j in pairs
+    ]
+    row = spark.table(table).agg(*singles, *joint).first()
     assert row is not None
-    return [c for _, c in sorted((row[f"c{i}"], c) for i, c in enumerate(columns))]
+    counts = {c: int(row[f"c{i}"]) for i, c in enumerate(columns)}
+    together = {(columns[i], columns[j]): int(row[f"p{i}_{j}"]) for i, j in pairs}
+    return hierarchy_order(counts, together)
+
+
+FD_SLACK = 1.03  # a pair with at most this many times the finer column's distinct values: it determines the other
+
+
+def hierarchy_order(counts: Mapping[str, int], together: Mapping[tuple[str, str], int]) -> list[str]:
+    """Columns as levels of a hierarchy, coarsest first: each next level is the column with the fewest
+    distinct values among those that determine every level before it (``B`` determines ``A`` when
+    the pair ``(A, B)`` has about as many distinct values as ``B`` alone: a month names its year),
+    else, when none does, the column with the fewest.  ``together``: the pairs' distinct values.
+
+    A filter on one level then reads a contiguous run of the dimension's key order: with dates
+    ordered (year, month, week) a month is one run, where (year, week, month) scatters it.
+
+    >>> hierarchy_order({"year": 7, "week": 53, "month": 84},
+    ...                 {("year", "week"): 371, ("year", "month"): 84, ("week", "month"): 300})
+    ['year', 'month', 'week']
+    """
+
+    def pair(a: str, b: str) -> int:
+        return together.get((a, b), together.get((b, a), 0))
+
+    def determines(finer: str, coarser: str) -> bool:
+        return pair(finer, coarser) <= FD_SLACK * counts[finer]
+
+    order: list[str] = []
+    left = sorted(counts, key=lambda c: (counts[c], c))
+    while left:
+        refining = [c for c in left if order and all(determines(c, level) for level in order)]
+        chosen = (refining or left)[0]
+        order.append(chosen)
+        left.remove(chosen)
+    return order
 
 
 class DimensionAxes:

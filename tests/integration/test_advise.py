@@ -147,8 +147,8 @@ def test_advise_says_what_is_wrong_and_changes_nothing(spark, table, tmp_path: P
         zskip.advise(spark, table)
     with pytest.raises(zskip.InvalidOptionError, match="does not exist"):
         zskip.advise(spark, table, queries=tmp_path / "missing.sql")
-    with pytest.raises(zskip.InvalidOptionError, match="max_columns must be 1, 2, 3 or 4"):
-        zskip.advise(spark, table, queries=_ranges_on_a(1), max_columns=5)
+    with pytest.raises(zskip.InvalidOptionError, match="max_columns must be a whole number from 1 to 6"):
+        zskip.advise(spark, table, queries=_ranges_on_a(1), max_columns=7)
     with pytest.raises(zskip.InvalidOptionError, match="no query of the workload filters"):
         zskip.advise(spark, table, queries=["SELECT 1"])
     with pytest.raises(zskip.UnknownTableError):

@@ -27,7 +27,13 @@ from zskip.cli.progress import progress_bar
     type=click.Path(dir_okay=False),
     help="A file of SQL queries (separated by ;) to advise on instead of TABLE's workload log.",
 )
-@click.option("--max-columns", default=4, show_default=True, type=click.IntRange(1, 4), help="Columns per layout.")
+@click.option(
+    "--max-columns",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 6),
+    help="Axes per layout (columns and dimensions), at most 6; each more multiplies the layouts to simulate.",
+)
 @click.option("--target-file-size", help="File size optimize would write (default: the recorded layout's, else 128MB).")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1), help="Candidates to list.")
 @click.option("--apply", is_flag=True, help="Optimize to the best candidate and build its indexes.")

@@ -93,6 +93,7 @@ __all__ = ["advise", "read_queries", "split_statements"]
 log = logging.getLogger(__name__)
 
 POOL_COLUMNS = 5  # the most filtered columns candidates are drawn from
+MAX_AXES = POOL_COLUMNS + 1  # a candidate's axes at most (``_axes``: the pool and the dimensions)
 RAW_TRIES = 3  # multi-column candidates also tried with raw mapping
 WEIGHTED_TRIES = 3  # the best multi-column candidates also tried as a zorder weighted by the workload
 INDEX_GAIN = 0.9  # an index is added when it leaves at most this share of the row groups read
@@ -124,8 +125,8 @@ def advise(
     """
     started = time.monotonic()
     report = progress or (lambda stage, done, total: None)
-    if not isinstance(max_columns, int) or isinstance(max_columns, bool) or not 1 <= max_columns <= 4:
-        raise InvalidOptionError(f"max_columns must be 1, 2, 3 or 4, not {max_columns!r}")
+    if not isinstance(max_columns, int) or isinstance(max_columns, bool) or not 1 <= max_columns <= MAX_AXES:
+        raise InvalidOptionError(f"max_columns must be a whole number from 1 to {MAX_AXES}, not {max_columns!r}")
     for name, value in (("sample_rows", sample_rows), ("top", top)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise InvalidOptionError(f"{name} must be a whole number of at least 1, not {value!r}")

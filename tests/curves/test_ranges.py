@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -31,17 +32,22 @@ def covered(intervals: np.ndarray) -> set[int]:
     return {k for lo, hi in intervals.tolist() for k in range(lo, hi + 1)}
 
 
+def box_bounds(widths: Sequence[int], limit: int, seed: int) -> Iterator[tuple[list[int], list[int]]]:
+    """Every box of a grid of ``widths`` bits per column (``lo`` and ``hi`` corners), at most ``limit``
+    of them drawn at random."""
+    sides = [[(lo, hi) for lo in range(1 << w) for hi in range(lo, 1 << w)] for w in widths]
+    boxes = list(itertools.product(*sides))
+    if len(boxes) > limit:
+        boxes = [boxes[i] for i in np.random.default_rng(seed).choice(len(boxes), limit, replace=False)]
+    for box in boxes:
+        yield [b[0] for b in box], [b[1] for b in box]
+
+
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
 @pytest.mark.parametrize(("dims", "bits"), GRIDS)
 def test_every_box_on_small_grids_is_covered_exactly(curve: str, dims: int, bits: int) -> None:
     points, keys = all_keys(curve, dims, bits)
-    side = range(1 << bits)
-    boxes = list(itertools.product(*[[(lo, hi) for lo in side for hi in side if lo <= hi]] * dims))
-    rng = np.random.default_rng(7)
-    if len(boxes) > 400:
-        boxes = [boxes[i] for i in rng.choice(len(boxes), 400, replace=False)]
-    for box in boxes:
-        lo, hi = [b[0] for b in box], [b[1] for b in box]
+    for lo, hi in box_bounds([bits] * dims, 400, seed=7):
         inside = ((points >= np.array(lo, np.uint64)) & (points <= np.array(hi, np.uint64))).all(axis=1)
         intervals = curve_key_ranges(curve, lo, hi, bits)
         assert covered(intervals) == set(keys[inside].tolist()), (lo, hi)

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.curves.test_ranges import box_bounds, covered
 from zskip.curves import ClusteringSpec, ColumnMapping, RankMapping, RawMapping, bits_for_weights, curve_key_ranges
 from zskip.curves.interleave import weighted_bit_order, z_deinterleave_widths, z_interleave, z_interleave_widths
 from zskip.curves.ranges import linear_key
@@ -19,10 +20,6 @@ WIDTHS = [(2, 1), (1, 3), (3, 1, 2), (2, 2, 1), (4, 2), (1, 1, 3)]
 
 def grid(widths: tuple[int, ...]) -> np.ndarray:
     return np.array(list(itertools.product(*[range(1 << w) for w in widths])), dtype=np.uint64)
-
-
-def covered(intervals: np.ndarray) -> set[int]:
-    return {k for lo, hi in intervals.tolist() for k in range(lo, hi + 1)}
 
 
 @pytest.mark.parametrize("widths", WIDTHS)
@@ -60,13 +57,7 @@ def test_a_wider_column_takes_more_of_every_key_prefix() -> None:
 def test_every_box_of_a_weighted_z_curve_is_covered_exactly(widths: tuple[int, ...]) -> None:
     points = grid(widths)
     keys = z_interleave_widths([points[:, d] for d in range(len(widths))], widths)
-    sides = [[(lo, hi) for lo in range(1 << w) for hi in range(lo, 1 << w)] for w in widths]
-    boxes = list(itertools.product(*sides))
-    rng = np.random.default_rng(3)
-    if len(boxes) > 300:
-        boxes = [boxes[i] for i in rng.choice(len(boxes), 300, replace=False)]
-    for box in boxes:
-        lo, hi = [b[0] for b in box], [b[1] for b in box]
+    for lo, hi in box_bounds(widths, 300, seed=3):
         inside = ((points >= np.array(lo, np.uint64)) & (points <= np.array(hi, np.uint64))).all(axis=1)
         intervals = curve_key_ranges("zorder", lo, hi, widths)
         assert covered(intervals) == set(keys[inside].tolist()), (lo, hi)

@@ -2,9 +2,9 @@
 (zskip off): random tables, layouts, indexes and filters.
 
 Each hypothesis example builds one table (random rows with nulls, NaN, -0.0 and skew, several
-files and row groups), maybe clusters it (any curve, raw or rank), maybe indexes some columns,
-maybe appends, deletes (v2 position deletes) or damages an index blob, then checks many random
-filters.  ``ZSKIP_READ_TABLES`` and ``ZSKIP_READ_FILTERS`` scale the run (CI: 5 x 30 filters).
+files and row groups), maybe clusters it (any curve, raw or rank, a zorder weighted or not), maybe
+indexes some columns, maybe appends, deletes (v2 position deletes) or damages an index blob, then
+checks many random filters.  ``ZSKIP_READ_TABLES`` and ``ZSKIP_READ_FILTERS`` scale the run (CI: 5 x 30 filters).
 """
 
 from __future__ import annotations
@@ -95,7 +95,9 @@ def rows_of(frame: Any) -> Counter[tuple[Any, ...]]:
 @given(
     rows=st.lists(ROW, min_size=1, max_size=400),
     files=st.integers(1, 4),
-    layout=st.sampled_from([None, ("hilbert", "rank"), ("zorder", "raw"), ("linear", "rank"), ("zorder", "rank")]),
+    layout=st.sampled_from(
+        [None, ("hilbert", "rank"), ("zorder", "raw"), ("linear", "rank"), ("zorder", "rank"), ("zorder", "rank", 3)]
+    ),
     cluster_by=st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=3, unique=True),
     indexes=st.lists(
         st.tuples(st.sampled_from(COLUMNS), st.sampled_from(["bloom", "bitmap"])), max_size=4, unique=True
@@ -118,9 +120,16 @@ def test_read_equals_the_plain_query(spark, rows, files, layout, cluster_by, ind
         .create()
     )
     if layout is not None:
-        curve, mapping = layout
+        curve, mapping, *weight = layout  # a weight: the first column's share against the others'
         zskip.optimize(
-            spark, table, by=cluster_by, curve=curve, mapping=mapping, target_file_size=2048, row_group_size=1
+            spark,
+            table,
+            by=cluster_by,
+            curve=curve,
+            mapping=mapping,
+            target_file_size=2048,
+            row_group_size=1,
+            weights={cluster_by[0]: weight[0]} if weight else None,
         )
     for column, kind in indexes:
         zskip.create_index(spark, table, column, kind=kind)

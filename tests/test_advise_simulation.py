@@ -162,3 +162,35 @@ def test_rows_per_value_from_a_sample(per_value: int, fraction: float) -> None:
     sample = rng.choice(values, size=int(rows * fraction), replace=False)
     estimate = rows_per_value(pa.chunked_array([sample]), rows)
     assert estimate == pytest.approx(per_value, rel=0.15)
+
+
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=12), st.integers(1, 6), st.data())
+def test_the_curve_test_of_joins_keeps_every_group_holding_a_matching_row(fks, groups_wanted, data) -> None:
+    from zskip.curves import ClusteringSpec, ColumnMapping, DimensionMapping, RankMapping, order_key_u64
+    from zskip.layout.dimensions import Dimension
+    from zskip.maintenance.stars import StarJoin, curve_join_kept, group_key_ranges
+
+    rng = np.random.default_rng(len(fks))
+    rows = 400
+    fk = rng.integers(0, 41, rows).astype(np.int64)
+    other = rng.integers(0, 1000, rows).astype(np.int64)
+    dim_keys = np.array(data.draw(st.permutations(list(range(41)))), dtype=np.int64)  # the dimension's order
+    mapping = DimensionMapping(bits=6, table="db.dim", key="k", by=("g",), keys=order_key_u64(pa.array(dim_keys)))
+    other_mapping = RankMapping.fit(order_key_u64(pa.array(other)), 6)
+    spec = ClusteringSpec(
+        curve=data.draw(st.sampled_from(["hilbert", "zorder"])),
+        bits=6,
+        columns=(ColumnMapping("fk", mapping), ColumnMapping("o", other_mapping)),
+    )
+    sample = pa.table({"fk": pa.array(fk), "o": pa.array(other)})
+    keys = spec.keys(sample)
+    cells = cut_sample(sample, keys, groups_wanted, rows / groups_wanted / 3, rows=rows)
+    ranges = group_key_ranges(keys, cells.group_of_row, cells.row_groups)
+    assert ranges[0, 0] == 0 and ranges[-1, 1] == np.iinfo(np.uint64).max
+    assert (ranges[1:, 0] <= ranges[:-1, 1] + np.uint64(1)).all()  # the groups cover the key space
+    assert ((keys >= ranges[cells.group_of_row, 0]) & (keys <= ranges[cells.group_of_row, 1])).all()
+    wanted = pa.array(sorted(set(fks)), pa.int64())
+    join = StarJoin("fk", "db.dim", "k", "g = 1", ("g",), wanted)
+    kept = curve_join_kept(spec, ranges, [join], {Dimension("fk", "db.dim", key="k", by=["g"]): mapping})
+    holding = np.isin(fk, wanted.to_numpy())
+    assert kept[cells.group_of_row[holding]].all()  # never drops a group holding a matching row

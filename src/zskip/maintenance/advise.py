@@ -76,6 +76,8 @@ from zskip.maintenance.stars import (
     DimensionAxes,
     StarJoin,
     axis_column,
+    curve_join_kept,
+    group_key_ranges,
     join_kept,
     star_axes,
     star_joins,
@@ -507,12 +509,15 @@ class _Simulator:
             for column in spec.columns
             if not isinstance(column.mapping, DimensionMapping)
         }
-        cells = cut_sample(sample, spec.keys(self.sample), self.files, self.rows_per_group, self.rows, monotone)
+        keys = spec.keys(self.sample)
+        cells = cut_sample(sample, keys, self.files, self.rows_per_group, self.rows, monotone)
         key = layout_key(axes, curve, mapping, weights)
         self._cells[key] = cells
+        ranges = group_key_ranges(keys, cells.group_of_row, cells.row_groups) if through else None
         self._kept[key] = [
             kept_by_minmax(cells, q.expr, self.floats)
             & join_kept(cells.stats_columns, cells.row_groups, q.joins, through)
+            & (curve_join_kept(spec, ranges, q.joins, through) if ranges is not None else True)
             for q in self.workload
         ]
         return self.with_indexes(key, tuple(axes), curve, mapping, (), weights)

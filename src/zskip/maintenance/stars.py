@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
-from zskip.curves import DimensionMapping, order_key_u64
+from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
 from zskip.expr import quoted
 from zskip.layout.dimensions import Dimension, fit_dimension, resolve_dimension
 from zskip.planning.joins import JoinFilter, row_groups_holding_keys
@@ -38,6 +38,8 @@ __all__ = [
     "StarJoin",
     "axis_column",
     "axis_label",
+    "curve_join_kept",
+    "group_key_ranges",
     "hierarchy_order",
     "join_kept",
     "rank_column",
@@ -218,4 +220,57 @@ def join_kept(
         bounded = on_axis.known & on_axis.has_min_max
         meets = (high >= ranks.min()) & (low <= ranks.max())
         kept &= np.where(bounded, meets, ~(on_axis.known & (on_axis.values == 0)))
+    return kept
+
+
+def group_key_ranges(keys: np.ndarray, group_of_row: np.ndarray, groups: int) -> np.ndarray:
+    """``(groups, 2)`` inclusive curve-key ranges of simulated row groups numbered in key order: each
+    from its lowest sampled key to just below the next group's (or its own highest, where a heavy key
+    spans both), the last to the top of the key space.  Real row groups split the key space between
+    them, so a sample's few keys per group, taken as its range, would leave out most of it."""
+    top = np.iinfo(np.uint64).max
+    keys = np.asarray(keys, dtype=np.uint64)
+    held = group_of_row < groups
+    low = np.full(groups, top, dtype=np.uint64)
+    own_high = np.zeros(groups, dtype=np.uint64)
+    np.minimum.at(low, group_of_row[held], keys[held])
+    np.maximum.at(own_high, group_of_row[held], keys[held])
+    low = np.minimum.accumulate(low[::-1])[::-1]  # a group without sample rows starts where the next does
+    high = np.full(groups, top, dtype=np.uint64)
+    high[:-1] = np.maximum(np.maximum(low[1:], np.uint64(1)) - np.uint64(1), own_high[:-1])
+    low[0] = 0
+    return np.stack([low, np.maximum(low, high)], axis=1)
+
+
+def curve_join_kept(
+    spec: ClusteringSpec,
+    ranges: np.ndarray,
+    joins: Sequence[StarJoin],
+    axes: Mapping[Dimension, DimensionMapping],
+) -> np.ndarray:
+    """Which row groups (their key ranges: ``group_key_ranges``) the join-key stage's curve test keeps:
+    the rank bounds the joins' keys give every dimension axis of the layout at once make one box, and
+    a row group is kept when its key range meets one of the box's key intervals (as the stage narrows
+    by the curve; a curve segment fills far less than its bounding box)."""
+    bounds: dict[str, tuple[int, int]] = {}
+    for join in joins:
+        axis = next((a for a in axes if join.reaches(a)), None)
+        if axis is None or join.keys is None or len(join.keys) == 0:
+            continue
+        ranks = axes[axis].ranks(order_key_u64(join.keys))
+        low, high = int(ranks.min()), int(ranks.max())
+        if axis.foreign_key in bounds:
+            low, high = max(low, bounds[axis.foreign_key][0]), min(high, bounds[axis.foreign_key][1])
+        bounds[axis.foreign_key] = (low, high)
+    if not bounds:
+        return np.ones(len(ranges), dtype=bool)
+    if any(low > high for low, high in bounds.values()):
+        return np.zeros(len(ranges), dtype=bool)
+    intervals = spec.rank_ranges(bounds, recorded=ranges)
+    if len(intervals) == 0:
+        return np.zeros(len(ranges), dtype=bool)
+    # a range meets an interval when the last interval starting at or before its end reaches its start
+    last = np.searchsorted(intervals[:, 0], ranges[:, 1], side="right") - 1
+    kept = last >= 0
+    kept[kept] = intervals[last[kept], 1] >= ranges[kept, 0]
     return kept

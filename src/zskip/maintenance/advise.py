@@ -23,7 +23,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,8 +36,6 @@ from pyspark.sql.types import DataType
 from zskip.curves import (
     CURVES,
     DimensionMapping,
-    RankMapping,
-    RawMapping,
     bits_for_weights,
     bits_per_column,
     order_key_u64,
@@ -505,9 +503,7 @@ class _Simulator:
         )
         sample = with_ranks(self.sample, through)
         monotone = {  # the columns whose curve ranks follow their values (not those through a dimension)
-            column.name: _ranks_of(column.mapping)
-            for column in spec.columns
-            if not isinstance(column.mapping, DimensionMapping)
+            column.name: column.ranks for column in spec.columns if not isinstance(column.mapping, DimensionMapping)
         }
         keys = spec.keys(self.sample)
         cells = cut_sample(sample, keys, self.files, self.rows_per_group, self.rows, monotone)
@@ -600,9 +596,7 @@ class _Simulator:
         """Each of ``axes``' share of a weighted curve, from how narrowly the workload filters on it
         (``zskip.maintenance.axis_weights``); ``None``: alike."""
         shares = [[self._share(number, axis) for number in range(len(self.workload))] for axis in axes]
-        groups = max(
-            self.files, self.rows / self.rows_per_group
-        )  # a rewritten table's row groups, at least a file each
+        groups = max(self.files, self.rows / self.rows_per_group)  # a rewritten table's, a file each at least
         prefix = max(1, math.ceil(math.log2(max(2.0, groups))))  # the bits that pick one of them
         return axis_weights(shares, [q.weight for q in self.workload], prefix)
 
@@ -704,15 +698,6 @@ class _Simulator:
         distinct = len(pc.unique(self.sample[column].drop_null()))
         share = distinct / max(1, self.sample.num_rows)
         return parts, self.rows * share if share > 0.5 else distinct  # mostly unique values grow with rows
-
-
-def _ranks_of(mapping: RankMapping | RawMapping) -> Callable[[pa.Array], np.ndarray]:
-    """Each value's rank under ``mapping`` (``spec_from_sample`` fits rank or raw mappings only)."""
-
-    def ranks(values: pa.Array) -> np.ndarray:
-        return mapping.ranks(order_key_u64(values))
-
-    return ranks
 
 
 def _order(layout: LayoutForecast) -> tuple[float, float, int, int, int, int, int]:

@@ -29,6 +29,7 @@ from pyspark.sql.types import DataType
 from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
 from zskip.expr import quoted
 from zskip.layout.dimensions import Dimension, fit_dimension, resolve_dimension
+from zskip.planning.curve import ranges_meet
 from zskip.planning.joins import JoinFilter, row_groups_holding_keys
 from zskip.planning.minmax_arrays import StatsColumn
 
@@ -266,11 +267,4 @@ def curve_join_kept(
         return np.ones(len(ranges), dtype=bool)
     if any(low > high for low, high in bounds.values()):
         return np.zeros(len(ranges), dtype=bool)
-    intervals = spec.rank_ranges(bounds, recorded=ranges)
-    if len(intervals) == 0:
-        return np.zeros(len(ranges), dtype=bool)
-    # a range meets an interval when the last interval starting at or before its end reaches its start
-    last = np.searchsorted(intervals[:, 0], ranges[:, 1], side="right") - 1
-    kept = last >= 0
-    kept[kept] = intervals[last[kept], 1] >= ranges[kept, 0]
-    return kept
+    return ranges_meet(spec.rank_ranges(bounds, recorded=ranges), ranges[:, 0], ranges[:, 1])

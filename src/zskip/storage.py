@@ -191,6 +191,22 @@ class FileAccess:
         except OSError as exc:
             raise storage_error(exc, location, self) from exc
 
+    def parquet_footer(self, location: str) -> tuple[bytes, int]:
+        """A Parquet file's footer bytes as stored, with the length and magic after them (the tail a
+        Parquet reader parses), and the file's length."""
+        filesystem, path = self.resolve(location)
+        try:
+            with filesystem.open_input_file(path) as source:
+                size = source.size()
+                tail = source.read_at(8, max(size - 8, 0)) if size >= 12 else b""
+                length = int.from_bytes(tail[:4], "little") if len(tail) == 8 else -1
+                if tail[4:] != b"PAR1" or not 0 <= length <= size - 12:
+                    raise ValueError(f"{location} does not end with a Parquet footer")
+                footer = source.read_at(length, size - 8 - length)
+        except OSError as exc:
+            raise storage_error(exc, location, self) from exc
+        return bytes(footer) + bytes(tail), size
+
     def read(self, location: str, *, offset: int = 0, length: int | None = None) -> bytes:
         """A file's bytes, or ``length`` bytes of it from ``offset``.
 

@@ -124,7 +124,7 @@ def indexed_files(tmp_path: Path, files: int) -> tuple[IndexManifest, list[str]]
         ordered = [(n * 1_000_000 + i * 7919) % 5_000_000 + n * 5_000_000 for i in range(40_000)]
         values = pa.array(np.random.default_rng(n).permutation(ordered), pa.int64())  # slices that hardly compress
         pq.write_table(pa.table([values], schema=pa.schema([field])), path, row_group_size=10_000)
-        entries += build_file_indexes(path, [definition], str(tmp_path / f"index-{n}.puffin"))
+        entries += build_file_indexes(path, [definition], str(tmp_path / f"index-{n}.puffin")).entries
         paths.append(path)
     return IndexManifest.empty().with_definition(definition).with_entries(entries), paths
 
@@ -177,7 +177,7 @@ def test_a_manifest_written_before_heads_reads_its_blobs_whole(tmp_path: Path) -
 
 def test_heads_of_blobs_merged_into_one_index_file_are_read_without_the_slices_between(tmp_path: Path) -> None:
     manifest, paths = indexed_files(tmp_path, 4)
-    merged = copy_blobs(str(tmp_path / "merged.puffin"), manifest.entries.to_pylist())
+    merged, _ = copy_blobs(str(tmp_path / "merged.puffin"), manifest.entries.to_pylist())
     manifest = IndexManifest.empty().with_definition(manifest.definitions[0]).with_entries(merged)
     rows = manifest.entries.to_pylist()
     assert all(r["length"] - r["head"] > HEAD_GAP for r in rows[:-1])  # the slices between heads
@@ -196,7 +196,7 @@ def test_a_range_conjunct_is_read_only_for_the_files_the_equalitys_heads_leave(t
         x = pa.array(rng.permutation(np.arange(40_000) * 3 + n), pa.int64())  # the files interleave in x
         y = pa.array(rng.integers(0, 1_000_000, 40_000), pa.int64())
         pq.write_table(pa.table([x, y], schema=pa.schema([field_x, field_y])), path, row_group_size=10_000)
-        entries += build_file_indexes(path, definitions, str(tmp_path / f"index-{n}.puffin"))
+        entries += build_file_indexes(path, definitions, str(tmp_path / f"index-{n}.puffin")).entries
         paths.append(path)
     manifest = IndexManifest.empty().with_definition(definitions[0]).with_definition(definitions[1])
     manifest = manifest.with_entries(entries)

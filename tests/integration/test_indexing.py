@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 
@@ -227,3 +228,90 @@ def test_small_index_files_are_merged_when_they_pile_up(spark, monkeypatch) -> N
     assert {f for f, v in found.items() if v.file is Match.MIGHT_MATCH} == files_holding(spark, table, "a = 7")
     spark.table(table).limit(100).writeTo(table).append()
     assert zskip.refresh_indexes(spark, table).index_files_merged == 0  # one merged file + one new: few
+
+
+def _planned_with_footer_reads(spark, table: str, where: str, monkeypatch) -> tuple[object, list[str]]:
+    """``zskip.explain`` of ``where`` planned cold, and the data files whose own footers it read."""
+    from zskip.planning.cache import CACHE
+    from zskip.storage import FileAccess
+
+    read: list[str] = []
+    real = FileAccess.parquet_metadata
+
+    def counting(self, location, *, size=None):  # type: ignore[no-untyped-def]
+        read.append(location)
+        return real(self, location, size=size)
+
+    monkeypatch.setattr(FileAccess, "parquet_metadata", counting)
+    CACHE.clear()
+    return zskip.explain(spark, table, where), read
+
+
+def test_planning_reads_the_footer_copies_the_index_files_hold_not_the_data_files(spark, monkeypatch) -> None:
+    from zskip.planning.footers import footer_from_copy, read_footer
+    from zskip.tablefiles.index_blobs import footer_copies
+
+    table = make_table(spark, "lake.idx.footers", rows=20_000, files=4, properties=SMALL_ROW_GROUPS)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    iceberg = load_table(spark, table)
+    manifest, current = read_manifest(iceberg)
+    files = data_files(spark, table)
+    sizes = dict(zip(files["file_path"].to_pylist(), files["file_size_in_bytes"].to_pylist(), strict=True))
+    copies = manifest.footer_copies
+    assert {path: copy["file_size"] for path, copy in copies.items()} == sizes
+    for (path, copy), data in zip(copies.items(), footer_copies(list(copies.values()), iceberg.file_access())):
+        assert not isinstance(data, Exception)
+        own, copied = read_footer(path, iceberg.file_access()), footer_from_copy(data)
+        assert copied.rows == own.rows and copied.ranges == own.ranges and len(own.rows) > 2
+        field_a = iceberg.resolve(["a"])[0].id
+        assert copied.column(field_a) == own.column(field_a)
+
+    where = "a BETWEEN 3 AND 5"
+    plan, footers_read = _planned_with_footer_reads(spark, table, where, monkeypatch)
+    assert footers_read == [] and 0 < plan.row_groups_read < plan.row_groups_total
+    monkeypatch.undo()
+    # the same plan from the data files' own footers: a manifest without copies
+    publish(iceberg, dataclasses.replace(manifest, footers=manifest.footers.slice(0, 0)), expected=current)
+    own, footers_read = _planned_with_footer_reads(spark, table, where, monkeypatch)
+    assert len(footers_read) == plan.files_read > 0
+    assert (own.files_read, own.row_groups_read, own.rows_planned) == (
+        plan.files_read,
+        plan.row_groups_read,
+        plan.rows_planned,
+    )
+
+
+def test_refresh_copies_the_footers_of_files_indexed_before_copies_were_made(spark) -> None:
+    table = make_table(spark, "lake.idx.old_footers", rows=8_000, files=3)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    iceberg = load_table(spark, table)
+    manifest, path = read_manifest(iceberg)
+    publish(iceberg, dataclasses.replace(manifest, footers=manifest.footers.slice(0, 0)), expected=path)
+    result = zskip.refresh_indexes(spark, table)
+    assert result.files_indexed == 0 and result.files_already_indexed == 3  # no index built again
+    again, _ = read_manifest(load_table(spark, table))
+    assert again.entries.equals(manifest.entries)
+    assert set(again.footer_copies) == set(data_files(spark, table)["file_path"].to_pylist())
+    published = manifest_path(spark, table)
+    zskip.refresh_indexes(spark, table)
+    assert manifest_path(spark, table) == published  # nothing more to do: nothing published
+
+
+def test_a_damaged_footer_copy_is_reported_and_the_data_files_own_footer_read(spark, caplog, monkeypatch) -> None:
+    table = make_table(spark, "lake.idx.bad_footer", rows=10_000, files=3, properties=SMALL_ROW_GROUPS)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    manifest, _ = read_manifest(load_table(spark, table))
+    victim = manifest.footers.to_pylist()[0]
+    path = Path(victim["puffin_path"].removeprefix("file:"))
+    data = bytearray(path.read_bytes())
+    for i in range(victim["offset"] + 10, victim["offset"] + 20):
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+    where = "a >= 0"  # every file read: every footer asked for
+    with caplog.at_level(logging.WARNING):
+        plan, footers_read = _planned_with_footer_reads(spark, table, where, monkeypatch)
+    assert "footer" in caplog.text and "damaged" in caplog.text
+    assert footers_read == [victim["data_file"]]
+    assert plan.rows_planned == spark.table(table).count()
+    monkeypatch.undo()
+    assert zskip.read(spark, table, "a = 5").count() == spark.table(table).where("a = 5").count()

@@ -164,7 +164,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], I
         path = folder / f"{name}.parquet"
         write_parquet(path, groups)
         paths.append(str(path))
-        entries += build_file_indexes(str(path), definitions, str(folder / f"{name}.puffin"))
+        entries += build_file_indexes(str(path), definitions, str(folder / f"{name}.puffin")).entries
     manifest = IndexManifest(tuple(definitions), IndexManifest.empty().with_entries(entries).entries)
     footers = {p: read_footer(p) for p in paths}
     metadata = IndexedMetadata(footers, manifest_path=str(folder / "manifest"), index_manifest=manifest)

@@ -1,7 +1,10 @@
 """Build the indexes of one data file: read it with pyarrow, write one Puffin file, describe its blobs.
 
 Runs inside a Spark task (one per data file).  Bitmaps cover the whole file's rows; bloom filters
-cover the file and each row group.  What comes back to the driver is one small entry per blob.
+cover the file and each row group.  The same Puffin file holds a copy of the data file's Parquet
+footer (compressed), which planning reads instead of the footer itself: footer copies of many
+files sit together in a merged index file and come in one request.  What comes back to the driver
+is one small entry per blob.
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ from zskip.fileindex.puffin import CHECKSUM, PuffinWriter
 from zskip.storage import LOCAL, FileAccess
 
 __all__ = [
+    "FOOTER_BLOB",
     "BlobEntry",
+    "BuiltIndexes",
+    "FooterCopy",
     "build_file_indexes",
     "column_indices_of",
     "copy_blobs",
@@ -85,6 +91,30 @@ class BlobEntry:
     head: int | None = None  # bytes at the blob's start that load alone (``IndexKind.head_length``)
 
 
+FOOTER_BLOB = "zskip-parquet-footer-v1"
+
+
+@dataclass(frozen=True)
+class FooterCopy:
+    """Where the copy of one data file's Parquet footer lives (a row of the manifest's footers)."""
+
+    data_file: str
+    file_size: int  # the data file's length when copied
+    puffin_path: str
+    offset: int
+    length: int
+    codec: str | None
+    checksum: str
+
+
+@dataclass(frozen=True)
+class BuiltIndexes:
+    """What indexing one data file wrote: an entry per blob, and its footer copy when one was asked for."""
+
+    entries: list[BlobEntry]
+    footer: FooterCopy | None = None
+
+
 def build_file_indexes(
     data_file: str,
     definitions: Sequence[IndexDefinition],
@@ -92,9 +122,11 @@ def build_file_indexes(
     *,
     snapshot_id: int = -1,
     absent_is_null: frozenset[int] = frozenset(),
+    copy_footer: bool = False,
     access: FileAccess = LOCAL,
-) -> list[BlobEntry]:
-    """Index ``data_file``'s columns as ``definitions`` say; write the blobs to ``puffin_path``.
+) -> BuiltIndexes:
+    """Index ``data_file``'s columns as ``definitions`` say; write the blobs to ``puffin_path``, with a
+    copy of the file's footer when ``copy_footer``.
 
     Columns are found in the file by field id, whatever they were called when it was written.  A
     field the file lacks (added to the table since) is indexed as NULL in every row when it is in
@@ -136,9 +168,22 @@ def build_file_indexes(
         )
         head = None if kind.compressed_whole else kind.head_length(payload)
         written.append((definition, meta, head))
+    footer = None
+    if copy_footer:
+        footer_bytes, file_size = access.parquet_footer(data_file)
+        meta = writer.add(FOOTER_BLOB, footer_bytes, snapshot_id=snapshot_id, properties={"data-file": data_file})
+        footer = FooterCopy(
+            data_file,
+            file_size,
+            puffin_path,
+            meta.offset,
+            meta.length,
+            meta.compression_codec,
+            meta.properties[CHECKSUM],
+        )
     writer.finish()
     access.write(puffin_path, buffer.getvalue())
-    return [
+    entries = [
         BlobEntry(
             data_file=data_file,
             field_id=int(definition.field_id),  # type: ignore[arg-type]
@@ -155,12 +200,41 @@ def build_file_indexes(
         )
         for definition, meta, head in written
     ]
+    return BuiltIndexes(entries, footer)
 
 
-def copy_blobs(puffin_path: str, entries: Sequence[dict[str, Any]], access: FileAccess = LOCAL) -> list[BlobEntry]:
-    """Write the blobs manifest ``entries`` point at into one new Puffin file, bytes as stored."""
+def copy_blobs(
+    puffin_path: str,
+    entries: Sequence[dict[str, Any]],
+    access: FileAccess = LOCAL,
+    *,
+    footers: Sequence[dict[str, Any]] = (),
+) -> tuple[list[BlobEntry], list[FooterCopy]]:
+    """Write the blobs manifest ``entries`` point at into one new Puffin file, bytes as stored, and
+    the footer copies ``footers`` (rows of the manifest's footers) first, one after another, so that
+    planning reads them in one request.  A damaged blob or copy is left out (its data file counts
+    as unindexed, or its footer is read from the data file)."""
     buffer = io.BytesIO()
     writer = PuffinWriter(buffer, properties={"created-by": "zskip"})
+    copied_footers = []
+    for footer in footers:
+        stored = access.read(footer["puffin_path"], offset=footer["offset"], length=footer["length"])
+        if str(zlib.crc32(stored)) != footer["checksum"]:
+            continue  # a damaged copy stays out: planning reads that data file's own footer
+        meta = writer.add_stored(
+            FOOTER_BLOB, stored, codec=footer["codec"], properties={"data-file": footer["data_file"]}
+        )
+        copied_footers.append(
+            FooterCopy(
+                footer["data_file"],
+                footer["file_size"],
+                puffin_path,
+                meta.offset,
+                meta.length,
+                footer["codec"],
+                footer["checksum"],
+            )
+        )
     copied = []
     for entry in entries:
         stored = access.read(entry["puffin_path"], offset=entry["offset"], length=entry["length"])
@@ -191,4 +265,4 @@ def copy_blobs(puffin_path: str, entries: Sequence[dict[str, Any]], access: File
         )
     writer.finish()
     access.write(puffin_path, buffer.getvalue())
-    return copied
+    return copied, copied_footers

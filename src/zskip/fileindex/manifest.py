@@ -1,9 +1,11 @@
 """The index manifest: which indexes a table has, and where each data file's blobs are.
 
-One Puffin file holds the definitions (JSON) and the entries (an Arrow table, one row per data
-file, column and kind).  A manifest is never changed: every publish writes a new one and swaps
-the table property that points at it (see ``zskip.tablefiles.index_manifest``), so readers see a whole
-manifest, old or new.
+One Puffin file holds the definitions (JSON), the entries (an Arrow table, one row per data
+file, column and kind) and where a copy of each indexed data file's Parquet footer is (an Arrow
+table, one row per data file: planning reads the copies of many files in one request, where each
+data file's own footer is one or two requests of its own).  A manifest is never changed: every
+publish writes a new one and swaps the table property that points at it (see
+``zskip.tablefiles.index_manifest``), so readers see a whole manifest, old or new.
 
 Definitions and entries name their column by Iceberg field id (``field_id``); the name beside it
 is how the table spelled the column then, for people.  Manifests written before 0.4 named columns
@@ -14,6 +16,7 @@ zskip that matched by name never reads a manifest of this version.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import io
 import json
@@ -24,14 +27,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.fileindex.build import BlobEntry
+from zskip.fileindex.build import BlobEntry, FooterCopy
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.puffin import PuffinWriter, read_puffin
 
-__all__ = ["ENTRY_SCHEMA", "IndexManifest"]
+__all__ = ["ENTRY_SCHEMA", "FOOTER_SCHEMA", "IndexManifest", "entries_table", "footers_table"]
 
 DEFINITIONS_BLOB = "zskip-index-definitions-v2"
 ENTRIES_BLOB = "zskip-index-entries-v2"
+FOOTERS_BLOB = "zskip-index-footers-v1"
 LEGACY_BLOBS = ("zskip-index-definitions-v1", "zskip-index-entries-v1")  # 0.3: columns by name
 
 ENTRY_SCHEMA = pa.schema(
@@ -50,6 +54,35 @@ ENTRY_SCHEMA = pa.schema(
         ("head", pa.int64()),  # bytes at the blob's start that load alone; null: the blob loads only whole
     ]
 )
+
+
+FOOTER_SCHEMA = pa.schema(
+    [
+        ("data_file", pa.string()),
+        ("file_size", pa.int64()),  # the data file's length: a copy is used only for a file of that length
+        ("puffin_path", pa.string()),
+        ("offset", pa.int64()),
+        ("length", pa.int64()),
+        ("codec", pa.string()),
+        ("checksum", pa.string()),
+    ]
+)
+
+
+def footers_table(copies: Iterable[FooterCopy]) -> pa.Table:
+    rows = list(copies)
+    return pa.table(
+        {
+            "data_file": [c.data_file for c in rows],
+            "file_size": [c.file_size for c in rows],
+            "puffin_path": [c.puffin_path for c in rows],
+            "offset": [c.offset for c in rows],
+            "length": [c.length for c in rows],
+            "codec": [c.codec for c in rows],
+            "checksum": [c.checksum for c in rows],
+        },
+        schema=FOOTER_SCHEMA,
+    )
 
 
 def entries_table(entries: Iterable[BlobEntry]) -> pa.Table:
@@ -77,6 +110,7 @@ def entries_table(entries: Iterable[BlobEntry]) -> pa.Table:
 class IndexManifest:
     definitions: tuple[IndexDefinition, ...]
     entries: pa.Table  # ENTRY_SCHEMA
+    footers: pa.Table = dataclasses.field(default_factory=FOOTER_SCHEMA.empty_table)  # FOOTER_SCHEMA, per data file
 
     @classmethod
     def empty(cls) -> IndexManifest:
@@ -104,6 +138,11 @@ class IndexManifest:
             grouped.setdefault(row["data_file"], []).append(row)
         return {path: tuple(rows) for path, rows in grouped.items()}
 
+    @functools.cached_property
+    def footer_copies(self) -> Mapping[str, dict[str, Any]]:
+        """Where each data file's footer copy is, by data file (built once per manifest)."""
+        return {row["data_file"]: row for row in self.footers.to_pylist()}
+
     def indexed_files(self, definition: IndexDefinition) -> set[str]:
         return set(self.entries.filter(self._of(definition.field_id, definition.kind))["data_file"].to_pylist())
 
@@ -112,17 +151,25 @@ class IndexManifest:
 
     def with_entries(self, entries: Sequence[BlobEntry] | pa.Table) -> IndexManifest:
         added = entries if isinstance(entries, pa.Table) else entries_table(entries)
-        return IndexManifest(self.definitions, pa.concat_tables([self.entries, added.cast(ENTRY_SCHEMA)]))
+        return dataclasses.replace(self, entries=pa.concat_tables([self.entries, added.cast(ENTRY_SCHEMA)]))
+
+    def with_footers(self, footers: Sequence[FooterCopy] | pa.Table) -> IndexManifest:
+        """This manifest with the footer copies ``footers`` (replacing any earlier copy of the same file)."""
+        added = (footers if isinstance(footers, pa.Table) else footers_table(footers)).cast(FOOTER_SCHEMA)
+        replaced = pc.is_in(self.footers["data_file"], value_set=added["data_file"].combine_chunks())
+        return dataclasses.replace(self, footers=pa.concat_tables([self.footers.filter(pc.invert(replaced)), added]))
 
     def with_definition(self, definition: IndexDefinition) -> IndexManifest:
         others = tuple(d for d in self.definitions if (d.field_id, d.kind) != (definition.field_id, definition.kind))
-        return IndexManifest((*others, definition), self.entries)
+        return dataclasses.replace(self, definitions=(*others, definition))
 
     def without(self, definition: IndexDefinition) -> IndexManifest:
         """This manifest without ``definition`` and its entries."""
         definitions = tuple(d for d in self.definitions if d != definition)
-        return IndexManifest(
-            definitions, self.entries.filter(pc.invert(self._of(definition.field_id, definition.kind)))
+        return dataclasses.replace(
+            self,
+            definitions=definitions,
+            entries=self.entries.filter(pc.invert(self._of(definition.field_id, definition.kind))),
         )
 
     def only_fields(self, field_ids: set[int]) -> IndexManifest:
@@ -130,7 +177,7 @@ class IndexManifest:
         definitions = tuple(d for d in self.definitions if d.field_id in field_ids)
         ids = pa.array(sorted(field_ids), pa.int32())
         keep = pc.fill_null(pc.is_in(self.entries["field_id"], value_set=ids), False)
-        return IndexManifest(definitions, self.entries.filter(keep))
+        return dataclasses.replace(self, definitions=definitions, entries=self.entries.filter(keep))
 
     def resolved(self, field_of: Callable[[str], int | None]) -> IndexManifest:
         """A manifest written before 0.4 (columns by name only) with each name tied to the field id
@@ -151,22 +198,26 @@ class IndexManifest:
         entries = self.entries.set_column(
             self.entries.schema.get_field_index("field_id"), "field_id", pa.array(filled, pa.int32())
         )
-        return IndexManifest(definitions, entries)
+        return dataclasses.replace(self, definitions=definitions, entries=entries)
 
     def only_files(self, live: set[str]) -> IndexManifest:
         """Entries of data files still in the table (others left the current snapshot)."""
-        keep = pc.is_in(self.entries["data_file"], value_set=pa.array(sorted(live), pa.string()))
-        return IndexManifest(self.definitions, self.entries.filter(keep))
+        value_set = pa.array(sorted(live), pa.string())
+        keep = pc.is_in(self.entries["data_file"], value_set=value_set)
+        footers = pc.is_in(self.footers["data_file"], value_set=value_set)
+        return dataclasses.replace(self, entries=self.entries.filter(keep), footers=self.footers.filter(footers))
 
     def without_puffins(self, paths: set[str]) -> IndexManifest:
         """Entries whose blobs are not in any of ``paths`` (index files that went missing)."""
         if not paths:
             return self
-        keep = pc.invert(pc.is_in(self.entries["puffin_path"], value_set=pa.array(sorted(paths), pa.string())))
-        return IndexManifest(self.definitions, self.entries.filter(keep))
+        value_set = pa.array(sorted(paths), pa.string())
+        keep = pc.invert(pc.is_in(self.entries["puffin_path"], value_set=value_set))
+        footers = pc.invert(pc.is_in(self.footers["puffin_path"], value_set=value_set))
+        return dataclasses.replace(self, entries=self.entries.filter(keep), footers=self.footers.filter(footers))
 
     def puffin_paths(self) -> set[str]:
-        return set(self.entries["puffin_path"].to_pylist())
+        return set(self.entries["puffin_path"].to_pylist()) | set(self.footers["puffin_path"].to_pylist())
 
     def to_bytes(self) -> bytes:
         sink = io.BytesIO()
@@ -176,6 +227,11 @@ class IndexManifest:
         writer = PuffinWriter(buffer, properties={"created-by": "zskip"})
         writer.add(DEFINITIONS_BLOB, json.dumps([d.to_json() for d in self.definitions]).encode())
         writer.add(ENTRIES_BLOB, sink.getvalue())
+        if self.footers.num_rows:
+            footers = io.BytesIO()
+            with pa.ipc.new_stream(footers, FOOTER_SCHEMA) as stream:
+                stream.write_table(self.footers.cast(FOOTER_SCHEMA))
+            writer.add(FOOTERS_BLOB, footers.getvalue())
         writer.finish()
         return buffer.getvalue()
 
@@ -196,4 +252,7 @@ class IndexManifest:
             entries = entries.add_column(1, "field_id", pa.nulls(entries.num_rows, pa.int32()))
         if "head" not in entries.column_names:  # written before blobs had a head: each loads only whole
             entries = entries.append_column("head", pa.nulls(entries.num_rows, pa.int64()))
-        return cls(definitions, entries.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA))
+        footers = FOOTER_SCHEMA.empty_table()
+        if FOOTERS_BLOB in blobs:  # written since footers were copied: earlier manifests have none
+            footers = pa.ipc.open_stream(reader.read(blobs[FOOTERS_BLOB])).read_all().cast(FOOTER_SCHEMA)
+        return cls(definitions, entries.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA), footers)

@@ -290,9 +290,11 @@ def _update(
     if gone:
         log.warning("%s: dropping indexes whose column left the table: %s", iceberg.name, ", ".join(gone))
     manifest = manifest.only_fields(set(names))
-    manifest = IndexManifest(
-        tuple(dataclasses.replace(d, column=names[d.field_id]) for d in manifest.definitions if d.field_id is not None),
-        manifest.entries,
+    manifest = dataclasses.replace(
+        manifest,
+        definitions=tuple(
+            dataclasses.replace(d, column=names[d.field_id]) for d in manifest.definitions if d.field_id is not None
+        ),
     )
     current = manifest.only_files(live)
     missing = missing_files(iceberg, current.puffin_paths())
@@ -306,25 +308,33 @@ def _update(
         done = current.indexed_files(definition)
         for data_file in live - done:
             work[data_file].append(definition)
-    already = len(live) - len(work)  # data files every index already covered
+    indexed = len(work)  # data files lacking some index
+    already = len(live) - indexed  # data files every index already covered
+    # every indexed data file gets a copy of its footer (files indexed before copies were made too:
+    # reading a footer is all that takes)
+    copy_footers = frozenset(live - set(current.footer_copies)) if current.definitions else frozenset()
+    for data_file in copy_footers:
+        work.setdefault(data_file, [])
     snapshot = iceberg.current_snapshot_id() or -1
     puffins = {f: new_puffin_path(iceberg) for f in work}
     absent_is_null = frozenset(f.id for f in schema if not f.has_default)
-    entries = build_indexes(
+    entries, footers = build_indexes(
         spark,
         work,
         puffins,
         snapshot_id=snapshot,
         absent_is_null=absent_is_null,
+        copy_footers=copy_footers,
         access=iceberg.file_access(),
         progress=progress,
     )
-    written = _puffin_bytes(entries)
-    updated = current.with_entries(entries)
-    merges = _merge_plan(updated.entries, iceberg)
+    written = _puffin_bytes(entries) + _puffin_bytes(footers)
+    updated = current.with_entries(entries).with_footers(footers)
+    blobs = [table.select(["puffin_path", "length"]) for table in (updated.entries, updated.footers)]
+    merges = _merge_plan(pa.concat_tables(blobs), iceberg)
     if merges:
-        merged = merge_puffins(spark, updated.entries, merges, iceberg.file_access())
-        updated = IndexManifest(updated.definitions, merged)
+        merged, merged_footers = merge_puffins(spark, updated.entries, updated.footers, merges, iceberg.file_access())
+        updated = dataclasses.replace(updated, entries=merged, footers=merged_footers)
         log.info("merged %d small index files into %d", sum(len(m) for _, m in merges), len(merges))
     if (
         not work
@@ -337,12 +347,17 @@ def _update(
         return IndexResult(iceberg.name, _names(current), 0, already, len(live), 0, 0, path, time.monotonic() - started)
     new_path = publish(iceberg, updated, expected=path)
     log.info(
-        "indexed %d files of %s (%d already indexed, %d entries dropped)", len(work), iceberg.name, already, dropped
+        "indexed %d files of %s (%d already indexed, %d entries dropped, %d footers copied)",
+        indexed,
+        iceberg.name,
+        already,
+        dropped,
+        footers.num_rows,
     )
     return IndexResult(
         iceberg.name,
         _names(current),
-        len(work),
+        indexed,
         already,
         len(live),
         dropped,
@@ -354,7 +369,8 @@ def _update(
 
 
 def _merge_plan(entries: pa.Table, iceberg: IcebergTable) -> list[tuple[str, list[str]]]:
-    """Groups of small index files to merge, once more than ``MERGE_AT`` of them have piled up."""
+    """Groups of small index files to merge, once more than ``MERGE_AT`` of them have piled up
+    (``entries``: the ``puffin_path`` and ``length`` of every blob and footer copy)."""
     if entries.num_rows == 0:
         return []
     sizes = entries.group_by("puffin_path").aggregate([("length", "sum")])

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from zskip.fileindex.build import leaf_ranges, top_level_field_ids
 from zskip.storage import LOCAL, FileAccess
 
-__all__ = ["ColumnStats", "Footer", "read_footer"]
+__all__ = ["ColumnStats", "Footer", "footer_from_copy", "footer_of", "read_footer"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,15 @@ class Footer:
 
 def read_footer(path: str, access: FileAccess = LOCAL, *, size: int | None = None) -> Footer:
     """The footer of data file ``path``; ``size``: its length as Iceberg records it (saves a request)."""
-    metadata = access.parquet_metadata(path, size=size)
+    return footer_of(access.parquet_metadata(path, size=size))
+
+
+def footer_from_copy(data: bytes) -> Footer:
+    """The footer a copy holds (a Parquet file's tail: footer, its length, PAR1; see ``zskip.fileindex.build``)."""
+    return footer_of(pq.read_metadata(pa.BufferReader(data)))
+
+
+def footer_of(metadata: pq.FileMetaData) -> Footer:
     schema = metadata.schema.to_arrow_schema()
     # the field id of each leaf column that is a whole top-level column (found by position: a name
     # may hold a dot, which Parquet's dotted paths cannot tell from nesting); nested leaves get none

@@ -13,6 +13,7 @@ import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,10 +25,11 @@ from zskip.iceberg.scans import IcebergScan
 from zskip.iceberg.table import load_table
 from zskip.planning.cache import CACHE
 from zskip.planning.curve import RecordedKeyRanges
-from zskip.planning.footers import Footer, read_footer
+from zskip.planning.footers import Footer, footer_from_copy, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
 from zskip.storage import LOCAL, FileAccess, at_once
 from zskip.tablefiles.clustering_store import STORE_PROPERTY, ClusteringStore, read_store
+from zskip.tablefiles.index_blobs import footer_copies
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, resolved
 
 __all__ = ["SnapshotMetadata", "snapshot_metadata"]
@@ -86,7 +88,40 @@ class SnapshotMetadata:
         return total
 
     def footer(self, path: str) -> Footer:
-        return CACHE.get_or_load(("footer", path), lambda: read_footer(path, self.storage, size=self.sizes.get(path)))
+        """Data file ``path``'s footer: from its copy in the index files when the manifest has one, else
+        from the file itself."""
+        return CACHE.get_or_load(("footer", path), lambda: self._load_footer(path))
+
+    def _load_footer(self, path: str) -> Footer:
+        copy = self._footer_copy(path)
+        if copy is not None:
+            loaded = self._footers_from_copies({path: copy}).get(path)
+            if loaded is not None:
+                return loaded
+        return read_footer(path, self.storage, size=self.sizes.get(path))
+
+    def _footer_copy(self, path: str) -> dict[str, Any] | None:
+        """Where the index files hold a copy of ``path``'s footer, if they do (a copy of a file of
+        another length than Iceberg records is not used)."""
+        manifest = self.manifest() if self.manifest_path else None
+        copy = manifest.footer_copies.get(path) if manifest is not None else None
+        size = self.sizes.get(path)
+        if copy is None or (size is not None and copy["file_size"] != size):
+            return None
+        return copy
+
+    def _footers_from_copies(self, copies: Mapping[str, dict[str, Any]]) -> dict[str, Footer]:
+        """The footers the copies ``copies`` hold (read together), by data file; one that cannot be read
+        is left out, with a warning, and its data file's own footer is read instead."""
+        out = {}
+        for path, data in zip(copies, footer_copies(list(copies.values()), self.storage), strict=True):
+            try:
+                if isinstance(data, Exception):
+                    raise data
+                out[path] = footer_from_copy(data)
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                log.warning("reading the footer of %s itself: its copy cannot be used: %s", path, exc)
+        return out
 
     def stats_column(self, path: str, field_id: int) -> StatsColumn:
         """The statistics of column ``field_id`` over every row group of ``path``, as arrays (built once)."""
@@ -109,8 +144,14 @@ class SnapshotMetadata:
         )
 
     def prefetch_footers(self, paths: Sequence[str]) -> None:
-        """Read the footers of ``paths`` not cached yet, several at a time."""
-        _at_once([functools.partial(self.footer, path) for path in paths if ("footer", path) not in CACHE])
+        """Read the footers of ``paths`` not cached yet: the copies the index files hold in one round
+        (neighbours in one request), then the rest from the data files, several at a time."""
+        todo = [path for path in dict.fromkeys(paths) if ("footer", path) not in CACHE]
+        copies = {path: copy for path in todo if (copy := self._footer_copy(path)) is not None}
+        if len(copies) > 1:
+            for path, footer in self._footers_from_copies(copies).items():
+                CACHE.get_or_load(("footer", path), functools.partial(_given, footer))
+        _at_once([functools.partial(self.footer, path) for path in todo if ("footer", path) not in CACHE])
 
     def prefetch(self, paths: Sequence[str]) -> None:
         """One round of cold reads before the stages run, all at once: the clustering store, the index
@@ -162,6 +203,10 @@ class SnapshotMetadata:
                 return None
 
         return CACHE.get_or_load(("manifest", path), load)
+
+
+def _given(value: Footer) -> Footer:
+    return value
 
 
 def _at_once(reads: Sequence[Callable[[], object]]) -> None:

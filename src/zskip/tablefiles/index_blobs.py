@@ -31,7 +31,7 @@ from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError, decode_blob
 from zskip.storage import LOCAL, FileAccess, at_once
 
-__all__ = ["file_indexes", "index_verdicts", "key_set_verdicts"]
+__all__ = ["file_indexes", "footer_copies", "index_verdicts", "key_set_verdicts"]
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +145,36 @@ def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: File
         if len(missing) > 1:
             at_once([partial(_read_run, run, cache=cache, access=access) for run in _runs(missing)])
     return [_one(piece, cache, access) for piece in wanted]
+
+
+def footer_copies(rows: Sequence[dict[str, Any]], access: FileAccess) -> list[bytes | Exception]:
+    """The footer copies the manifest's ``rows`` (its ``footers``) point at, decoded, or the error that
+    kept each from loading; neighbours in one index file in one request, several requests at a time
+    (a merged index file holds its footer copies one after another)."""
+    pieces = [_Piece(dict(row), "whole", int(row["offset"]), _end(row)) for row in rows]
+    found: dict[Hashable, bytes | Exception] = {}
+
+    def read_run(run: list[_Piece]) -> None:
+        start = run[0].start
+        try:
+            data = access.read(run[0].row["puffin_path"], offset=start, length=run[-1].end - start)
+        except OSError as exc:
+            found.update((piece.key, exc) for piece in run)
+            return
+        for piece in run:
+            row = piece.row
+            try:
+                found[piece.key] = decode_blob(
+                    data[piece.start - start : piece.end - start],
+                    codec=row["codec"],
+                    checksum=row["checksum"],
+                    name=f"the footer copy of {row['data_file']}",
+                )
+            except CorruptIndexError as exc:
+                found[piece.key] = exc
+
+    at_once([partial(read_run, run) for run in _runs(pieces)])
+    return [found[piece.key] for piece in pieces]
 
 
 def _wanted(row: dict[str, Any], cache: BlobCache | None, heads: bool) -> _Piece:

@@ -259,7 +259,8 @@ def test_planning_reads_the_footer_copies_the_index_files_hold_not_the_data_file
     sizes = dict(zip(files["file_path"].to_pylist(), files["file_size_in_bytes"].to_pylist(), strict=True))
     copies = manifest.footer_copies
     assert {path: copy["file_size"] for path, copy in copies.items()} == sizes
-    for (path, copy), data in zip(copies.items(), footer_copies(list(copies.values()), iceberg.file_access())):
+    loaded = footer_copies(list(copies.values()), iceberg.file_access())
+    for path, data in zip(copies, loaded, strict=True):
         assert not isinstance(data, Exception)
         own, copied = read_footer(path, iceberg.file_access()), footer_from_copy(data)
         assert copied.rows == own.rows and copied.ranges == own.ranges and len(own.rows) > 2

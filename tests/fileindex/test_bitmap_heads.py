@@ -3,6 +3,7 @@ from the whole blob; a cold plan reads the rest only for the files the heads lea
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import struct
@@ -20,7 +21,7 @@ from tests.fileindex.test_bitmap import file_indexes, predicates, tables
 from zskip.expr import And, Between, Compare, Expr
 from zskip.fileindex.answers import RestNotRead
 from zskip.fileindex.bitmap import BitmapIndex, SlicesNotRead, head_length
-from zskip.fileindex.build import build_file_indexes, copy_blobs
+from zskip.fileindex.build import build_file_indexes, copy_blobs, read_stored
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.evaluate import FileIndexes, Verdict, evaluate
 from zskip.fileindex.kinds.bitmap import BITMAP
@@ -183,6 +184,27 @@ def test_heads_of_blobs_merged_into_one_index_file_are_read_without_the_slices_b
     assert all(r["length"] - r["head"] > HEAD_GAP for r in rows[:-1])  # the slices between heads
     verdicts(manifest, paths, Compare(1, "=", -1), cache=LruCache(100))
     assert sum(n for _, n in READS) == sum(r["head"] for r in rows)
+
+
+def test_a_merged_index_file_keeps_a_columns_heads_together_and_answers_as_before(tmp_path: Path) -> None:
+    manifest, paths = indexed_files(tmp_path, 4)
+    merged, _ = copy_blobs(str(tmp_path / "merged.puffin"), manifest.entries.to_pylist())
+    moved = IndexManifest.empty().with_definition(manifest.definitions[0]).with_entries(merged)
+    rows = sorted(moved.entries.to_pylist(), key=lambda r: r["offset"])
+    # the heads one after another, then the rests
+    assert [r["offset"] for r in rows[1:]] == [r["offset"] + r["head"] for r in rows[:-1]]
+    assert min(r["rest_offset"] for r in rows) == rows[-1]["offset"] + rows[-1]["head"]
+    value = 2 * 5_000_000 + (2 * 1_000_000 + 3 * 7919) % 5_000_000  # row 3 of file 2
+    for expr in (Compare(1, "=", value), Compare(1, "=", -1), Between(1, 7, 30_000_000), Between(1, 0, value)):
+        whole = verdicts(manifest, paths, expr, cache=None)
+        assert verdicts(moved, paths, expr, cache=None) == whole, expr
+        assert verdicts(moved, paths, expr, cache=LruCache(100)) == whole, expr
+    verdicts(moved, paths, Compare(1, "=", -1), cache=LruCache(100))
+    assert [(str(tmp_path / "merged.puffin"), sum(r["head"] for r in rows))] == READS  # every head, one request
+    # merged again (with other small files, say), each blob comes back as stored
+    again, _ = copy_blobs(str(tmp_path / "again.puffin"), moved.entries.to_pylist())
+    originals = {r["data_file"]: read_stored(r) for r in manifest.entries.to_pylist()}
+    assert {e.data_file: read_stored(dataclasses.asdict(e)) for e in again} == originals
 
 
 def test_a_range_conjunct_is_read_only_for_the_files_the_equalitys_heads_leave(tmp_path: Path) -> None:

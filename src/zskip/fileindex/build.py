@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ __all__ = [
     "column_indices_of",
     "copy_blobs",
     "leaf_ranges",
+    "read_stored",
     "top_level_field_ids",
 ]
 
@@ -89,6 +90,7 @@ class BlobEntry:
     rows: int
     row_group_rows: tuple[int, ...]
     head: int | None = None  # bytes at the blob's start that load alone (``IndexKind.head_length``)
+    rest_offset: int | None = None  # where the rest after the head is, when not right after it
 
 
 FOOTER_BLOB = "zskip-parquet-footer-v1"
@@ -203,6 +205,18 @@ def build_file_indexes(
     return BuiltIndexes(entries, footer)
 
 
+def read_stored(entry: Mapping[str, Any], access: FileAccess = LOCAL) -> bytes:
+    """The stored bytes of the blob a manifest entry points at: its head and rest joined where they
+    are stored apart (``rest_offset``)."""
+    offset, length, rest_offset = int(entry["offset"]), int(entry["length"]), entry.get("rest_offset")
+    if rest_offset is None:
+        return access.read(entry["puffin_path"], offset=offset, length=length)
+    head = int(entry["head"])
+    return access.read(entry["puffin_path"], offset=offset, length=head) + access.read(
+        entry["puffin_path"], offset=int(rest_offset), length=length - head
+    )
+
+
 def copy_blobs(
     puffin_path: str,
     entries: Sequence[dict[str, Any]],
@@ -235,34 +249,57 @@ def copy_blobs(
                 footer["checksum"],
             )
         )
-    copied = []
-    for entry in entries:
-        stored = access.read(entry["puffin_path"], offset=entry["offset"], length=entry["length"])
-        if str(zlib.crc32(stored)) != entry["checksum"]:
-            continue  # a damaged blob stays out of the merged file: its data file counts as unindexed
+    # blobs that load only whole, then the heads of the others, a column's one after another (a cold
+    # plan reads the heads of many data files in one request), then their rests in the same order
+    stored_of = {}
+    for n, entry in enumerate(entries):
+        stored = read_stored(entry, access)
+        if str(zlib.crc32(stored)) == entry["checksum"]:
+            stored_of[n] = stored  # a damaged blob stays out of the merged file: its data file counts as unindexed
+    order = sorted(stored_of, key=lambda n: (entries[n].get("head") is not None, entries[n]["field_id"], n))
+    placed: dict[int, tuple[int, int | None]] = {}  # entry -> (offset, rest offset)
+    split = [n for n in order if entries[n].get("head") is not None]
+    for n in order:
+        entry, stored = entries[n], stored_of[n]
+        properties = {"column": entry["column"], "data-file": entry["data_file"]}
+        blob_type, fields = kind_named(entry["kind"]).blob_type, (int(entry["field_id"]),)
+        if entry.get("head") is None:
+            meta = writer.add_stored(blob_type, stored, codec=entry["codec"], fields=fields, properties=properties)
+            placed[n] = (meta.offset, None)
+            continue
+        head = int(entry["head"])
+        meta = writer.add_stored(
+            blob_type, stored[:head], codec=entry["codec"], fields=fields, properties={**properties, "part": "head"}
+        )
+        placed[n] = (meta.offset, None)
+    for n in split:
+        entry, stored = entries[n], stored_of[n]
         meta = writer.add_stored(
             kind_named(entry["kind"]).blob_type,
-            stored,
+            stored[int(entry["head"]) :],
             codec=entry["codec"],
             fields=(int(entry["field_id"]),),
-            properties={"column": entry["column"], "data-file": entry["data_file"]},
+            properties={"column": entry["column"], "data-file": entry["data_file"], "part": "rest"},
         )
-        copied.append(
-            BlobEntry(
-                data_file=entry["data_file"],
-                field_id=int(entry["field_id"]),
-                column=entry["column"],
-                kind=entry["kind"],
-                puffin_path=puffin_path,
-                offset=meta.offset,
-                length=meta.length,
-                codec=entry["codec"],
-                checksum=entry["checksum"],
-                rows=entry["rows"],
-                row_group_rows=tuple(entry["row_group_rows"]),
-                head=entry.get("head"),
-            )
+        placed[n] = (placed[n][0], meta.offset)
+    copied = [
+        BlobEntry(
+            data_file=entries[n]["data_file"],
+            field_id=int(entries[n]["field_id"]),
+            column=entries[n]["column"],
+            kind=entries[n]["kind"],
+            puffin_path=puffin_path,
+            offset=placed[n][0],
+            length=entries[n]["length"],
+            codec=entries[n]["codec"],
+            checksum=entries[n]["checksum"],
+            rows=entries[n]["rows"],
+            row_group_rows=tuple(entries[n]["row_group_rows"]),
+            head=entries[n].get("head"),
+            rest_offset=placed[n][1],
         )
+        for n in sorted(placed)
+    ]
     writer.finish()
     access.write(puffin_path, buffer.getvalue())
     return copied, copied_footers

@@ -52,6 +52,9 @@ ENTRY_SCHEMA = pa.schema(
         ("rows", pa.int64()),
         ("row_group_rows", pa.list_(pa.int64())),
         ("head", pa.int64()),  # bytes at the blob's start that load alone; null: the blob loads only whole
+        # where the rest after the head is stored when not right after it (a merged index file keeps a
+        # column's heads together, so that one request reads many); null: right after the head
+        ("rest_offset", pa.int64()),
     ]
 )
 
@@ -101,6 +104,7 @@ def entries_table(entries: Iterable[BlobEntry]) -> pa.Table:
             "rows": [e.rows for e in rows],
             "row_group_rows": [list(e.row_group_rows) for e in rows],
             "head": [e.head for e in rows],
+            "rest_offset": [e.rest_offset for e in rows],
         },
         schema=ENTRY_SCHEMA,
     )
@@ -252,6 +256,8 @@ class IndexManifest:
             entries = entries.add_column(1, "field_id", pa.nulls(entries.num_rows, pa.int32()))
         if "head" not in entries.column_names:  # written before blobs had a head: each loads only whole
             entries = entries.append_column("head", pa.nulls(entries.num_rows, pa.int64()))
+        if "rest_offset" not in entries.column_names:  # written before heads were kept together
+            entries = entries.append_column("rest_offset", pa.nulls(entries.num_rows, pa.int64()))
         footers = FOOTER_SCHEMA.empty_table()
         if FOOTERS_BLOB in blobs:  # written since footers were copied: earlier manifests have none
             footers = pa.ipc.open_stream(reader.read(blobs[FOOTERS_BLOB])).read_all().cast(FOOTER_SCHEMA)

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from zskip.expr import And, Column, Expr, Leaf, Or, columns_of
 from zskip.expr.nodes import equality_values
 from zskip.fileindex.answers import RestNotRead
+from zskip.fileindex.build import read_stored
 from zskip.fileindex.evaluate import FileIndexes, Match, Verdict, evaluate, key_sets_verdict
 from zskip.fileindex.kinds import KINDS, IndexKind, JointProbe, kind_named
 from zskip.fileindex.manifest import IndexManifest
@@ -138,10 +139,18 @@ class _Piece:
 
 def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: FileAccess, *, heads: bool) -> list[Any]:
     """Each entry's decoded blob (or the error that kept it from loading); on a cold plan the missing
-    ones are read first, neighbours in one index file together, several requests at a time."""
+    ones are read first, neighbours in one index file together, several requests at a time.  A blob
+    whose head and rest are stored apart is read head first (heads together), then rest."""
+    if cache is not None and not heads:
+        apart = [row for row in rows if row.get("rest_offset") is not None and _key(row, "whole") not in cache]
+        if apart:
+            _load_many(apart, cache, access, heads=True)
     wanted = [_wanted(row, cache, heads) for row in rows]
     if cache is not None:
-        missing = [piece for piece in wanted if piece.key not in cache]
+        # (a blob stored apart whose head did not load is read by itself, below)
+        missing = [
+            p for p in wanted if p.key not in cache and not (p.part == "whole" and p.row.get("rest_offset") is not None)
+        ]
         if len(missing) > 1:
             at_once([partial(_read_run, run, cache=cache, access=access) for run in _runs(missing)])
     return [_one(piece, cache, access) for piece in wanted]
@@ -186,12 +195,15 @@ def _wanted(row: dict[str, Any], cache: BlobCache | None, heads: bool) -> _Piece
     if heads:
         return _Piece(row, "head", start, start + int(head))
     if _key(row, "head") in cache:
-        return _Piece(row, "rest", start + int(head), end)
+        rest = start + int(head) if row.get("rest_offset") is None else int(row["rest_offset"])
+        return _Piece(row, "rest", rest, rest + int(row["length"]) - int(head))
     return _Piece(row, "whole", start, end)
 
 
 def _one(piece: _Piece, cache: BlobCache | None, access: FileAccess) -> Any:
     def load() -> Any:
+        if piece.part == "whole":  # head and rest, wherever each is stored
+            return _decoded(piece, read_stored(piece.row, access), cache)
         data = access.read(piece.row["puffin_path"], offset=piece.start, length=piece.end - piece.start)
         return _decoded(piece, data, cache)
 

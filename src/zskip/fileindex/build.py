@@ -17,7 +17,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from zskip.fileindex import footer_copy
 from zskip.fileindex.definition import IndexDefinition
+from zskip.fileindex.footer_copy import leaf_ranges, top_level_field_ids
 from zskip.fileindex.kinds import kind_named
 from zskip.fileindex.puffin import CHECKSUM, PuffinWriter
 from zskip.storage import LOCAL, FileAccess
@@ -36,42 +38,11 @@ __all__ = [
 ]
 
 
-def top_level_field_ids(schema: pa.Schema) -> dict[int, int]:
-    """Position of each top-level column of a Parquet file's schema, by the Iceberg field id it carries."""
-    out: dict[int, int] = {}
-    for position, item in enumerate(schema):
-        raw = (item.metadata or {}).get(b"PARQUET:field_id")
-        if raw is not None:
-            out[int(raw)] = position
-    return out
-
-
-def leaf_ranges(schema: pa.Schema) -> list[range]:
-    """The Parquet leaf columns of each top-level column of ``schema``, in order."""
-    out: list[range] = []
-    start = 0
-    for item in schema:
-        width = _leaf_count(item.type)
-        out.append(range(start, start + width))
-        start += width
-    return out
-
-
 def column_indices_of(parquet: Any, positions: Sequence[int]) -> list[int]:
     """The Parquet leaf columns of the top-level columns at ``positions`` (names never parsed: a dot or
     a backtick in a name means nothing here)."""
     ranges = leaf_ranges(parquet.schema_arrow)
     return [leaf for position in sorted(set(positions)) for leaf in ranges[position]]
-
-
-def _leaf_count(kind: pa.DataType) -> int:
-    if pa.types.is_struct(kind):
-        return sum(_leaf_count(kind.field(i).type) for i in range(kind.num_fields))
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return _leaf_count(kind.value_type)
-    if pa.types.is_map(kind):
-        return _leaf_count(kind.key_type) + _leaf_count(kind.item_type)
-    return 1
 
 
 @dataclass(frozen=True)
@@ -93,7 +64,7 @@ class BlobEntry:
     rest_offset: int | None = None  # where the rest after the head is, when not right after it
 
 
-FOOTER_BLOB = "zskip-parquet-footer-v1"
+FOOTER_BLOB = "zskip-footer-v1"  # a data file's row-group facts and Parquet footer (``footer_copy``)
 
 
 @dataclass(frozen=True)
@@ -173,7 +144,9 @@ def build_file_indexes(
     footer = None
     if copy_footer:
         footer_bytes, file_size = access.parquet_footer(data_file)
-        meta = writer.add(FOOTER_BLOB, footer_bytes, snapshot_id=snapshot_id, properties={"data-file": data_file})
+        meta = writer.add(
+            FOOTER_BLOB, footer_copy.encode(footer_bytes), snapshot_id=snapshot_id, properties={"data-file": data_file}
+        )
         footer = FooterCopy(
             data_file,
             file_size,

@@ -125,9 +125,15 @@ class SnapshotMetadata:
 
     def stats_column(self, path: str, field_id: int) -> StatsColumn:
         """The statistics of column ``field_id`` over every row group of ``path``, as arrays (built once)."""
-        return CACHE.get_or_load(
-            ("stats", path, field_id), lambda: StatsColumn.of(list(self.footer(path).column(field_id)))
-        )
+
+        def load() -> StatsColumn:
+            footer = self.footer(path)
+            arrays = footer.arrays(field_id)
+            if arrays is not None:
+                return StatsColumn.of_arrays(footer.column(field_id), *arrays)
+            return StatsColumn.of(list(footer.column(field_id)))
+
+        return CACHE.get_or_load(("stats", path, field_id), load)
 
     def stats_columns(self, paths: Sequence[str], field_ids: Iterable[int]) -> dict[int, StatsColumn]:
         """Each column's statistics over every row group of ``paths``, one file after another, by field id."""

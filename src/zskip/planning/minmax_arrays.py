@@ -83,6 +83,21 @@ class StatsColumn:
         return StatsColumn(tuple(stats), known, has, nulls, values, low, high)
 
     @staticmethod
+    def of_arrays(
+        stats: Sequence[ColumnStats | None],
+        known: np.ndarray,
+        has_min_max: np.ndarray,
+        null_count: np.ndarray,
+        values: np.ndarray,
+        low: pa.Array,
+        high: pa.Array,
+    ) -> StatsColumn:
+        """``of`` for statistics that come as arrays already (a footer copy's): the same column."""
+        if low.type != high.type or not (pa.types.is_null(low.type) or _arrow_comparable(low.type)):
+            return StatsColumn(tuple(stats), known, has_min_max, null_count, values, None, None)
+        return StatsColumn(tuple(stats), known, has_min_max, null_count, values, low, high)
+
+    @staticmethod
     def concat(parts: Sequence[StatsColumn]) -> StatsColumn:
         """The row groups of ``parts`` one after another."""
         if len(parts) == 1:

@@ -201,6 +201,9 @@ def test_a_merged_index_file_keeps_a_columns_heads_together_and_answers_as_befor
         assert verdicts(moved, paths, expr, cache=LruCache(100)) == whole, expr
     verdicts(moved, paths, Compare(1, "=", -1), cache=LruCache(100))
     assert [(str(tmp_path / "merged.puffin"), sum(r["head"] for r in rows))] == READS  # every head, one request
+    # a range wants the blobs whole: heads and rests in one round (here one request: they adjoin)
+    verdicts(moved, paths, Between(1, 7, 30_000_000), cache=LruCache(100))
+    assert len(READS) == 1 and READS[0][1] == sum(r["length"] for r in rows)
     # merged again (with other small files, say), each blob comes back as stored
     again, _ = copy_blobs(str(tmp_path / "again.puffin"), moved.entries.to_pylist())
     originals = {r["data_file"]: read_stored(r) for r in manifest.entries.to_pylist()}

@@ -134,26 +134,40 @@ class _Piece:
 
     @property
     def key(self) -> Hashable:
+        if self.part == "stored rest":
+            return (*_key(self.row), "stored rest")  # type: ignore[misc]
         return _key(self.row, "head" if self.part == "head" else "whole")
 
 
 def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: FileAccess, *, heads: bool) -> list[Any]:
     """Each entry's decoded blob (or the error that kept it from loading); on a cold plan the missing
     ones are read first, neighbours in one index file together, several requests at a time.  A blob
-    whose head and rest are stored apart is read head first (heads together), then rest."""
-    if cache is not None and not heads:
-        apart = [row for row in rows if row.get("rest_offset") is not None and _key(row, "whole") not in cache]
-        if apart:
-            _load_many(apart, cache, access, heads=True)
+    wanted whole whose head and rest are stored apart has both read in that same round."""
     wanted = [_wanted(row, cache, heads) for row in rows]
+    rests: dict[Hashable, bytes] = {}  # rests of blobs stored apart, read in this round beside their heads
     if cache is not None:
-        # (a blob stored apart whose head did not load is read by itself, below)
-        missing = [
-            p for p in wanted if p.key not in cache and not (p.part == "whole" and p.row.get("rest_offset") is not None)
-        ]
+        missing = []
+        for piece in wanted:
+            if piece.key in cache:
+                continue
+            if piece.part == "whole" and _apart(piece.row):
+                head, rest = _parts(piece.row)
+                missing.extend([rest] if head.key in cache else [head, rest])
+            else:
+                missing.append(piece)
         if len(missing) > 1:
-            at_once([partial(_read_run, run, cache=cache, access=access) for run in _runs(missing)])
-    return [_one(piece, cache, access) for piece in wanted]
+            at_once([partial(_read_run, run, cache=cache, access=access, rests=rests) for run in _runs(missing)])
+    return [_one(piece, cache, access, rests) for piece in wanted]
+
+
+def _apart(row: dict[str, Any]) -> bool:
+    return row.get("rest_offset") is not None
+
+
+def _parts(row: dict[str, Any]) -> tuple[_Piece, _Piece]:
+    """A blob stored apart as its head and its rest's bytes (``"stored rest"``: kept as read, undecoded)."""
+    start, head, rest = int(row["offset"]), int(row["head"]), int(row["rest_offset"])
+    return _Piece(row, "head", start, start + head), _Piece(row, "stored rest", rest, rest + int(row["length"]) - head)
 
 
 def footer_copies(rows: Sequence[dict[str, Any]], access: FileAccess) -> list[bytes | Exception]:
@@ -200,11 +214,17 @@ def _wanted(row: dict[str, Any], cache: BlobCache | None, heads: bool) -> _Piece
     return _Piece(row, "whole", start, end)
 
 
-def _one(piece: _Piece, cache: BlobCache | None, access: FileAccess) -> Any:
+def _one(piece: _Piece, cache: BlobCache | None, access: FileAccess, rests: dict[Hashable, bytes]) -> Any:
     def load() -> Any:
-        if piece.part == "whole":  # head and rest, wherever each is stored
-            return _decoded(piece, read_stored(piece.row, access), cache)
-        data = access.read(piece.row["puffin_path"], offset=piece.start, length=piece.end - piece.start)
+        row = piece.row
+        if piece.part == "whole" and _apart(row):
+            head, rest = _parts(row)
+            if cache is not None and rest.key in rests and head.key in cache:
+                return kind_named(row["kind"]).with_rest(
+                    cache.get_or_load(head.key, partial(_missing_head, row)), rests[rest.key]
+                )
+            return _decoded(piece, read_stored(row, access), cache)  # head and rest, one after another
+        data = access.read(row["puffin_path"], offset=piece.start, length=piece.end - piece.start)
         return _decoded(piece, data, cache)
 
     try:
@@ -213,17 +233,25 @@ def _one(piece: _Piece, cache: BlobCache | None, access: FileAccess) -> Any:
         return exc
 
 
-def _read_run(run: list[_Piece], *, cache: BlobCache, access: FileAccess) -> None:
-    """Read one run of pieces in one request and cache each decoded blob.  Whatever fails here is read
-    again piece by piece by ``_load_many``, which reports it for that blob."""
+def _read_run(
+    run: list[_Piece], *, cache: BlobCache, access: FileAccess, rests: dict[Hashable, bytes] | None = None
+) -> None:
+    """Read one run of pieces in one request and cache each decoded blob (the bytes of a stored rest go
+    to ``rests``).  Whatever fails here is read again piece by piece by ``_load_many``, which reports
+    it for that blob."""
     start = run[0].start
     try:
         data = access.read(run[0].row["puffin_path"], offset=start, length=run[-1].end - start)
     except OSError:
         return
     for piece in run:
+        part = data[piece.start - start : piece.end - start]
+        if piece.part == "stored rest":
+            if rests is not None:
+                rests[piece.key] = part
+            continue
         try:
-            decoded = _decoded(piece, data[piece.start - start : piece.end - start], cache)
+            decoded = _decoded(piece, part, cache)
         except (CorruptIndexError, RestNotRead, ValueError):
             continue
         cache.get_or_load(piece.key, partial(_given, decoded))

@@ -29,7 +29,7 @@ from zskip.fileindex.manifest import DEFINITIONS_BLOB, ENTRIES_BLOB, IndexManife
 from zskip.fileindex.puffin import PuffinWriter
 from zskip.planning.cache import LruCache
 from zskip.storage import FileAccess
-from zskip.tablefiles.index_blobs import HEAD_GAP, index_verdicts
+from zskip.tablefiles.index_blobs import APART_HEAD_GAP, HEAD_GAP, index_verdicts
 
 
 def heads_of(whole: FileIndexes) -> FileIndexes:
@@ -201,6 +201,11 @@ def test_a_merged_index_file_keeps_a_columns_heads_together_and_answers_as_befor
         assert verdicts(moved, paths, expr, cache=LruCache(100)) == whole, expr
     verdicts(moved, paths, Compare(1, "=", -1), cache=LruCache(100))
     assert [(str(tmp_path / "merged.puffin"), sum(r["head"] for r in rows))] == READS  # every head, one request
+    # two files' heads with another's between them: one request still
+    assert rows[1]["head"] <= APART_HEAD_GAP
+    READS.clear()
+    index_verdicts(moved, [paths[0], paths[2]], Compare(1, "=", -1), cache=LruCache(100), access=CountingAccess())
+    assert len(READS) == 1 and READS[0][1] == rows[0]["head"] + rows[1]["head"] + rows[2]["head"]
     # a range wants the blobs whole: heads and rests in one round (here one request: they adjoin)
     verdicts(moved, paths, Between(1, 7, 30_000_000), cache=LruCache(100))
     assert len(READS) == 1 and READS[0][1] == sum(r["length"] for r in rows)

@@ -120,6 +120,9 @@ BLOB_RUN = 16 << 20  # at most this many bytes in one request
 # (a merged index file holds one column's blobs of many data files one after another: with the
 # gap above, a run of heads would read the whole file).
 HEAD_GAP = 64 << 10
+# Between heads stored apart from their rests (a merged index file's) lie only other heads, each a
+# fraction of its blob: a run of them bridges a few.
+APART_HEAD_GAP = 256 << 10
 
 
 @dataclass(frozen=True)
@@ -273,7 +276,7 @@ def _end(row: dict[str, Any]) -> int:
 
 def _runs(pieces: list[_Piece]) -> list[list[_Piece]]:
     """``pieces`` in runs: of one index file, in order, with gaps under ``BLOB_GAP`` (``HEAD_GAP`` next
-    to a head) and under ``BLOB_RUN`` bytes a run."""
+    to a head, ``APART_HEAD_GAP`` between heads stored apart) and under ``BLOB_RUN`` bytes a run."""
     runs: list[list[_Piece]] = []
     ordered = sorted({p.key: p for p in pieces}.values(), key=lambda p: (p.row["puffin_path"], p.start))
     for piece in ordered:
@@ -281,13 +284,21 @@ def _runs(pieces: list[_Piece]) -> list[list[_Piece]]:
         if (
             last is not None
             and last[-1].row["puffin_path"] == piece.row["puffin_path"]
-            and piece.start - last[-1].end <= (HEAD_GAP if "head" in (piece.part, last[-1].part) else BLOB_GAP)
+            and piece.start - last[-1].end <= _gap(last[-1], piece)
             and piece.end - last[0].start <= BLOB_RUN
         ):
             last.append(piece)
         else:
             runs.append([piece])
     return runs
+
+
+def _gap(before: _Piece, after: _Piece) -> int:
+    """The most bytes a run bridges between ``before`` and ``after``."""
+    heads = [p for p in (before, after) if p.part == "head"]
+    if not heads:
+        return BLOB_GAP
+    return APART_HEAD_GAP if all(_apart(p.row) for p in heads) else HEAD_GAP
 
 
 def _decoded(piece: _Piece, data: bytes, cache: BlobCache | None) -> Any:

@@ -296,9 +296,15 @@ def report(args: argparse.Namespace, built: dict[str, Any], results: dict[str, d
         "# Planning against remote storage",
         "",
         f"One run of `python bench/object_storage.py --scale-factor {args.scale_factor:g} --runs {args.runs} "
-        f"--wall-runs {args.wall_runs}{' --reuse-loaded' if args.reuse_loaded else ''}` on {machine()}, "
+        f"--wall-runs {args.wall_runs}{' --reuse-loaded' if args.reuse_loaded else ''}"
+        f"{' --rebuild-indexes' if args.reuse_loaded and args.rebuild_indexes else ''}` on {machine()}, "
         f"{total / 60:.0f} minutes in all"
-        + (" (the tables an earlier run of the same command loaded and laid out)." if args.reuse_loaded else "."),
+        + (
+            " (the tables an earlier run of the same command loaded and laid out"
+            + ("; lineorder's bitmaps built again in this run)." if args.rebuild_indexes else ").")
+            if args.reuse_loaded
+            else "."
+        ),
         "",
         "The same SSB tables in two catalogs of one Spark session: on local disk, and on S3Proxy (a real S3 "
         "server on a loopback port) through Hadoop's S3A, with every request passing a counting relay "

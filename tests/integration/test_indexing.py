@@ -34,6 +34,15 @@ def files_holding(spark, table: str, where: str) -> set[str]:
     return {r[0] for r in rows}
 
 
+def damage(stored: dict) -> None:
+    """Flip ten bytes of the blob a manifest row (entry or footer copy) points at."""
+    path = Path(stored["puffin_path"].removeprefix("file:"))
+    data = bytearray(path.read_bytes())
+    for i in range(stored["offset"] + 10, stored["offset"] + 20):
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
 def verdicts(spark, table: str, expr: Expr):
     """Index verdicts of ``expr`` (by column names, bound here to the table's field ids as the planner binds them)."""
     iceberg = load_table(spark, table)
@@ -156,11 +165,7 @@ def test_a_damaged_blob_is_reported_and_its_file_kept(spark, caplog) -> None:
     zskip.create_index(spark, table, "a", kind="bitmap")
     manifest, _ = read_manifest(load_table(spark, table))
     victim = manifest.entries.to_pylist()[0]
-    path = Path(victim["puffin_path"].removeprefix("file:"))
-    data = bytearray(path.read_bytes())
-    for i in range(victim["offset"] + 10, victim["offset"] + 20):
-        data[i] ^= 0xFF
-    path.write_bytes(bytes(data))
+    damage(victim)
 
     with caplog.at_level(logging.WARNING):
         _, found = verdicts(spark, table, Compare("a", "=", -1))
@@ -303,11 +308,7 @@ def test_a_damaged_footer_copy_is_reported_and_the_data_files_own_footer_read(sp
     zskip.create_index(spark, table, "a", kind="bitmap")
     manifest, _ = read_manifest(load_table(spark, table))
     victim = manifest.footers.to_pylist()[0]
-    path = Path(victim["puffin_path"].removeprefix("file:"))
-    data = bytearray(path.read_bytes())
-    for i in range(victim["offset"] + 10, victim["offset"] + 20):
-        data[i] ^= 0xFF
-    path.write_bytes(bytes(data))
+    damage(victim)
     where = "a >= 0"  # every file read: every footer asked for
     with caplog.at_level(logging.WARNING):
         plan, footers_read = _planned_with_footer_reads(spark, table, where, monkeypatch)

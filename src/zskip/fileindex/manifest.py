@@ -73,41 +73,16 @@ FOOTER_SCHEMA = pa.schema(
 
 
 def footers_table(copies: Iterable[FooterCopy]) -> pa.Table:
-    rows = list(copies)
-    return pa.table(
-        {
-            "data_file": [c.data_file for c in rows],
-            "file_size": [c.file_size for c in rows],
-            "puffin_path": [c.puffin_path for c in rows],
-            "offset": [c.offset for c in rows],
-            "length": [c.length for c in rows],
-            "codec": [c.codec for c in rows],
-            "checksum": [c.checksum for c in rows],
-        },
-        schema=FOOTER_SCHEMA,
-    )
+    return _table_of(copies, FOOTER_SCHEMA)
 
 
 def entries_table(entries: Iterable[BlobEntry]) -> pa.Table:
-    rows = list(entries)
-    return pa.table(
-        {
-            "data_file": [e.data_file for e in rows],
-            "field_id": [e.field_id for e in rows],
-            "column": [e.column for e in rows],
-            "kind": [e.kind for e in rows],
-            "puffin_path": [e.puffin_path for e in rows],
-            "offset": [e.offset for e in rows],
-            "length": [e.length for e in rows],
-            "codec": [e.codec for e in rows],
-            "checksum": [e.checksum for e in rows],
-            "rows": [e.rows for e in rows],
-            "row_group_rows": [list(e.row_group_rows) for e in rows],
-            "head": [e.head for e in rows],
-            "rest_offset": [e.rest_offset for e in rows],
-        },
-        schema=ENTRY_SCHEMA,
-    )
+    return _table_of(entries, ENTRY_SCHEMA)
+
+
+def _table_of(rows: Iterable[BlobEntry | FooterCopy], schema: pa.Schema) -> pa.Table:
+    """``rows`` (dataclasses whose fields are ``schema``'s columns) as a table of ``schema``."""
+    return pa.Table.from_pylist([{name: getattr(row, name) for name in schema.names} for row in rows], schema=schema)
 
 
 @dataclass(frozen=True)

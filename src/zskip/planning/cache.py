@@ -40,12 +40,16 @@ class LruCache:
                 return self._items[key]  # type: ignore[no-any-return,unused-ignore]
             self.stats.misses += 1
         value = load()
+        self.put(key, value)
+        return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Keep ``value`` under ``key`` (something loaded in bulk, beside what ``get_or_load`` loads)."""
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
             while len(self._items) > self.max_entries:
                 self._items.popitem(last=False)
-        return value
 
     def clear(self) -> None:
         with self._lock:

@@ -115,12 +115,13 @@ class SnapshotMetadata:
         is left out, with a warning, and its data file's own footer is read instead."""
         out = {}
         for path, data in zip(copies, footer_copies(list(copies.values()), self.storage), strict=True):
-            try:
-                if isinstance(data, Exception):
-                    raise data
-                out[path] = footer_from_copy(data)
-            except (OSError, ValueError, pa.ArrowException) as exc:
-                log.warning("reading the footer of %s itself: its copy cannot be used: %s", path, exc)
+            if not isinstance(data, Exception):
+                try:
+                    out[path] = footer_from_copy(data)
+                    continue
+                except (ValueError, pa.ArrowException) as exc:
+                    data = exc
+            log.warning("reading the footer of %s itself: its copy cannot be used: %s", path, data)
         return out
 
     def stats_column(self, path: str, field_id: int) -> StatsColumn:
@@ -156,7 +157,7 @@ class SnapshotMetadata:
         copies = {path: copy for path in todo if (copy := self._footer_copy(path)) is not None}
         if len(copies) > 1:
             for path, footer in self._footers_from_copies(copies).items():
-                CACHE.get_or_load(("footer", path), functools.partial(_given, footer))
+                CACHE.put(("footer", path), footer)
         _at_once([functools.partial(self.footer, path) for path in todo if ("footer", path) not in CACHE])
 
     def prefetch(self, paths: Sequence[str]) -> None:
@@ -209,10 +210,6 @@ class SnapshotMetadata:
                 return None
 
         return CACHE.get_or_load(("manifest", path), load)
-
-
-def _given(value: Footer) -> Footer:
-    return value
 
 
 def _at_once(reads: Sequence[Callable[[], object]]) -> None:

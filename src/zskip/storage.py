@@ -22,10 +22,11 @@ come from the JVM once per table (``zskip.iceberg``) and travel with the work to
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
@@ -36,7 +37,9 @@ import pyarrow.parquet as pq
 
 from zskip.errors import StorageError
 
-__all__ = ["LOCAL", "FileAccess", "S3Settings", "at_once", "forget_open_objects", "storage_error"]
+__all__ = ["LOCAL", "FileAccess", "S3Settings", "at_once", "forget_open_objects", "in_background", "storage_error"]
+
+log = logging.getLogger(__name__)
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
 S3_FILE_IOS = ("org.apache.iceberg.aws.s3.S3FileIO", "org.apache.iceberg.io.ResolvingFileIO")
@@ -362,12 +365,30 @@ def at_once(reads: Sequence[Callable[[], T]]) -> list[T | Exception]:
     on the pool it holds a thread of)."""
     if len(reads) < 2 or getattr(_in_pool, "active", False):
         return [_outcome(read) for read in reads]
+    pool = _reading_pool()
+    return [future.result() for future in [pool.submit(_pooled, read) for read in reads]]
+
+
+def in_background(reads: Sequence[Callable[[], object]]) -> None:
+    """Start ``reads`` on the driver's reading threads and return at once.  A read that fails is only
+    logged (at debug level): what needs its result reads again, and reports the error there."""
+    pool = _reading_pool()
+    for read in reads:
+        pool.submit(_pooled, read).add_done_callback(_log_failure)
+
+
+def _log_failure(future: Future[Any]) -> None:
+    outcome = future.result()
+    if isinstance(outcome, Exception):
+        log.debug("reading ahead: %s", outcome)
+
+
+def _reading_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="zskip-read")
-        pool = _pool
-    return [future.result() for future in [pool.submit(_pooled, read) for read in reads]]
+        return _pool
 
 
 def _pooled(read: Callable[[], T]) -> T | Exception:

@@ -317,3 +317,57 @@ def test_a_damaged_footer_copy_is_reported_and_the_data_files_own_footer_read(sp
     assert plan.rows_planned == spark.table(table).count()
     monkeypatch.undo()
     assert zskip.read(spark, table, "a = 5").count() == spark.table(table).where("a = 5").count()
+
+
+def test_the_index_manifest_and_clustering_store_are_read_while_spark_plans_and_a_failed_read_is_tried_again(
+    spark, monkeypatch, caplog
+) -> None:
+    import threading
+
+    import zskip.iceberg.scans
+    from zskip.planning.cache import CACHE
+    from zskip.storage import FileAccess
+    from zskip.tablefiles.clustering_store import STORE_PROPERTY
+
+    table = make_table(spark, "lake.idx.ahead", rows=20_000, files=4, properties=SMALL_ROW_GROUPS)
+    zskip.optimize(spark, table, by=["a", "b"])
+    zskip.create_index(spark, table, "s", kind="bitmap")
+    iceberg = load_table(spark, table)
+    manifest, store = manifest_path(spark, table), iceberg.property(STORE_PROPERTY)
+    assert manifest and store
+    where = "a >= 0 AND s = 'nope'"  # only the bitmaps rule the files out
+    CACHE.clear()
+    expected = zskip.explain(spark, table, where)
+    assert expected.files_read == 0
+
+    reads: list[tuple[str, str]] = []
+    real = FileAccess.read
+    started = {manifest: threading.Event(), store: threading.Event()}
+
+    def flaky(self, location, *, offset=0, length=None):  # type: ignore[no-untyped-def]
+        reads.append((threading.current_thread().name, location))
+        if location in started:
+            started[location].set()
+        if location == manifest and [loc for _, loc in reads].count(manifest) == 1:
+            raise OSError("the store did not answer")  # the first read of the manifest fails
+        return real(self, location, offset=offset, length=length)
+
+    # the scans' description is read once Spark has planned them: by then both reads have started
+    described = zskip.iceberg.scans.described_scans
+    before_planned: list[bool] = []
+
+    def once_planned(*args):  # type: ignore[no-untyped-def]
+        before_planned.extend(event.wait(10) for event in started.values())
+        return described(*args)
+
+    monkeypatch.setattr(FileAccess, "read", flaky)
+    monkeypatch.setattr(zskip.iceberg.scans, "described_scans", once_planned)
+    CACHE.clear()
+    with caplog.at_level(logging.WARNING):
+        plan = zskip.explain(spark, table, where)
+    assert before_planned == [True, True]
+    assert "ignoring" not in caplog.text  # the failed read was tried again
+    assert (plan.files_read, plan.row_groups_read) == (expected.files_read, expected.row_groups_read)
+    assert [loc for _, loc in reads].count(manifest) == 2 and [loc for _, loc in reads].count(store) == 1
+    monkeypatch.undo()
+    assert zskip.sql(spark, f"SELECT id FROM {table} WHERE {where}").count() == 0

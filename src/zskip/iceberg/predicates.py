@@ -8,13 +8,13 @@ call to the JVM.  Bad input gets zskip's named errors here, before anything is p
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
 from zskip.errors import InvalidPredicateError
-from zskip.iceberg.scans import IcebergScan, QueryScans, query_scans
+from zskip.iceberg.scans import IcebergScan, QueryScans, TableState, query_scans
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_filter
 
 __all__ = ["filter_of", "filtered_frame"]
@@ -23,16 +23,21 @@ log = logging.getLogger(__name__)
 
 
 def filter_of(
-    spark: SparkSession, table: str, where: str | Column, properties: Sequence[str] = ()
+    spark: SparkSession,
+    table: str,
+    where: str | Column,
+    properties: Sequence[str] = (),
+    *,
+    ahead: Callable[[Sequence[TableState]], object] | None = None,
 ) -> tuple[DataFrame, QueryScans, IcebergScan | None]:
     """``spark.table(table).where(where)``, its scans, and the scan of ``table`` (``None`` when Spark
     proved no row can match, ``int_column = 5.5``: the plan has no scan left); clear errors for bad input.
 
     A filter with a subquery (``a IN (SELECT ...)``) plans the scan of ``table`` itself, recognised
-    by its output columns; the subquery's own scans prune nothing here.
+    by its output columns; the subquery's own scans prune nothing here.  ``ahead``: as ``query_scans``'s.
     """
     frame = filtered_frame(spark, table, where)
-    scans = query_scans(frame, properties)
+    scans = query_scans(frame, properties, ahead=ahead)
     if not scans.relations:
         from zskip.iceberg.table import load_table
 

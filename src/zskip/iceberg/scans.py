@@ -50,6 +50,7 @@ __all__ = [
     "JoinKeys",
     "QueryScans",
     "TableRelation",
+    "TableState",
     "arrow_type",
     "described_scans",
     "expr_from_json",
@@ -107,6 +108,18 @@ class TableRelation:
     position: int
     table: str
     output: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """An Iceberg table a query reads, as its analysed plan holds it: what planning needs to read zskip's
+    files of the table before Spark has planned the scans."""
+
+    table: str
+    location: str
+    snapshot_id: int | None
+    properties: Mapping[str, str]  # the table properties planning asked for
+    storage: FileAccess = LOCAL
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,9 +226,25 @@ def key_array(kind: str, data: bytes, iceberg_type: str) -> pa.Array:
     return text if target is None or pa.types.is_string(target) else text.cast(target)
 
 
-def query_scans(frame: DataFrame, properties: Sequence[str] = ()) -> QueryScans:
-    """Every Iceberg scan of ``frame``'s plan (planning it, as its execution will reuse) in one call."""
+def query_scans(
+    frame: DataFrame,
+    properties: Sequence[str] = (),
+    *,
+    ahead: Callable[[Sequence[TableState]], object] | None = None,
+) -> QueryScans:
+    """Every Iceberg scan of ``frame``'s plan (planning it, as its execution will reuse) in one call.
+
+    ``ahead``: given the tables the analysed query reads before Spark plans it, to start reading what
+    planning will need of them while Spark plans (it must not wait for those reads)."""
     helper = bridge(frame.sparkSession)
+    if ahead is not None:
+        tables = read_answer(str(helper.tables(frame._jdf, "\u0001".join(properties))))
+        ahead(
+            [
+                TableState(t["table"], t["location"], t["snapshot"], dict(t["properties"]), FileAccess.of(t["storage"]))
+                for t in tables
+            ]
+        )
     java = helper.scans(frame._jdf, "\u0001".join(properties))
     # the query as planned: its relations read through the snapshots' file lists (``SnapshotFiles.java``)
     return described_scans(java, DataFrame(java.frame(), frame.sparkSession))

@@ -25,23 +25,52 @@ class CacheStats:
     misses: int = 0
 
 
+class _Loading:
+    """A load of one key in progress: those who ask for the key meanwhile wait for it."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.thread = threading.get_ident()
+        self.loaded = False
+        self.value: Any = None
+
+
 class LruCache:
     def __init__(self, max_entries: int) -> None:
         self.max_entries = max_entries
         self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._loading: dict[Hashable, _Loading] = {}
         self._lock = threading.Lock()
         self.stats = CacheStats()
 
     def get_or_load(self, key: Hashable, load: Callable[[], T]) -> T:
+        """The value kept under ``key``, else ``load()``'s, kept.  While one caller loads a key, others
+        asking for it wait for that load (planning reads ahead on other threads what it asks for
+        later); if that load fails, they try again in turn, and a failure is never kept."""
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 self.stats.hits += 1
                 return self._items[key]  # type: ignore[no-any-return,unused-ignore]
-            self.stats.misses += 1
-        value = load()
-        self.put(key, value)
-        return value
+            loading = self._loading.get(key)
+            owner = loading is None
+            if loading is None:
+                loading = self._loading[key] = _Loading()
+                self.stats.misses += 1
+        if not owner:
+            if loading.thread == threading.get_ident():
+                return load()  # asked again inside its own load: waiting would never end
+            loading.done.wait()
+            return loading.value if loading.loaded else self.get_or_load(key, load)  # that load failed: try again
+        try:
+            value = load()
+            loading.value, loading.loaded = value, True
+            self.put(key, value)
+            return value
+        finally:
+            with self._lock:
+                self._loading.pop(key, None)
+            loading.done.set()
 
     def put(self, key: Hashable, value: Any) -> None:
         """Keep ``value`` under ``key`` (something loaded in bulk, beside what ``get_or_load`` loads)."""

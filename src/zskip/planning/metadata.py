@@ -21,18 +21,18 @@ from pyspark.sql import SparkSession
 
 from zskip.fileindex.manifest import IndexManifest
 from zskip.iceberg.files import data_files
-from zskip.iceberg.scans import IcebergScan
+from zskip.iceberg.scans import IcebergScan, TableState
 from zskip.iceberg.table import load_table
 from zskip.planning.cache import CACHE
 from zskip.planning.curve import RecordedKeyRanges
 from zskip.planning.footers import Footer, footer_from_copy, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
-from zskip.storage import LOCAL, FileAccess, at_once
-from zskip.tablefiles.clustering_store import STORE_PROPERTY, ClusteringStore, read_store
+from zskip.storage import LOCAL, FileAccess, at_once, in_background
+from zskip.tablefiles.clustering_store import STORE_ERRORS, STORE_PROPERTY, ClusteringStore, load_store
 from zskip.tablefiles.index_blobs import footer_copies
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, resolved
 
-__all__ = ["SnapshotMetadata", "snapshot_metadata"]
+__all__ = ["SnapshotMetadata", "read_ahead", "snapshot_metadata"]
 
 log = logging.getLogger(__name__)
 
@@ -181,12 +181,21 @@ class SnapshotMetadata:
         return count
 
     def store(self) -> ClusteringStore | None:
+        """The clustering store (``None``: the table has none, or it cannot be read, which is logged and
+        not kept: the next plan reads it again)."""
         if not self.store_path:
             return None
-        return CACHE.get_or_load(
-            ("store", self.store_path),
-            lambda: read_store(load_table(self.spark, self.table, fresh=False), self.store_path),
-        )
+        try:
+            return self._cached_store()
+        except STORE_ERRORS as exc:
+            log.warning("ignoring the clustering store %s of %s: %s", self.store_path, self.table, exc)
+            return None
+
+    def _cached_store(self) -> ClusteringStore:
+        assert self.store_path
+        path = self.store_path
+        table = functools.partial(load_table, self.spark, self.table, fresh=False)
+        return CACHE.get_or_load(("store", path), lambda: load_store(self.storage, path, table))
 
     def curve_ranges(self) -> RecordedKeyRanges:
         """The store's recorded key ranges (per file and per row group) as arrays (built once per store)."""
@@ -195,21 +204,37 @@ class SnapshotMetadata:
         return CACHE.get_or_load(("curve ranges", self.store_path), lambda: RecordedKeyRanges.of(store.ranges))
 
     def manifest(self) -> IndexManifest | None:
-        path = self.manifest_path
-        if not path:
+        """The index manifest (``None``: the table has none, or it cannot be read, which is logged and
+        not kept: the next plan reads it again)."""
+        if not self.manifest_path:
+            return None
+        try:
+            return self._cached_manifest()
+        except Exception as exc:
+            log.warning("ignoring the index manifest %s: %s", self.manifest_path, str(exc).splitlines()[0])
             return None
 
-        def load() -> IndexManifest | None:
-            try:
-                manifest = IndexManifest.from_bytes(self.storage.read(path), name=path)
-                if manifest.entries["field_id"].null_count or any(d.field_id is None for d in manifest.definitions):
-                    manifest = resolved(manifest, load_table(self.spark, self.table, fresh=False))
-                return manifest
-            except Exception as exc:
-                log.warning("ignoring the index manifest %s: %s", path, str(exc).splitlines()[0])
-                return None
+    def _cached_manifest(self) -> IndexManifest:
+        assert self.manifest_path
+        path = self.manifest_path
+
+        def load() -> IndexManifest:
+            manifest = IndexManifest.from_bytes(self.storage.read(path), name=path)
+            if manifest.entries["field_id"].null_count or any(d.field_id is None for d in manifest.definitions):
+                manifest = resolved(manifest, load_table(self.spark, self.table, fresh=False))
+            return manifest
 
         return CACHE.get_or_load(("manifest", path), load)
+
+    def read_ahead(self) -> None:
+        """Start reading the clustering store and the index manifest on the reading threads, without
+        waiting (see ``read_ahead``)."""
+        reads: list[Callable[[], object]] = []
+        if self.store_path and ("store", self.store_path) not in CACHE:
+            reads.append(self._cached_store)
+        if self.manifest_path and ("manifest", self.manifest_path) not in CACHE:
+            reads.append(self._cached_manifest)
+        in_background(reads)
 
 
 def _at_once(reads: Sequence[Callable[[], object]]) -> None:
@@ -220,6 +245,26 @@ def _at_once(reads: Sequence[Callable[[], object]]) -> None:
     for outcome in at_once(reads):
         if isinstance(outcome, Exception):
             log.debug("reading ahead: %s", outcome)
+
+
+def read_ahead(spark: SparkSession) -> Callable[[Sequence[TableState]], None]:
+    """For ``query_scans``'s ``ahead``: the clustering stores and index manifests of the tables a query
+    reads start loading while Spark plans it.  On object storage each is a round trip or two, which
+    then overlap with Spark's planning rather than follow it; planning asks for them by the same keys."""
+
+    def start(tables: Sequence[TableState]) -> None:
+        for state in tables:
+            SnapshotMetadata(
+                spark=spark,
+                table=state.table,
+                location=state.location,
+                snapshot_id=state.snapshot_id,
+                store_path=state.properties.get(STORE_PROPERTY),
+                manifest_path=state.properties.get(MANIFEST_PROPERTY),
+                storage=state.storage,
+            ).read_ahead()
+
+    return start
 
 
 def snapshot_metadata(spark: SparkSession, scan: IcebergScan) -> SnapshotMetadata:

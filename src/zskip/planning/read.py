@@ -17,6 +17,7 @@ from zskip.iceberg.predicates import filter_of, filtered_frame
 from zskip.iceberg.scans import QueryScans
 from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import reads_other_state
+from zskip.planning.metadata import read_ahead
 from zskip.planning.pipeline import STAGES, plan_scan
 from zskip.planning.plan import PLANNING_PROPERTIES, PlanInputs, ScanPlan, Stage, StageResult
 from zskip.planning.row_groups import byte_runs, run_count
@@ -120,7 +121,7 @@ def plan_table(
     ``stages`` narrow it; the plan goes to ``recorder`` (the table's workload log; ``None``: recorded
     nowhere)."""
     started = time.perf_counter()
-    frame, scans, scan = filter_of(spark, table, where, PLANNING_PROPERTIES)
+    frame, scans, scan = filter_of(spark, table, where, PLANNING_PROPERTIES, ahead=read_ahead(spark))
     analysed = time.perf_counter() - started
     plan = plan_scan(spark, frame, scan, table=table, analysis_seconds=analysed, stages=stages, settings=scans.settings)
     if recorder is not None:

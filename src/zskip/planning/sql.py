@@ -26,6 +26,7 @@ from zskip.iceberg.scans import IcebergScan, QueryScans, query_scans
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_query, reaching_storage
 from zskip.iceberg.statements import analysed_query, parse_query
 from zskip.planning.joins import JoinFilter, keys_loader
+from zskip.planning.metadata import read_ahead
 from zskip.planning.pipeline import plan_scan
 from zskip.planning.plan import PLANNING_PROPERTIES, ScanPlan
 from zskip.planning.read import explain_plan, staged_choice
@@ -108,7 +109,7 @@ def sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> DataFrame
     time_travel, frame = _analyse(spark, query)
     if time_travel:
         return frame
-    scans = query_scans(frame, PLANNING_PROPERTIES)
+    scans = query_scans(frame, PLANNING_PROPERTIES, ahead=read_ahead(spark))
     frame = scans.planned  # as planned: reading the snapshots' file lists
     if not scans.scans:
         return frame
@@ -133,7 +134,7 @@ def explain_sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> l
     """
     started = time.perf_counter()
     frame = _analysed_current(spark, query, " (zskip.sql runs such a query unchanged)")
-    scans = query_scans(frame, PLANNING_PROPERTIES)
+    scans = query_scans(frame, PLANNING_PROPERTIES, ahead=read_ahead(spark))
     analysed = time.perf_counter() - started
     out = []
     for relation, plans in _plans(spark, scans.planned, scans, join_keys=join_keys).items():
@@ -161,7 +162,7 @@ def scanned_queries(spark: SparkSession, query: str) -> list[ScannedQuery]:
     """Every Iceberg scan of ``query`` with its joins' keys and its plan; nothing is read, staged or
     recorded (the dimensions' key jobs do run)."""
     frame = _analysed_current(spark, query)
-    scans = query_scans(frame, PLANNING_PROPERTIES)
+    scans = query_scans(frame, PLANNING_PROPERTIES, ahead=read_ahead(spark))
     loader = keys_loader(scans)
     out = []
     for plans in _plans(spark, scans.planned, scans, record=False).values():

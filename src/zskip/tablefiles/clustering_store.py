@@ -13,7 +13,7 @@ import dataclasses
 import io
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -22,12 +22,15 @@ import pyarrow.compute as pc
 from zskip.curves import ClusteringSpec
 from zskip.fileindex.puffin import CorruptIndexError, PuffinWriter, read_puffin
 from zskip.iceberg.table import IcebergTable
+from zskip.storage import FileAccess
 
 __all__ = [
     "RANGES_SCHEMA",
+    "STORE_ERRORS",
     "STORE_PROPERTY",
     "SUMMARY_PROPERTY",
     "ClusteringStore",
+    "load_store",
     "read_store",
     "renamed",
     "with_field_ids",
@@ -97,14 +100,25 @@ def read_store(table: IcebergTable, path: str | None = None) -> ClusteringStore 
     if not path:
         return None
     try:
-        reader = read_puffin(table.file_access().read(path), name=path)
-        blobs = {b.type: b for b in reader.blobs}
-        spec = ClusteringSpec.from_json(reader.read(blobs[SPEC_BLOB]).decode())
-        ranges = pa.ipc.open_stream(reader.read(blobs[RANGES_BLOB])).read_all()
-    except (CorruptIndexError, KeyError, ValueError, OSError) as exc:
+        return load_store(table.file_access(), path, lambda: table)
+    except STORE_ERRORS as exc:
         log.warning("ignoring the clustering store %s of %s: %s", path, table.name, exc)
         return None
-    return ClusteringStore(spec=with_field_ids(spec, table), ranges=ranges, path=path)
+
+
+STORE_ERRORS = (CorruptIndexError, KeyError, ValueError, OSError)  # what an unreadable store raises
+
+
+def load_store(access: FileAccess, path: str, table: Callable[[], IcebergTable]) -> ClusteringStore:
+    """The clustering store at ``path``, read through ``access``; one of ``STORE_ERRORS`` when it
+    cannot be read.  ``table`` gives the table, asked for only by a spec written before field ids."""
+    reader = read_puffin(access.read(path), name=path)
+    blobs = {b.type: b for b in reader.blobs}
+    spec = ClusteringSpec.from_json(reader.read(blobs[SPEC_BLOB]).decode())
+    ranges = pa.ipc.open_stream(reader.read(blobs[RANGES_BLOB])).read_all()
+    if not all(c.field_id is not None for c in spec.columns):
+        spec = with_field_ids(spec, table())
+    return ClusteringStore(spec=spec, ranges=ranges, path=path)
 
 
 def with_field_ids(spec: ClusteringSpec, table: IcebergTable) -> ClusteringSpec:

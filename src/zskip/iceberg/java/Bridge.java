@@ -204,6 +204,62 @@ public class Bridge {
     }
   }
 
+  /**
+   * The Iceberg tables {@code frame}'s analysed plan reads, each once, as JSON (name, location, storage,
+   * current snapshot and the table {@code properties} asked for): planning reads their zskip files while
+   * {@link #scans} plans the query.  Tables only subqueries read are not among them.
+   */
+  public String tables(Dataset frame, String properties) throws Exception {
+    String[] wanted = properties.isEmpty() ? new String[0] : properties.split("\u0001");
+    StringWriter buffer = new StringWriter();
+    JsonGenerator json = JSON.createGenerator(buffer);
+    json.writeStartArray();
+    java.util.Set seen = new java.util.HashSet();
+    List pending = new ArrayList();
+    pending.add(frame.queryExecution().analyzed());
+    while (!pending.isEmpty()) {
+      LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
+      if (node instanceof DataSourceV2Relation && ((DataSourceV2Relation) node).table() instanceof SparkTable) {
+        SparkTable relation = (SparkTable) ((DataSourceV2Relation) node).table();
+        if (seen.add(relation.table().name())) {
+          json.writeStartObject();
+          writeTableState(json, relation.table(), wanted);
+          json.writeEndObject();
+        }
+      }
+      scala.collection.Iterator children = node.children().iterator();
+      while (children.hasNext()) {
+        pending.add(children.next());
+      }
+    }
+    json.writeEndArray();
+    json.close();
+    return answer(buffer.toString());
+  }
+
+  /** A table's name, location, storage, current snapshot and those of {@code properties} it has. */
+  static void writeTableState(JsonGenerator json, Table table, String[] properties) throws Exception {
+    json.writeStringField("table", table.name());
+    json.writeStringField("location", table.location());
+    json.writeFieldName("storage");
+    json.writeRawValue(storage(table));
+    Snapshot snapshot = table.currentSnapshot();
+    if (snapshot == null) {
+      json.writeNullField("snapshot");
+    } else {
+      json.writeNumberField("snapshot", snapshot.snapshotId());
+    }
+    json.writeObjectFieldStart("properties");
+    Map tableProperties = table.properties();
+    for (int i = 0; i < properties.length; i++) {
+      Object value = tableProperties.get(properties[i]);
+      if (value != null) {
+        json.writeStringField(properties[i], (String) value);
+      }
+    }
+    json.writeEndObject();
+  }
+
   /** Calls the no-argument method {@code name} that {@code target} has or inherits, protected or not. */
   public static Object call(Object target, String name) throws Exception {
     String key = target.getClass().getName() + "#" + name;
@@ -835,25 +891,7 @@ public class Bridge {
 
     void describeScan(JsonGenerator json, Object scan, Table table, List tasks, List output) throws Exception {
       json.writeStartObject();
-      json.writeStringField("table", table.name());
-      json.writeStringField("location", table.location());
-      json.writeFieldName("storage");
-      json.writeRawValue(storage(table));
-      Snapshot snapshot = table.currentSnapshot();
-      if (snapshot == null) {
-        json.writeNullField("snapshot");
-      } else {
-        json.writeNumberField("snapshot", snapshot.snapshotId());
-      }
-      json.writeObjectFieldStart("properties");
-      Map tableProperties = table.properties();
-      for (int i = 0; i < properties.length; i++) {
-        Object value = tableProperties.get(properties[i]);
-        if (value != null) {
-          json.writeStringField(properties[i], (String) value);
-        }
-      }
-      json.writeEndObject();
+      writeTableState(json, table, properties);
       json.writeArrayFieldStart("output");
       writeLongs(json, output);
       json.writeEndArray();

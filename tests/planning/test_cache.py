@@ -1,0 +1,82 @@
+"""The planning cache: one load per key however many threads ask for it at once; a failed load is not kept."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from zskip.planning.cache import LruCache
+
+
+def test_threads_asking_for_a_key_being_loaded_wait_for_that_one_load() -> None:
+    cache = LruCache(10)
+    calls: list[str] = []
+    started = threading.Event()
+
+    def slow() -> str:
+        calls.append(threading.current_thread().name)
+        started.set()
+        time.sleep(0.2)
+        return "footer"
+
+    results: list[str] = []
+    first = threading.Thread(target=lambda: results.append(cache.get_or_load("k", slow)), name="ahead")
+    first.start()
+    started.wait()
+    waiters = [threading.Thread(target=lambda: results.append(cache.get_or_load("k", slow))) for _ in range(3)]
+    for thread in waiters:
+        thread.start()
+    for thread in [first, *waiters]:
+        thread.join()
+    assert calls == ["ahead"] and results == ["footer"] * 4
+    assert cache.stats.misses == 1 and "k" in cache
+
+
+def test_a_failed_load_is_not_kept_and_a_waiter_loads_again() -> None:
+    cache = LruCache(10)
+    started, release = threading.Event(), threading.Event()
+
+    def failing() -> str:
+        started.set()
+        release.wait()
+        raise OSError("the store did not answer")
+
+    errors: list[Exception] = []
+
+    def ahead() -> None:
+        try:
+            cache.get_or_load("k", failing)
+        except OSError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=ahead)
+    thread.start()
+    started.wait()
+    got: list[str] = []
+    waiter = threading.Thread(target=lambda: got.append(cache.get_or_load("k", lambda: "read again")))
+    waiter.start()
+    time.sleep(0.05)
+    assert not got  # waits for the load in progress
+    release.set()
+    thread.join()
+    waiter.join()
+    assert [str(e) for e in errors] == ["the store did not answer"] and got == ["read again"]
+    assert cache.get_or_load("k", lambda: "later") == "read again"
+
+
+def test_a_load_asking_for_its_own_key_does_not_wait_on_itself() -> None:
+    cache = LruCache(10)
+
+    def outer() -> int:
+        return cache.get_or_load("k", lambda: 1) + 1
+
+    assert cache.get_or_load("k", outer) == 2
+
+
+def test_an_error_reaches_the_caller_that_loaded() -> None:
+    cache = LruCache(10)
+    with pytest.raises(ValueError, match="corrupt"):
+        cache.get_or_load("k", lambda: (_ for _ in ()).throw(ValueError("corrupt")))
+    assert "k" not in cache

@@ -254,20 +254,13 @@ def read_ahead(spark: SparkSession) -> Callable[[Sequence[TableState]], None]:
 
     def start(tables: Sequence[TableState]) -> None:
         for state in tables:
-            SnapshotMetadata(
-                spark=spark,
-                table=state.table,
-                location=state.location,
-                snapshot_id=state.snapshot_id,
-                store_path=state.properties.get(STORE_PROPERTY),
-                manifest_path=state.properties.get(MANIFEST_PROPERTY),
-                storage=state.storage,
-            ).read_ahead()
+            snapshot_metadata(spark, state).read_ahead()
 
     return start
 
 
-def snapshot_metadata(spark: SparkSession, scan: IcebergScan) -> SnapshotMetadata:
+def snapshot_metadata(spark: SparkSession, scan: IcebergScan | TableState) -> SnapshotMetadata:
+    """The metadata of the snapshot ``scan`` reads (a table state before its scans are planned: no file sizes)."""
     return SnapshotMetadata(
         spark=spark,
         table=scan.table,
@@ -276,5 +269,5 @@ def snapshot_metadata(spark: SparkSession, scan: IcebergScan) -> SnapshotMetadat
         store_path=scan.properties.get(STORE_PROPERTY),
         manifest_path=scan.properties.get(MANIFEST_PROPERTY),
         storage=scan.storage,
-        sizes=dict(zip(scan.paths, scan.sizes, strict=True)),
+        sizes=dict(zip(scan.paths, scan.sizes, strict=True)) if isinstance(scan, IcebergScan) else {},
     )

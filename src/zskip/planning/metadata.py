@@ -13,7 +13,7 @@ import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,6 +35,7 @@ from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, resolved
 __all__ = ["SnapshotMetadata", "read_ahead", "snapshot_metadata"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 BULK_FOOTERS = 256  # up to this many kept files, their footers are read with the store and manifest
 
@@ -185,11 +186,7 @@ class SnapshotMetadata:
         not kept: the next plan reads it again)."""
         if not self.store_path:
             return None
-        try:
-            return self._cached_store()
-        except STORE_ERRORS as exc:
-            log.warning("ignoring the clustering store %s of %s: %s", self.store_path, self.table, exc)
-            return None
+        return _or_none(self._cached_store, STORE_ERRORS, f"the clustering store {self.store_path} of {self.table}")
 
     def _cached_store(self) -> ClusteringStore:
         assert self.store_path
@@ -208,11 +205,7 @@ class SnapshotMetadata:
         not kept: the next plan reads it again)."""
         if not self.manifest_path:
             return None
-        try:
-            return self._cached_manifest()
-        except Exception as exc:
-            log.warning("ignoring the index manifest %s: %s", self.manifest_path, str(exc).splitlines()[0])
-            return None
+        return _or_none(self._cached_manifest, (Exception,), f"the index manifest {self.manifest_path}")
 
     def _cached_manifest(self) -> IndexManifest:
         assert self.manifest_path
@@ -235,6 +228,15 @@ class SnapshotMetadata:
         if self.manifest_path and ("manifest", self.manifest_path) not in CACHE:
             reads.append(self._cached_manifest)
         in_background(reads)
+
+
+def _or_none(load: Callable[[], T], errors: tuple[type[Exception], ...], what: str) -> T | None:
+    """``load()``, or ``None`` with a warning when it raises one of ``errors`` (planning goes on without it)."""
+    try:
+        return load()
+    except errors as exc:
+        log.warning("ignoring %s: %s", what, (str(exc).splitlines() or [""])[0])
+        return None
 
 
 def _at_once(reads: Sequence[Callable[[], object]]) -> None:

@@ -307,3 +307,63 @@ def test_a_dimension_with_delete_files_gives_the_keys_of_its_rows_today(spark, s
         notes = " ".join(fact_plan(spark, query).notes)
         assert keys in notes, notes
         same_rows(spark, query)
+
+
+def test_the_fact_scans_index_blobs_are_read_beside_the_keys_only_where_the_keys_spread_wide(
+    spark, star, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Keys that fall inside nearly every row group's bounds rule little out: the index blobs the index
+    stage will read are read while the dimension's keys are; on a table clustered by the key they are not."""
+    make_star(spark, NS)  # another test may have changed the fact table
+    spread, clustered = f"{NS}.fact_spread", f"{NS}.fact_clustered"
+    for table in (spread, clustered):
+        spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
+        spark.sql(
+            f"CREATE TABLE {table} USING iceberg TBLPROPERTIES ('write.parquet.row-group-size-bytes'='8000') "
+            f"AS SELECT * FROM {FACT}"
+        )
+    zskip.optimize(spark, clustered, by=[DIM_A, DIM_B], target_file_size=40_000, row_group_size=8_000, mode="full")
+    seen = {table: _blob_read_before_keys(spark, table, monkeypatch) for table in (spread, clustered)}
+    assert seen == {spread: True, clustered: False}
+
+
+def _blob_read_before_keys(spark, table: str, monkeypatch) -> bool:  # type: ignore[no-untyped-def]
+    """Whether a cold plan of a star query on ``table`` reads one of its b_key bitmaps before the
+    dimension's keys come back (they are held back until one is, for at most 5 s)."""
+    import threading
+
+    import zskip.planning.joins as joins
+    from zskip.iceberg.table import load_table
+    from zskip.planning.cache import CACHE
+    from zskip.storage import FileAccess
+    from zskip.tablefiles.index_manifest import read_manifest
+
+    zskip.create_index(spark, table, "b_key", kind="bitmap")
+    blobs = [
+        (r["puffin_path"], r["offset"], r["offset"] + r["length"])
+        for r in read_manifest(load_table(spark, table))[0].entries.to_pylist()
+        if r["column"] == "b_key"
+    ]
+    blob_read = threading.Event()
+    before: list[bool] = []
+    real_read, real_all = FileAccess.read, joins.JoinKeysLoader.all
+
+    def reading(self, location, *, offset=0, length=None):  # type: ignore[no-untyped-def]
+        data = real_read(self, location, offset=offset, length=length)
+        if any(p == location and offset < end and start < offset + len(data) for p, start, end in blobs):
+            blob_read.set()
+        return data
+
+    def keys(self, wanted):  # type: ignore[no-untyped-def]
+        before.append(blob_read.wait(5))
+        return real_all(self, wanted)
+
+    query = REGION.replace(f"{FACT} f", f"{table} f") + " AND f.b_key = 11"
+    monkeypatch.setattr(FileAccess, "read", reading)
+    monkeypatch.setattr(joins.JoinKeysLoader, "all", keys)
+    CACHE.clear()
+    (plan,) = [e for e in zskip.explain_sql(spark, query) if e.table == table]
+    monkeypatch.undo()
+    assert join_stage(plan) is not None and len(before) == 1
+    same_rows(spark, query)
+    return before[0]

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from zskip.expr import And, Between, Compare, Expr, In, IsNull, Leaf, Not, columns_of
 from zskip.planning.minmax_arrays import ARROW_ERRORS, StatsColumn, _scalar
 
-__all__ = ["DEFAULT_RANGE_ROWS", "RANGE_ROWS_SETTING", "expected_matches"]
+__all__ = ["DEFAULT_RANGE_ROWS", "RANGE_ROWS_SETTING", "as_numbers", "expected_matches"]
 
 RANGE_ROWS_SETTING = "spark.zskip.planning.bitmapRangeRows"
 # At 4 expected matches an even spread leaves a row group without one about 2% of the time (Poisson).
@@ -82,7 +82,7 @@ def _share(leaf: Leaf, column: StatsColumn) -> np.ndarray | None:
     if column.low is None or column.high is None or not bool(np.all(column.has_min_max)):
         return None
     kind = column.low.type
-    low, high = _numbers(column.low), _numbers(column.high)
+    low, high = as_numbers(column.low), as_numbers(column.high)
     if low is None or high is None:
         return None
     discrete = not (pa.types.is_floating(kind) or pa.types.is_decimal(kind))
@@ -94,7 +94,7 @@ def _share(leaf: Leaf, column: StatsColumn) -> np.ndarray | None:
 
     def value(literal: object) -> float | None:
         try:
-            number = _numbers(pa.array([_scalar(literal, kind)], kind))
+            number = as_numbers(pa.array([_scalar(literal, kind)], kind))
         except ARROW_ERRORS:
             return None
         return None if number is None or np.isnan(number[0]) else float(number[0])
@@ -142,7 +142,7 @@ def _share(leaf: Leaf, column: StatsColumn) -> np.ndarray | None:
     return np.clip(share, 0.0, 1.0) * present
 
 
-def _numbers(values: pa.Array) -> np.ndarray | None:
+def as_numbers(values: pa.Array) -> np.ndarray | None:
     """``values`` as float64 numbers in their order (``None``: not numbers, dates or timestamps)."""
     kind = values.type
     try:

@@ -16,7 +16,7 @@ from zskip.planning.plan import Candidates, PlanInputs
 from zskip.planning.selectivity import RANGE_ROWS_SETTING, expected_matches
 from zskip.tablefiles.index_blobs import index_verdicts
 
-__all__ = ["apply_verdicts", "indexes", "indexes_unneeded", "worth_reading"]
+__all__ = ["apply_verdicts", "indexes", "indexes_unneeded", "read_indexes_ahead", "worth_reading"]
 
 
 def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
@@ -26,7 +26,19 @@ def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     manifest = inputs.metadata.manifest()
     if manifest is None or not candidates.files:
         return candidates
-    verdicts = index_verdicts(
+    return apply_verdicts(inputs, candidates, _verdicts(inputs, candidates, manifest))
+
+
+def read_indexes_ahead(inputs: PlanInputs, candidates: Candidates) -> None:
+    """Read (into the planning cache) the index blobs this stage would read for ``candidates``, while
+    something else is waited for; what a later stage leaves of them finds its blobs read."""
+    manifest = inputs.metadata.manifest()
+    if manifest is not None and candidates.files:
+        _verdicts(inputs, candidates, manifest)
+
+
+def _verdicts(inputs: PlanInputs, candidates: Candidates, manifest: IndexManifest) -> dict[str, Verdict]:
+    return index_verdicts(
         manifest,
         worth_reading(inputs, candidates, manifest),
         inputs.expr,
@@ -34,7 +46,6 @@ def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
         manifest_key=inputs.metadata.manifest_path,
         access=inputs.metadata.storage,
     )
-    return apply_verdicts(inputs, candidates, verdicts)
 
 
 def apply_verdicts(inputs: PlanInputs, candidates: Candidates, verdicts: Mapping[str, Verdict]) -> Candidates:

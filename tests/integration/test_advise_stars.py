@@ -74,3 +74,33 @@ def test_star_joins_are_advised_clustering_through_the_dimension_they_filter(spa
     for query in queries:
         assert Counter(map(tuple, zskip.sql(spark, query).collect())) == expected[query], query
         assert Counter(map(tuple, spark.sql(query).collect())) == expected[query], query
+
+
+def test_star_joins_run_through_zskip_sql_are_advised_from_the_workload_log_by_field_id(spark) -> None:
+    """Star queries run with ``zskip.sql`` leave their joins in the fact table's workload log; advice from
+    the log alone finds the dimension axis the queries given as text find, even after the dimension's
+    filtered column was renamed (the log names it by field id), and on text and date keys."""
+    ns = "lake.advise_star_log"
+    fact = make_star(spark, ns, keys="text")
+    spark.sql(f"ALTER TABLE {fact} SET TBLPROPERTIES ('write.parquet.row-group-size-bytes'='16384')")
+    queries = [q.replace(NS, ns).replace("sum(b_key)", "max(b_key)") for q in _star_queries()]
+    for query in queries:
+        zskip.sql(spark, query).collect()
+    zskip.flush_workload()
+    records = zskip.workload(spark, fact)
+    logged = [j for joins in records.column("joins").to_pylist() for j in joins or ()]
+    assert {j["dimension"].rsplit(".", 1)[-1] for j in logged} == {"dim_a", "dim_b"}, records
+    assert all(j["filter_fields"] and j["key_field"] is not None for j in logged), logged
+
+    spark.sql(f"ALTER TABLE {ns}.dim_a RENAME COLUMN region TO zone")
+    from_log = zskip.advise(spark, fact, target_file_size="64KB", max_columns=2)
+    through = [axis for axis in from_log.best.columns if isinstance(axis, Dimension)]
+    assert through and through[0].table.endswith("advise_star_log.dim_a"), from_log
+    assert through[0].foreign_key == "a_key" and through[0].by == ("zone", "nation"), from_log
+    assert from_log.distinct_queries == len(queries)
+
+    renamed = [q.replace("a.region", "a.zone") for q in queries]
+    from_text = zskip.advise(spark, fact, queries=renamed, target_file_size="64KB", max_columns=2)
+    assert from_log.best.label == from_text.best.label
+    # the same workload, the same keys: the same forecast
+    assert from_log.best.rows == pytest.approx(from_text.best.rows, rel=0.02), (from_log, from_text)

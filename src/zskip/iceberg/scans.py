@@ -40,6 +40,8 @@ from zskip.expr import (
     Opaque,
     Or,
     StartsWith,
+    bind,
+    to_sql,
 )
 from zskip.iceberg.bridge import bridge, read_answer, read_text
 from zskip.storage import LOCAL, FileAccess
@@ -142,6 +144,12 @@ class JoinKeys:
     filter: str  # the dimension side's filters, as Spark and Iceberg print them
     signature: str
     filter_columns: tuple[str, ...] = ()  # the dimension's columns those filters name
+    # what names the side for good (the workload log): its key's field id, those of the columns its
+    # filters name (-1: none) and its filters with each column written `#<field id>` (None: a
+    # condition that did not reach the dimension's scan, or one zskip does not read)
+    key_field_id: int | None = None
+    filter_column_ids: tuple[int, ...] = ()
+    filter_by_fields: str | None = None
 
 
 @dataclass
@@ -270,11 +278,36 @@ def described_scans(java: Any, frame: DataFrame | None) -> QueryScans:
             filter=item["filter"],
             signature=item["signature"],
             filter_columns=tuple(item.get("filter_columns", ())),
+            key_field_id=item.get("key_field_id"),
+            filter_column_ids=tuple(int(i) for i in item.get("filter_column_ids", ())),
+            filter_by_fields=_filter_by_fields(item),
         )
         for item in described.get("joins", ())
     )
     settings = dict(described.get("settings", {}))
     return QueryScans(frame, java, frozenset(described["output"]), scans, relations, joins, settings)
+
+
+def _filter_by_fields(item: Mapping[str, Any]) -> str | None:
+    """A join's dimension filter as SQL naming each column `#<field id>` (``predicate_for_schema`` gives
+    it back in the names of the day), when every condition of the side reached its scan and each is
+    one zskip reads; else ``None``."""
+    pushed = item.get("pushed") or ()
+    if not item.get("all_pushed") or not pushed:
+        return None
+    by_term = {f["term"]: Field(f["name"], int(f["id"]), f["type"]) for f in item.get("dimension_fields", ())}
+    parts = [expr_from_json(node, by_term) for node in pushed]
+    expr: Expr = parts[0] if len(parts) == 1 else And(tuple(parts))
+    bound = bind(expr, {f.name: f.id for f in by_term.values()})
+    return None if _has_opaque(bound) else to_sql(bound)
+
+
+def _has_opaque(expr: Expr) -> bool:
+    if isinstance(expr, (And, Or)):
+        return any(_has_opaque(child) for child in expr.children)
+    if isinstance(expr, Not):
+        return _has_opaque(expr.child)
+    return isinstance(expr, Opaque)
 
 
 class _FileLists:

@@ -116,6 +116,16 @@ class IcebergTable:
         parser = self.jvm.org.apache.iceberg.SchemaParser
         return schema_fields(str(parser.toJson(self.java.schema())))
 
+    def snapshot_schema(self, snapshot_id: int) -> list[SchemaField]:
+        """The schema snapshot ``snapshot_id`` was written with, the one reading it AS OF that snapshot
+        sees (the current schema when the metadata no longer says)."""
+        snapshot = self.java.snapshot(int(snapshot_id))
+        schema_id = snapshot.schemaId() if snapshot is not None else None
+        schema = self.java.schemas().get(schema_id) if schema_id is not None else None
+        if schema is None:
+            return self.schema()
+        return schema_fields(str(self.jvm.org.apache.iceberg.SchemaParser.toJson(schema)))
+
     def schema_history(self) -> list[list[SchemaField]]:
         """Every schema the table's metadata still holds, oldest first (the current one among them)."""
         parser = self.jvm.org.apache.iceberg.SchemaParser

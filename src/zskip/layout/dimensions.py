@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import ByteType, DataType, IntegerType, LongType, ShortType
 
 from zskip.curves import DimensionMapping, order_key_u64
@@ -157,7 +157,7 @@ def fit_dimension(spark: SparkSession, resolved: ResolvedDimension, bits: int) -
     snapshot_id = resolved.table.current_snapshot_id()
     source = spark.table(resolved.table.name)
     if snapshot_id is not None:  # both reads below see the same rows, whatever commits meanwhile
-        source = table_at(spark, resolved.table.name, snapshot_id)
+        source = _columns_at(spark, resolved, snapshot_id)
     key = quoted(resolved.key)
     by = [quoted(c) for c in resolved.by]
     present = source.where(f"{key} IS NOT NULL")
@@ -176,6 +176,23 @@ def fit_dimension(spark: SparkSession, resolved: ResolvedDimension, bits: int) -
         key_field_id=resolved.key_field_id,
         by_field_ids=resolved.by_field_ids,
     )
+
+
+def _columns_at(spark: SparkSession, resolved: ResolvedDimension, snapshot_id: int) -> DataFrame:
+    """The dimension's rows at ``snapshot_id`` (its current snapshot), read AS OF that snapshot so that
+    the two reads of ``fit_dimension`` see the same rows whatever commits meanwhile.
+
+    Reading AS OF a snapshot sees the schema it was written with, and Iceberg binds the filters
+    pushed to that read to the current schema: with a key or level renamed since (and no write
+    after) no name works for both, so the table is then read as it is now.  Planning takes a
+    mapping as recorded, whatever the dimension holds later, so a commit between the two reads
+    costs clustering, never a row."""
+    then = {f.id: f.name for f in resolved.table.snapshot_schema(snapshot_id) if not f.nested}
+    ids = (resolved.key_field_id, *(resolved.by_field_ids or ()))
+    names = (resolved.key, *resolved.by)
+    if any(i is not None and then.get(i) != name for i, name in zip(ids, names, strict=False)):
+        return spark.table(resolved.table.name)
+    return table_at(spark, resolved.table.name, snapshot_id)
 
 
 def level_starts(groups: pa.Table, depth: int) -> tuple[np.ndarray, ...]:

@@ -67,6 +67,7 @@ from zskip.maintenance.forecasts import (
     WorkloadQuery,
     layout_key,
 )
+from zskip.maintenance.logged_joins import LoggedJoin, LoggedJoins, logged_joins
 from zskip.maintenance.maintain import recorded_layout
 from zskip.maintenance.simulate import Cells, cut_sample, index_conjunct, kept_by_minmax, read_chances
 from zskip.maintenance.stars import (
@@ -231,8 +232,8 @@ def _workload(
 ) -> list[WorkloadQuery]:
     """Distinct filters on the table with how often each ran: from ``statements``' scans of the table
     (with the filters of the dimensions each is joined to; ``plans`` gets zskip's plan of each, join
-    stage included), or from its workload log.  Scans with no filter of their own or of a dimension
-    read everything under any layout: left out."""
+    stage included), or from its workload log (the logged joins' keys asked of each dimension now).
+    Scans with no filter of their own or of a dimension read everything under any layout: left out."""
     counts: Counter[str] = Counter()
     exprs: dict[str, Expr] = {}
     joins: dict[str, tuple[StarJoin, ...]] = {}
@@ -252,16 +253,22 @@ def _workload(
     else:
         log_rows = read_workload(iceberg.location(), iceberg.file_access())
         logged = Counter(_logged_predicates(iceberg, log_rows))
-        for text, count in logged.items():
+        resolver = LoggedJoins(spark, iceberg)
+        for (text, recorded), count in logged.items():
             try:
                 _, _, scan = filter_of(spark, iceberg.name, text, PLANNING_PROPERTIES)
             except ZskipError as exc:  # a column dropped since, say: that filter no longer applies
                 log.warning("workload filter %r of %s left out: %s", text, iceberg.name, exc)
                 continue
-            if scan is not None and not isinstance(scan.expr, AlwaysTrue):
-                key = to_sql(scan.expr)
+            resolved = resolver.star_joins(recorded)
+            if resolved is None:
+                continue  # a join that can no longer be named: what the scan read is not known
+            found = tuple(j for j in resolved if j.columns)
+            if scan is not None and (not isinstance(scan.expr, AlwaysTrue) or found):
+                key = "\u0001".join([to_sql(scan.expr), *(f"{j.dimension}: {j.filter}" for j in found)])
                 counts[key] += count
                 exprs[key] = scan.expr
+                joins[key] = found
         if not counts:
             raise InvalidOptionError(
                 f"{iceberg.name} has no filtered scans in its workload log: query it with zskip.read or "
@@ -270,8 +277,9 @@ def _workload(
     return [WorkloadQuery(text, exprs[text], count, joins.get(text, ())) for text, count in counts.most_common()]
 
 
-def _logged_predicates(iceberg: IcebergTable, log_rows: pa.Table) -> list[str]:
-    """Each logged scan's filter as SQL over the table's columns as they are called now.
+def _logged_predicates(iceberg: IcebergTable, log_rows: pa.Table) -> list[tuple[str, tuple[LoggedJoin, ...]]]:
+    """Each logged scan's filter as SQL over the table's columns as they are called now, with the
+    filtered dimensions it was joined to (``zskip.maintenance.logged_joins``).
 
     A record names its columns by field id (``predicate_fields``), so a column renamed since is found
     under its new name and one dropped since leaves its filter out (records from before 0.4 have only
@@ -281,15 +289,16 @@ def _logged_predicates(iceberg: IcebergTable, log_rows: pa.Table) -> list[str]:
     names = {f.id: f.name for f in iceberg.schema() if not f.nested}
     out = []
     by_field = log_rows.column("predicate_fields").to_pylist()
-    for text, fields in zip(log_rows.column("predicate").to_pylist(), by_field, strict=True):
+    joined = log_rows.column("joins").to_pylist()
+    for text, fields, joins in zip(log_rows.column("predicate").to_pylist(), by_field, joined, strict=True):
         if fields is None:
-            out.append(str(text))
+            out.append((str(text), logged_joins(joins)))
             continue
         current = predicate_for_schema(str(fields), names)
         if current is None:
             log.info("workload filter %r of %s left out: a column it filters has left the table", text, iceberg.name)
             continue
-        out.append(current)
+        out.append((current, logged_joins(joins)))
     return out
 
 

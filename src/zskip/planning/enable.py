@@ -84,16 +84,17 @@ def plan_hooked(spark: SparkSession, java_scans: Any) -> str:
         join_filter = keys_loader(scans)
         answer = []
         for scan in scans.scans:
+            joins = scans.joins_of(scan)
             plan = plan_scan(
                 spark,
                 None,
                 scan,
                 table=scan.table,
-                joins=scans.joins_of(scan),
+                joins=joins,
                 join_filter=join_filter,
                 settings=scans.settings,
             )
-            RECORDER.record(spark, plan, settings=scans.settings)  # the workload log (never raises)
+            RECORDER.record(spark, plan, settings=scans.settings, joins=joins)  # the workload log (never raises)
             item: dict[str, Any] = {"scan": scan.position, "note": note(plan)}
             if plan.beyond_spark or not plan.kept:
                 item["files"] = kept_tasks(plan)

@@ -67,7 +67,8 @@ def _plans(
             spark, frame, scan, table=scan.table, joins=joins, join_filter=join_filter, settings=scans.settings
         )
         if record:
-            RECORDER.record(spark, plan, settings=scans.settings)  # the workload log (never raises)
+            # the workload log (never raises), with every join, pruned by or not
+            RECORDER.record(spark, plan, settings=scans.settings, joins=scans.joins_of(scan))
         by_relation[relation.position if relation is not None else None].append(plan)
     return by_relation
 

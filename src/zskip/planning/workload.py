@@ -19,7 +19,7 @@ import atexit
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -41,6 +41,7 @@ from zskip.tablefiles.workload_log import (
 )
 
 if TYPE_CHECKING:
+    from zskip.iceberg.scans import JoinKeys
     from zskip.planning.metadata import SnapshotMetadata
     from zskip.planning.plan import ScanPlan
 
@@ -94,9 +95,17 @@ class WorkloadRecorder:
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zskip-workload")
         self.errors = 0  # records or writes that failed (each also logged as a warning)
 
-    def record(self, spark: SparkSession, plan: ScanPlan, *, settings: Mapping[str, str] | None = None) -> None:
-        """Note one planned scan; never raises.  ``settings``: the session's ``spark.zskip.*`` settings
-        when the caller already has them (``None``: asked of the session)."""
+    def record(
+        self,
+        spark: SparkSession,
+        plan: ScanPlan,
+        *,
+        settings: Mapping[str, str] | None = None,
+        joins: Sequence[JoinKeys] = (),
+    ) -> None:
+        """Note one planned scan with the filtered dimensions it is joined to (``joins``); never raises.
+        ``settings``: the session's ``spark.zskip.*`` settings when the caller already has them (``None``:
+        asked of the session)."""
         try:
             if plan.metadata is None or plan.scan is None or not _capturing(spark, settings):
                 return
@@ -112,6 +121,7 @@ class WorkloadRecorder:
                 "files_read": len(plan.kept),
                 "row_groups_read": plan.row_groups_kept(),
                 "planning_seconds": plan.planning_seconds,
+                "joins": [_join_record(j) for j in joins if j.filter_columns],
             }
             location = plan.metadata.location
             with self._lock:
@@ -171,6 +181,17 @@ class WorkloadRecorder:
     def _failed(self, what: str, exc: Exception) -> None:
         self.errors += 1
         log.warning("zskip workload log: %s failed (%s); queries are not affected", what, exc)
+
+
+def _join_record(join: JoinKeys) -> dict[str, object]:
+    return {
+        "foreign_key_field": join.field.id,
+        "dimension": join.dimension,
+        "key_field": join.key_field_id,
+        "filter": join.filter,
+        "filter_fields": join.filter_by_fields,
+        "column_fields": [i for i in join.filter_column_ids if i >= 0],
+    }
 
 
 RECORDER = WorkloadRecorder()

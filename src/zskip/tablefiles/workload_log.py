@@ -19,6 +19,7 @@ from zskip.storage import LOCAL, FileAccess
 
 __all__ = [
     "COMPACT_AFTER",
+    "JOIN_TYPE",
     "MAX_RECORDS",
     "WORKLOAD_SCHEMA",
     "append_records",
@@ -29,6 +30,17 @@ __all__ = [
 
 COMPACT_AFTER = 16
 MAX_RECORDS = 20_000
+
+JOIN_TYPE = pa.struct(
+    [
+        ("foreign_key_field", pa.int32()),
+        ("dimension", pa.string()),
+        ("key_field", pa.int32()),
+        ("filter", pa.string()),
+        ("filter_fields", pa.string()),
+        ("column_fields", pa.list_(pa.int32())),
+    ]
+)
 
 WORKLOAD_SCHEMA = pa.schema(
     [
@@ -46,6 +58,10 @@ WORKLOAD_SCHEMA = pa.schema(
         ("row_groups_total", pa.int64()),
         ("row_groups_read", pa.int64()),
         ("planning_seconds", pa.float64()),
+        # the filtered dimensions the scan was joined to (null in older records), by field id as above: the
+        # fact table's foreign key, the dimension's key and the columns its filter names, and that
+        # filter as printed and (null when zskip could not read each condition) with `#<field id>` columns
+        ("joins", pa.list_(JOIN_TYPE)),
     ]
 )
 

@@ -440,7 +440,7 @@ public class Bridge {
     final List relations = new ArrayList(); // DataSourceV2Relation of Iceberg tables, main plan only
     // Object[] {Integer scan, String column, LogicalPlan dimension side, Attribute key, dimension scan,
     // String filter, Boolean every condition pushed, String conditions and pushed filters, List of the
-    // dimension columns the conditions name}
+    // dimension columns the conditions name, List of the filters pushed to the dimension's scan}
     final List joins = new ArrayList();
 
     /** The Iceberg batch scans {@code scanRelations} (DataSourceV2ScanRelation) of {@code plan}, an optimized plan. */
@@ -586,7 +586,8 @@ public class Bridge {
         }
       }
       joins.add(new Object[] {Integer.valueOf(scan), factKey.name(), dimensionSide, dimensionKey, dimensionScan,
-          filter, Boolean.valueOf(allPushed), conditions.toString() + "\u0001" + pushed.toString(), new ArrayList(named)});
+          filter, Boolean.valueOf(allPushed), conditions.toString() + "\u0001" + pushed.toString(), new ArrayList(named),
+          pushedFilters});
     }
 
     /** Whether every row {@code node} yields comes from one row of the scan producing {@code id}, key unchanged. */
@@ -873,6 +874,8 @@ public class Bridge {
           json.writeString((String) named.get(k));
         }
         json.writeEndArray();
+        writeDimensionFilter(
+            json, dimension, ((Attribute) entry[3]).name(), named, (List) entry[9], ((Boolean) entry[6]).booleanValue());
         // what the keys depend on: the snapshot the side reads, its key, and every condition of its Filters
         // and of its scan (a side is Projects and Filters over one scan, so nothing else drops a row);
         // a scan of no one snapshot (an incremental read) is told apart by the whole plan of its side
@@ -889,6 +892,36 @@ public class Bridge {
       return answer(buffer.toString());
     }
 
+    /**
+     * The dimension side's key and filter by the dimension's field ids, for a record that outlives its
+     * column names: the key's field id, those of the columns its conditions name (-1: not a column of the
+     * table), the filters pushed to its scan (as a scan's are written) with the fields they name, and
+     * whether they are every condition of the side.
+     */
+    void writeDimensionFilter(JsonGenerator json, Table dimension, String key, List named, List pushedFilters,
+        boolean allPushed) throws Exception {
+      Types.NestedField keyField = resolveField(dimension.schema(), key);
+      if (keyField == null) {
+        json.writeNullField("key_field_id");
+      } else {
+        json.writeNumberField("key_field_id", keyField.fieldId());
+      }
+      json.writeArrayFieldStart("filter_column_ids"); // of the columns the side's conditions name
+      for (int k = 0; k < named.size(); k++) {
+        Types.NestedField field = resolveField(dimension.schema(), (String) named.get(k));
+        json.writeNumber(field == null ? -1 : field.fieldId());
+      }
+      json.writeEndArray();
+      json.writeBooleanField("all_pushed", allPushed);
+      Map referenced = new HashMap();
+      json.writeArrayFieldStart("pushed");
+      for (int i = 0; i < pushedFilters.size(); i++) {
+        writeExpression(json, (Expression) pushedFilters.get(i), referenced);
+      }
+      json.writeEndArray();
+      writeFields(json, "dimension_fields", dimension, referenced);
+    }
+
     void describeScan(JsonGenerator json, Object scan, Table table, List tasks, List output) throws Exception {
       json.writeStartObject();
       writeTableState(json, table, properties);
@@ -902,21 +935,7 @@ public class Bridge {
         writeExpression(json, (Expression) filters.get(i), referenced);
       }
       json.writeEndArray();
-      json.writeArrayFieldStart("fields");
-      Iterator names = referenced.keySet().iterator();
-      while (names.hasNext()) {
-        String name = (String) names.next();
-        Types.NestedField field = resolveField(table.schema(), name);
-        if (field != null) {
-          json.writeStartObject();
-          json.writeStringField("term", name);
-          json.writeStringField("name", table.schema().findColumnName(field.fieldId()));
-          json.writeNumberField("id", field.fieldId());
-          json.writeStringField("type", field.type().toString());
-          json.writeEndObject();
-        }
-      }
-      json.writeEndArray();
+      writeFields(json, "fields", table, referenced);
       // the files of the scan's tasks, by digest; whole only the first time this JVM sends them (a query
       // asked again names the same files, and the answer stays short enough to cross py4j directly)
       String digest = filesDigest(table, tasks);
@@ -925,6 +944,25 @@ public class Bridge {
         writeFiles(json, table, tasks);
       }
       json.writeEndObject();
+    }
+
+    /** The fields of {@code table} that the terms {@code referenced} name, as field {@code name}. */
+    void writeFields(JsonGenerator json, String name, Table table, Map referenced) throws Exception {
+      json.writeArrayFieldStart(name);
+      Iterator terms = referenced.keySet().iterator();
+      while (terms.hasNext()) {
+        String term = (String) terms.next();
+        Types.NestedField field = resolveField(table.schema(), term);
+        if (field != null) {
+          json.writeStartObject();
+          json.writeStringField("term", term);
+          json.writeStringField("name", table.schema().findColumnName(field.fieldId()));
+          json.writeNumberField("id", field.fieldId());
+          json.writeStringField("type", field.type().toString());
+          json.writeEndObject();
+        }
+      }
+      json.writeEndArray();
     }
 
     /** The files of scan {@code index}'s tasks, as {@code describe} writes them the first time. */

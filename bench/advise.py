@@ -1,6 +1,7 @@
 """The advisor checked against the data: ``zskip advise --apply`` beside the best hand-picked layout.
 
     python bench/advise.py                       # SSB SF 1 and TPC-H lineitem SF 1
+    python bench/advise.py --datasets ssb-mixed  # all 13 SSB queries and D1-D7 as one workload
 
 For each dataset, in one run: a fresh copy of the table as loaded is given to ``zskip.advise`` with
 the workload as SQL queries and ``apply=True`` (it optimizes and builds the indexes it chose); a
@@ -9,6 +10,11 @@ second copy is laid out the way the earlier benchmarks found best (SSB: docs/ben
 hilbert over l_shipdate, l_partkey, l_shipmode).  Both are then counted the same way, by zskip's
 planner on the real tables: data files and row groups each query reads.  The advisor's forecast for
 each query is set beside what its layout then reads.  Writes docs/benchmarks/advise.md and advise.json.
+
+``ssb-mixed`` gives the advisor SSB's 13 queries and document 001's D1-D7 as one workload and sets the
+layout it applies beside (a) as loaded, (c) Iceberg's zorder, (d) zskip's zorder with bitmaps and (g)
+lineorder clustered through its four dimensions, each a copy of the same table: files, row groups and
+wall time of every query on every layout, in one run (writes advise-mixed.md and advise-mixed.json).
 """
 
 from __future__ import annotations
@@ -25,13 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, write_report
 from bench.layouts import lay_out_once
-from bench.ssb import CLUSTER, FAIR, INDEXED, _loaded, _swap, counts, queries
+from bench.ssb import CLUSTER, FAIR, INDEXED, _loaded, _swap, counts, queries, run_queries, star_dimensions
 from zskip import advise, create_index
 from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem, load_ssb
 from zskip.expr.rewrite import without_implied_not_null
 from zskip.expr.sql import to_sql
 from zskip.iceberg.files import data_files
-from zskip.layout.compare import Layout, zskip_layout
+from zskip.layout.compare import Layout, iceberg_layout, zskip_layout
 from zskip.maintenance.forecasts import Advice
 from zskip.planning import explain
 from zskip.planning.sql import scan_filters
@@ -47,7 +53,7 @@ def _scan_predicate(spark: Any, query: str, table: str) -> str:
 
 
 def _advised(
-    spark: Any, base: str, copy: str, workload: dict[str, str], target: int, row_group: int
+    spark: Any, base: str, copy: str, workload: dict[str, str], target: int, row_group: int, *, max_columns: int = 4
 ) -> tuple[Advice, float, float]:
     """Advice on a fresh copy of ``base`` with ``workload`` and apply=True: the advice, the seconds
     the advice took and the seconds apply took."""
@@ -55,7 +61,9 @@ def _advised(
         spark,
         base,
         copy,
-        lambda t: advise(spark, t, queries=list(workload.values()), target_file_size=target, apply=True),
+        lambda t: advise(
+            spark, t, queries=list(workload.values()), target_file_size=target, max_columns=max_columns, apply=True
+        ),
         properties=_properties(row_group),
     )
     advice = laid.results[-1]
@@ -162,6 +170,107 @@ def ssb(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
         queries=per_query,
         reference=reference,
     )
+
+
+MIXED_SIDES = ("(a) as loaded", "(c) Iceberg zorder", "(d) zskip zorder raw, + bitmap", "(g) zskip star")
+
+
+def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """SSB's 13 queries and D1-D7 as one workload: the advised layout against (a), (c), (d) and (g)."""
+    ns = "lake.ssb"
+    row_group = parse_size("256KB")
+    if _loaded(spark, ns, 64) is None:
+        load_ssb(
+            spark, ns, scale_factor=1.0, data_dir=Path(args.data_dir), files=64,
+            properties={"write.parquet.row-group-size-bytes": str(row_group)},
+        )  # fmt: skip
+    base = f"{ns}.lineorder"
+    size = sum(data_files(spark, base)["file_size_in_bytes"].to_pylist())
+    target = max(size // 64, 1 << 20)
+    every = queries(spark, ns)
+    advised_table = f"{ns}.lineorder_mixed"
+    workload = _swap(every, base, advised_table)
+    advice, advice_seconds, apply_seconds = _advised(
+        spark, base, advised_table, workload, target, row_group, max_columns=args.max_columns
+    )
+    forecasts = {q.predicate.split("; ")[0]: q for q in advice.best.queries}
+    sides: dict[str, dict[str, dict]] = {}
+    seconds: dict[str, float] = {}
+    sides["advised"] = run_queries(spark, workload, advised_table, through_zskip=True, runs=args.runs)
+    for name, query in workload.items():
+        forecast = forecasts[_scan_predicate(spark, query, advised_table)]
+        sides["advised"][name] |= {"forecast_files": forecast.files, "forecast_row_groups": forecast.row_groups}
+    print("advised", flush=True)
+    sides["(a) as loaded"] = run_queries(spark, every, base, through_zskip=False, runs=args.runs)
+    print("(a)", flush=True)
+    recipes: dict[str, tuple[str, Layout, bool]] = {
+        "(c) Iceberg zorder": (
+            f"{ns}.lineorder_mixed_c",
+            iceberg_layout(
+                spark, f"zorder({','.join(CLUSTER)})", target_file_size_bytes=target, row_group_size_bytes=row_group
+            ),
+            False,
+        ),
+        "(d) zskip zorder raw, + bitmap": (
+            f"{ns}.lineorder_mixed_d",
+            _indexed(
+                spark,
+                zskip_layout(
+                    spark,
+                    CLUSTER,
+                    curve="zorder",
+                    mapping="raw",
+                    target_file_size_bytes=target,
+                    row_group_size_bytes=row_group,
+                ),
+            ),
+            True,
+        ),
+        "(g) zskip star": (
+            f"{ns}.lineorder_mixed_g",
+            zskip_layout(
+                spark,
+                star_dimensions(ns),
+                curve="hilbert",
+                mapping="rank",
+                target_file_size_bytes=target,
+                row_group_size_bytes=row_group,
+            ),
+            True,
+        ),
+    }
+    for label, (table, recipe, through_zskip) in recipes.items():
+        seconds[label] = _reference(spark, base, table, recipe, row_group)
+        sides[label] = run_queries(spark, _swap(every, base, table), table, through_zskip=through_zskip, runs=args.runs)
+        print(label, flush=True)
+    return {
+        "dataset": "SSB SF 1 lineorder, 13 SSB queries and D1-D7 as one workload",
+        "advice": json.loads(advice.to_json()),
+        "advice_text": str(advice),
+        "advice_seconds": advice_seconds,
+        "apply_seconds": apply_seconds,
+        "layout_seconds": seconds,
+        "sides": {label: _without_results(side) for label, side in sides.items()},
+        "same_rows": {
+            n: all(side[n]["result"] == sides["(a) as loaded"][n]["result"] for side in sides.values()) for n in every
+        },
+        "runs": args.runs,
+    }
+
+
+def _without_results(side: dict[str, dict]) -> dict[str, dict]:
+    return {n: {k: v for k, v in r.items() if k != "result"} for n, r in side.items()}
+
+
+def _indexed(spark: Any, recipe: Layout) -> Layout:
+    """``recipe``, then bitmaps on the columns the SSB benchmark indexes."""
+
+    def lay(table: str) -> None:
+        recipe(table)
+        for column in INDEXED:
+            create_index(spark, table, column, kind="bitmap")
+
+    return lay
 
 
 def lineitem(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -276,19 +385,96 @@ def lay_label(layout: dict[str, Any]) -> str:
     return " + ".join([head, *(f"{i['kind']} on {i['column']}" for i in layout["indexes"])])
 
 
+def mixed_lines(result: dict[str, Any], seconds: float) -> list[str]:
+    """advise-mixed.md: the advised layout beside (a), (c), (d) and (g) on every query of the workload."""
+    sides, advice = result["sides"], result["advice"]
+    advised = sides["advised"]
+    names = list(advised)
+    header = ["query", "forecast files / row groups", "advised: files / row groups / s"]
+    header += [f"{label}: row groups / s" for label in MIXED_SIDES]
+    body = []
+    for n in names:
+        r = advised[n]
+        row = [n, f"{r['forecast_files']:.1f} / {r['forecast_row_groups']:.1f}"]
+        row.append(f"{r['files']:.0f} / {r['row_groups']:,.0f} / {r['seconds']:.2f}")
+        row += [f"{sides[label][n]['row_groups']:,.0f} / {sides[label][n]['seconds']:.2f}" for label in MIXED_SIDES]
+        body.append(row)
+    total = {label: sum(r["seconds"] for r in side.values()) for label, side in sides.items()}
+    stars = [n for n in names if n[:2] in ("Q2", "Q3", "Q4")]
+    doc001 = [n for n in names if n.startswith("D")]
+
+    def groups(label: str, which: list[str]) -> float:
+        return sum(sides[label][n]["row_groups"] for n in which)
+
+    star_ratio = groups("advised", stars) / max(groups("(g) zskip star", stars), 1)
+    doc001_ratio = groups("advised", doc001) / max(groups("(d) zskip zorder raw, + bitmap", doc001), 1)
+
+    off = [
+        n for n in names
+        if abs(advised[n]["forecast_files"] - advised[n]["files"]) > max(2.0, 0.25 * advised[n]["files"])
+    ]  # fmt: skip
+    slower = [n for n in names if advised[n]["seconds"] > sides["(a) as loaded"][n]["seconds"]]
+    different = [n for n, same in result["same_rows"].items() if not same]
+    return [
+        "# zskip advise on one mixed workload",
+        "",
+        f"One run of `python bench/advise.py --datasets ssb-mixed --runs {result['runs']}` on {machine()}, "
+        f"{seconds / 60:.0f} minutes in all. {result['dataset']}: a fresh copy of lineorder as loaded gets "
+        "`zskip.advise(..., queries=WORKLOAD, apply=True)` with all 20 queries; four more copies are laid out "
+        "as docs/benchmarks/ssb.md's (a), (c), (d) and (g). Every query runs on every copy: through `zskip.sql` on "
+        "zskip's layouts, through `spark.sql` on (a) and (c). Row groups are counted as ssb.md counts them "
+        "(zskip: those its stages keep, join stage included; plain Spark: those whose statistics cannot rule "
+        f"the filter out); time is the median of {result['runs']} warm runs, planning included.",
+        "",
+        f"The advice took **{result['advice_seconds']:.1f} s**, applying it {result['apply_seconds']:.1f} s. "
+        f"**Advised: {advice['best']}.**",
+        "",
+        markdown_table(header, body),
+        "",
+        "| layout | total s | row groups, Q2.1-Q4.3 | row groups, D1-D7 |",
+        "|---|---|---|---|",
+        *(
+            f"| {label} | {total[label]:.2f} | {groups(label, stars):,.0f} | {groups(label, doc001):,.0f} |"
+            for label in ("advised", *MIXED_SIDES)
+        ),
+        "",
+        f"- Total time, advised over (c): **{total['advised'] / total['(c) Iceberg zorder']:.2f}x** (target at most "
+        f"0.1x at scale factor 10); over (a): **{total['advised'] / total['(a) as loaded']:.2f}x** (target 0.08x).",
+        f"- Row groups on Q2.1-Q4.3, advised over (g): **{star_ratio:.2f}x** (target at most 1.5x); "
+        f"on D1-D7, advised over (d): **{doc001_ratio:.2f}x** (target 1.5x).",
+        "- Queries slower than on (a): " + (", ".join(slower) if slower else "none") + ".",
+        "- Forecasts of files read off by more than 25% and 2 files: " + (", ".join(off) if off else "none") + ".",
+        "- Every layout returned the same rows for every query."
+        if not different
+        else f"- **Rows differ** on {', '.join(different)}.",
+        "",
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--warehouse", default=str(Path(tempfile.gettempdir()) / "zskip-bench-warehouse"))
     parser.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "zskip-tpch"))
-    parser.add_argument("--datasets", default="ssb,lineitem")
+    parser.add_argument("--datasets", default="ssb,lineitem", help="ssb, lineitem and/or ssb-mixed")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per query (ssb-mixed)")
+    parser.add_argument("--max-columns", type=int, default=4, help="most axes a candidate layout has (ssb-mixed)")
     parser.add_argument("--output", default=str(DOCS))
     args = parser.parse_args(argv)
     started = time.perf_counter()
     spark = bench_session(args.warehouse)
+    output = Path(args.output)
     results = []
     for name in args.datasets.split(","):
+        if name == "ssb-mixed":
+            mixed = ssb_mixed(spark, args)
+            print(mixed["advice_text"], flush=True)
+            write_report("advise-mixed", mixed_lines(mixed, time.perf_counter() - started), output)
+            (output / "advise-mixed.json").write_text(json.dumps(mixed, indent=2, default=str))
+            continue
         results.append({"ssb": ssb, "lineitem": lineitem}[name](spark, args))
         print(results[-1]["advice_text"], flush=True)
+    if not results:
+        return
     lines = [
         "# zskip advise, checked against the data",
         "",
@@ -315,7 +501,6 @@ def main(argv: list[str] | None = None) -> None:
         "under an index (the sample cannot tell one match from a few).",
         "",
     ]
-    output = Path(args.output)
     write_report("advise", lines, output)
     (output / "advise.json").write_text(json.dumps(results, indent=2, default=str))
 

@@ -73,3 +73,35 @@ def test_the_log_drops_only_the_null_checks_spark_adds_for_compared_columns() ->
     assert without_implied_not_null(pushed) == And((Not(IsNull("b")), a5))  # b is not compared: kept
     assert without_implied_not_null(And((Not(IsNull("a")), a5))) == a5
     assert without_implied_not_null(Not(IsNull("a"))) == Not(IsNull("a"))  # alone it is the filter
+
+
+def test_a_joins_dimension_filter_is_kept_by_field_id_only_when_every_condition_is_read() -> None:
+    from zskip.iceberg.scans import _filter_by_fields
+    from zskip.maintenance.logged_joins import logged_joins
+
+    region = {"term": "region", "name": "region", "id": 2, "type": "string"}
+    year = {"term": "d_year", "name": "d_year", "id": 5, "type": "int"}
+    pushed = [
+        {"op": "eq", "term": "region", "literals": [["string", "it's"]]},
+        {"op": "gt_eq", "term": "d_year", "literals": [["int", 1993]]},
+    ]
+    item = {"all_pushed": True, "pushed": pushed, "dimension_fields": [region, year]}
+    text = _filter_by_fields(item)
+    assert text == "`#2` = 'it\\'s' AND `#5` >= 1993"
+    # given back in the names of the day: field 2 renamed, a quote inside a literal left alone
+    renamed = workload_log.predicate_for_schema(str(text), {2: "zone", 5: "year"})
+    assert renamed == "`zone` = 'it\\'s' AND `year` >= 1993"
+    assert _filter_by_fields(item | {"all_pushed": False}) is None  # a condition Spark kept to itself
+    assert _filter_by_fields(item | {"dimension_fields": [region]}) is None  # a term of no known column
+    assert _filter_by_fields(item | {"pushed": [{"op": "is_nan", "term": "region"}]}) is None
+
+    entry = {
+        "foreign_key_field": 3,
+        "dimension": "lake.db.dim",
+        "key_field": 1,
+        "filter": "(region = 'x')",
+        "filter_fields": "`#2` = 'x'",
+        "column_fields": [2],
+    }
+    assert logged_joins(None) == ()
+    assert logged_joins([entry, entry]) == ((3, "lake.db.dim", 1, "(region = 'x')", "`#2` = 'x'", (2,)),)

@@ -244,6 +244,8 @@ def test_a_plain_star_join_is_pruned_through_the_dimension(spark: Any, star: str
         plain = spark.sql(query)
         expected = rows(plain)
         plain_scanned = scanned_rows(plain, star)
+    zskip.flush_workload()
+    logged = zskip.workload(spark, star).num_rows
     with zskip_on(spark):
         frame = spark.sql(query)
         assert rows(frame) == expected
@@ -252,6 +254,14 @@ def test_a_plain_star_join_is_pruned_through_the_dimension(spark: Any, star: str
     assert rows(via_sql) == expected
     assert hooked < plain_scanned
     assert hooked == scanned_rows(via_sql, star)
+    # both paths log the fact scan with its join, the dimension's columns by field id (region is field 2)
+    zskip.flush_workload()
+    newest = zskip.workload(spark, star).slice(logged).to_pylist()
+    assert len(newest) >= 2
+    for record in newest:
+        (join,) = record["joins"]
+        assert join["dimension"].endswith("enable_star.dim_a") and join["key_field"] == 1, join
+        assert join["filter_fields"] == "`#2` = 'r2'" and join["column_fields"] == [2], join
 
 
 def test_a_stopped_and_restarted_session_is_pruned_again(tmp_path: Any) -> None:

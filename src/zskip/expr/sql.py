@@ -35,7 +35,7 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def _name(column: str | int) -> str:
     if isinstance(column, int):
-        return f"`#{column}`"  # a bound column: its field id (shown in debugging output only)
+        return f"`#{column}`"  # a bound column: its field id (the workload log keeps filters so)
     return column if _PLAIN_NAME.fullmatch(column) else "`" + column.replace("`", "``") + "`"
 
 

@@ -38,9 +38,10 @@ from zskip.expr.rewrite import without_implied_not_null
 from zskip.expr.sql import to_sql
 from zskip.iceberg.files import data_files
 from zskip.layout.compare import Layout, iceberg_layout, zskip_layout
-from zskip.maintenance.forecasts import Advice
+from zskip.maintenance.forecasts import Advice, QueryForecast, WorkloadQuery
+from zskip.maintenance.stars import star_joins
 from zskip.planning import explain
-from zskip.planning.sql import scan_filters
+from zskip.planning.sql import scan_filters, scanned_queries
 from zskip.units import parse_size
 
 SSB_WORKLOAD = ("Q1.1", "Q1.2", "Q1.3", "D1", "D2", "D3", "D4", "D5", "D6", "D7")
@@ -50,6 +51,15 @@ def _scan_predicate(spark: Any, query: str, table: str) -> str:
     """The filter ``query`` pushes to its scan of ``table``, as the advisor shows it."""
     (expr,) = [e for t, e in scan_filters(spark, query) if t == table]
     return to_sql(without_implied_not_null(expr))
+
+
+def _forecast_of(spark: Any, advice: Advice, query: str, table: str) -> QueryForecast:
+    """The advisor's forecast for ``query``'s scan of ``table``: found by the scan's own filter and
+    each filtered dimension's, as the advisor shows them (star queries share their own filter)."""
+    (scanned,) = [s for s in scanned_queries(spark, query) if s.table == table]
+    shown = WorkloadQuery("", scanned.expr, 1, star_joins(scanned.joins)).shown
+    (found,) = [q for q in advice.best.queries if q.predicate == shown]
+    return found
 
 
 def _advised(
@@ -98,12 +108,10 @@ def _measured(spark: Any, query: str, table: str, *, joins: bool) -> dict[str, A
 def _per_query(spark: Any, advice: Advice, workload: dict[str, str], table: str, *, joins: bool) -> dict[str, dict]:
     """For each query: the advisor's forecast of its scan of ``table`` beside what the layout it
     applied reads (``_measured``)."""
-    # a forecast shows the scan's own filter, then each joined dimension's after "; "
-    forecasts = {q.predicate.split("; ")[0]: q for q in advice.best.queries}
     out = {}
     for name, query in workload.items():
         measured = _measured(spark, query, table, joins=joins)
-        forecast = forecasts[measured["predicate"]]
+        forecast = _forecast_of(spark, advice, query, table)
         out[name] = measured | {
             "forecast_files": forecast.files,
             "forecast_row_groups": forecast.row_groups,
@@ -193,12 +201,11 @@ def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
     advice, advice_seconds, apply_seconds = _advised(
         spark, base, advised_table, workload, target, row_group, max_columns=args.max_columns
     )
-    forecasts = {q.predicate.split("; ")[0]: q for q in advice.best.queries}
     sides: dict[str, dict[str, dict]] = {}
     seconds: dict[str, float] = {}
     sides["advised"] = run_queries(spark, workload, advised_table, through_zskip=True, runs=args.runs)
     for name, query in workload.items():
-        forecast = forecasts[_scan_predicate(spark, query, advised_table)]
+        forecast = _forecast_of(spark, advice, query, advised_table)
         sides["advised"][name] |= {"forecast_files": forecast.files, "forecast_row_groups": forecast.row_groups}
     print("advised", flush=True)
     sides["(a) as loaded"] = run_queries(spark, every, base, through_zskip=False, runs=args.runs)

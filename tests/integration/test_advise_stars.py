@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 import zskip
+from tests.integration.cli_runner import run
 from tests.integration.stars import make_star
 from zskip.layout.dimensions import Dimension
 
@@ -76,7 +77,7 @@ def test_star_joins_are_advised_clustering_through_the_dimension_they_filter(spa
         assert Counter(map(tuple, spark.sql(query).collect())) == expected[query], query
 
 
-def test_star_joins_run_through_zskip_sql_are_advised_from_the_workload_log_by_field_id(spark) -> None:
+def test_star_joins_run_through_zskip_sql_are_advised_from_the_workload_log_by_field_id(spark, capsys) -> None:
     """Star queries run with ``zskip.sql`` leave their joins in the fact table's workload log; advice from
     the log alone finds the dimension axis the queries given as text find, even after the dimension's
     filtered column was renamed (the log names it by field id), and on text and date keys."""
@@ -91,6 +92,8 @@ def test_star_joins_run_through_zskip_sql_are_advised_from_the_workload_log_by_f
     logged = [j for joins in records.column("joins").to_pylist() for j in joins or ()]
     assert {j["dimension"].rsplit(".", 1)[-1] for j in logged} == {"dim_a", "dim_b"}, records
     assert all(j["filter_fields"] and j["key_field"] is not None for j in logged), logged
+    code, out, _ = run(capsys, "workload", fact, "--limit", "1")
+    assert code == 0 and "dim_a:" in out and "dim_b:" in out, out  # the newest: the query through both
 
     spark.sql(f"ALTER TABLE {ns}.dim_a RENAME COLUMN region TO zone")
     from_log = zskip.advise(spark, fact, target_file_size="64KB", max_columns=2)

@@ -161,7 +161,8 @@ def status(ctx: Context, table: str, drift: bool, as_json: bool) -> None:
 @click.pass_obj
 def workload(ctx: Context, table: str, limit: int, as_json: bool) -> None:
     """The scans zskip planned on TABLE (its workload log): how often each column is filtered, and
-    the newest scans with the files and row groups they read."""
+    the newest scans with the files and row groups they read (a star query's scan with the filtered
+    dimensions it was joined to)."""
     from zskip.planning.workload import flush_workload
     from zskip.planning.workload import workload as read
 
@@ -182,12 +183,18 @@ def workload(ctx: Context, table: str, limit: int, as_json: bool) -> None:
     for row in newest:
         report.add_row(
             str(row["recorded_at"])[:19],
-            str(row["predicate"]),
+            _scan_filter(row),
             f"{row['files_read']:,} of {_count(row['files_total'])}",
             f"{row['row_groups_read']:,} of {_count(row['row_groups_total'])}",
             f"{1000 * float(row['planning_seconds']):.1f}",
         )
     console.print(report)
+
+
+def _scan_filter(row: dict[str, Any]) -> str:
+    """A logged scan's own filter, then each filtered dimension it was joined to and that filter."""
+    joins = [f"{j['dimension'].rsplit('.', 1)[-1]}: {j['filter']}" for j in row.get("joins") or ()]
+    return "; ".join([str(row["predicate"]), *joins])
 
 
 def _count(value: int | None) -> str:

@@ -32,7 +32,7 @@ class WorkloadQuery:
     predicate: str  # as Spark SQL
     expr: Expr
     weight: int
-    joins: tuple[StarJoin, ...] = ()  # its joins to filtered dimensions (a workload of queries only)
+    joins: tuple[StarJoin, ...] = ()  # its joins to filtered dimensions
 
     @property
     def shown(self) -> str:

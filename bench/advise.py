@@ -500,8 +500,8 @@ def main(argv: list[str] | None = None) -> None:
     lines += [
         "## Where the advisor falls short",
         "",
-        "- It sees each query's own filter on the table; it does not model join pruning (SSB's Q1.x are pruned "
-        "further by their date join at run time) nor clustering through dimensions (`zskip.Dimension`).",
+        "- The workloads here filter lineorder's own columns (and Q1.x the date dimension); the star queries and "
+        "clustering through dimensions are weighed in advise-mixed.md (`--datasets ssb-mixed`).",
         "- Row groups are simulated from a sample: a simulated row group holds the rows of a real one thinned "
         "out, so its min/max is a little narrower; and the rows per row group come from the writer's bytes per "
         "row, which clustering changes. Equality on nearly unique values is overestimated by a few row groups "

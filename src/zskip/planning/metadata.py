@@ -132,7 +132,7 @@ class SnapshotMetadata:
             footer = self.footer(path)
             arrays = footer.arrays(field_id)
             if arrays is not None:
-                return StatsColumn.of_arrays(footer.column(field_id), *arrays)
+                return StatsColumn.of_arrays(functools.partial(footer.column, field_id), *arrays)
             return StatsColumn.of(list(footer.column(field_id)))
 
         return CACHE.get_or_load(("stats", path, field_id), load)

@@ -20,7 +20,7 @@ import datetime
 import decimal
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +57,10 @@ ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError,
 class StatsColumn:
     """One column's statistics over a run of row groups (``None`` in ``stats``: none recorded)."""
 
-    stats: tuple[ColumnStats | None, ...]
+    # each row group's statistics as objects, or what builds them: the arrays below answer every
+    # question but a few (a column without one Arrow array of bounds), so a footer copy's arrays
+    # are not turned into objects until one is asked (that took most of a cold plan's footer time)
+    source: Sequence[ColumnStats | None] | Callable[[], Sequence[ColumnStats | None]]
     known: np.ndarray  # bool: statistics recorded
     has_min_max: np.ndarray  # bool
     null_count: np.ndarray  # float64, NaN: unknown
@@ -65,8 +68,12 @@ class StatsColumn:
     low: pa.Array | None  # the minimum per row group (null where none); None: not one Arrow array
     high: pa.Array | None
 
+    @functools.cached_property
+    def stats(self) -> tuple[ColumnStats | None, ...]:
+        return tuple(self.source() if callable(self.source) else self.source)
+
     def __len__(self) -> int:
-        return len(self.stats)
+        return len(self.known)
 
     @staticmethod
     def of(stats: Sequence[ColumnStats | None]) -> StatsColumn:
@@ -84,7 +91,7 @@ class StatsColumn:
 
     @staticmethod
     def of_arrays(
-        stats: Sequence[ColumnStats | None],
+        stats: Sequence[ColumnStats | None] | Callable[[], Sequence[ColumnStats | None]],
         known: np.ndarray,
         has_min_max: np.ndarray,
         null_count: np.ndarray,
@@ -94,8 +101,8 @@ class StatsColumn:
     ) -> StatsColumn:
         """``of`` for statistics that come as arrays already (a footer copy's): the same column."""
         if low.type != high.type or not (pa.types.is_null(low.type) or _arrow_comparable(low.type)):
-            return StatsColumn(tuple(stats), known, has_min_max, null_count, values, None, None)
-        return StatsColumn(tuple(stats), known, has_min_max, null_count, values, low, high)
+            return StatsColumn(stats, known, has_min_max, null_count, values, None, None)
+        return StatsColumn(stats, known, has_min_max, null_count, values, low, high)
 
     @staticmethod
     def concat(parts: Sequence[StatsColumn]) -> StatsColumn:
@@ -107,7 +114,7 @@ class StatsColumn:
         if low is None or high is None:
             low = high = None
         return StatsColumn(
-            tuple(s for p in parts for s in p.stats),
+            lambda: tuple(s for p in parts for s in p.stats),
             np.concatenate([p.known for p in parts]),
             np.concatenate([p.has_min_max for p in parts]),
             np.concatenate([p.null_count for p in parts]),

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, write_report
 from bench.layouts import lay_out_once
-from bench.ssb import CLUSTER, FAIR, INDEXED, _loaded, _swap, counts, queries, run_queries, star_dimensions
+from bench.ssb import CLUSTER, FAIR, INDEXED, _loaded, _swap, counts, queries, run_queries, star_layout
 from zskip import advise, create_index
 from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem, load_ssb
 from zskip.expr.rewrite import without_implied_not_null
@@ -139,7 +139,9 @@ def _result(
     } | measured
 
 
-def ssb(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
+def _ssb_sf1(spark: Any, args: argparse.Namespace) -> tuple[str, str, int, int]:
+    """SSB at scale factor 1 (loaded once, 64 files, row groups of 256 KiB): its namespace, lineorder,
+    the file size a layout writes (lineorder's size over 64) and the row-group size."""
     ns = "lake.ssb"
     row_group = parse_size("256KB")
     if _loaded(spark, ns, 64) is None:
@@ -149,7 +151,11 @@ def ssb(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
         )  # fmt: skip
     base = f"{ns}.lineorder"
     size = sum(data_files(spark, base)["file_size_in_bytes"].to_pylist())
-    target = max(size // 64, 1 << 20)
+    return ns, base, max(size // 64, 1 << 20), row_group
+
+
+def ssb(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
+    ns, base, target, row_group = _ssb_sf1(spark, args)
     every = queries(spark, ns)
     advised_table, reference_table = f"{ns}.lineorder_advised", f"{ns}.lineorder_reference"
     advice, advice_seconds, apply_seconds = _advised(
@@ -185,16 +191,7 @@ MIXED_SIDES = ("(a) as loaded", "(c) Iceberg zorder", "(d) zskip zorder raw, + b
 
 def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
     """SSB's 13 queries and D1-D7 as one workload: the advised layout against (a), (c), (d) and (g)."""
-    ns = "lake.ssb"
-    row_group = parse_size("256KB")
-    if _loaded(spark, ns, 64) is None:
-        load_ssb(
-            spark, ns, scale_factor=1.0, data_dir=Path(args.data_dir), files=64,
-            properties={"write.parquet.row-group-size-bytes": str(row_group)},
-        )  # fmt: skip
-    base = f"{ns}.lineorder"
-    size = sum(data_files(spark, base)["file_size_in_bytes"].to_pylist())
-    target = max(size // 64, 1 << 20)
+    ns, base, target, row_group = _ssb_sf1(spark, args)
     every = queries(spark, ns)
     advised_table = f"{ns}.lineorder_mixed"
     workload = _swap(every, base, advised_table)
@@ -235,14 +232,7 @@ def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
         ),
         "(g) zskip star": (
             f"{ns}.lineorder_mixed_g",
-            zskip_layout(
-                spark,
-                star_dimensions(ns),
-                curve="hilbert",
-                mapping="rank",
-                target_file_size_bytes=target,
-                row_group_size_bytes=row_group,
-            ),
+            star_layout(spark, ns, target_file_size_bytes=target, row_group_size_bytes=row_group),
             True,
         ),
     }

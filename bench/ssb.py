@@ -326,15 +326,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         layout = f"{ns}.lineorder_star"
         label = "(g) zskip star, min/max"
         seconds = laid_out(
-            zskip_layout(
-                spark,
-                star_dimensions(ns),
-                curve="hilbert",
-                mapping="rank",
-                target_file_size_bytes=target,
-                row_group_size_bytes=row_group,
-            ),
-            layout,
+            star_layout(spark, ns, target_file_size_bytes=target, row_group_size_bytes=row_group), layout
         )
         build[label] = {"layout": seconds}
         swapped = _swap(qs, base, layout)
@@ -439,6 +431,18 @@ def star_dimensions(ns: str) -> list[Dimension]:
         Dimension("lo_suppkey", f"{ns}.supplier", key="s_suppkey", by=["s_region", "s_nation", "s_city"]),
         Dimension("lo_partkey", f"{ns}.part", key="p_partkey", by=["p_mfgr", "p_category", "p_brand1"]),
     ]
+
+
+def star_layout(spark: Any, ns: str, *, target_file_size_bytes: int, row_group_size_bytes: int) -> Layout:
+    """(g) as a layout: hilbert (rank) through ``star_dimensions``."""
+    return zskip_layout(
+        spark,
+        star_dimensions(ns),
+        curve="hilbert",
+        mapping="rank",
+        target_file_size_bytes=target_file_size_bytes,
+        row_group_size_bytes=row_group_size_bytes,
+    )
 
 
 def row_groups_holding(spark: Any, query: str, table: str) -> int:

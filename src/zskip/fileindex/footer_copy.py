@@ -11,7 +11,9 @@ not among the arrays: values that do not come back from one Arrow array exactly 
 statistics give them (a float NaN, say).
 
 Columns are named by Iceberg field id (stored in the Parquet schema): ``<id>.min``, ``<id>.max``,
-``<id>.known`` (statistics recorded), ``<id>.has_min_max``, ``<id>.nulls``, ``<id>.values``.
+``<id>.known`` (statistics recorded), ``<id>.has_min_max``, ``<id>.nulls``, ``<id>.values``, and
+``<id>.bytes`` for every top-level column, nested ones too (its column chunks' compressed bytes: what
+reading the column of that row group costs; copies written before it lack it).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "ColumnStats",
     "byte_ranges",
     "chunk_stats",
+    "column_bytes",
     "decode",
     "encode",
     "leaf_field_ids",
@@ -91,6 +94,20 @@ def leaf_field_ids(metadata: pq.FileMetaData) -> dict[int, int]:
     return leaf_ids
 
 
+def column_bytes(metadata: pq.FileMetaData) -> dict[int, list[int]]:
+    """The compressed bytes of each top-level column in each row group (all its leaves), by field id."""
+    schema = metadata.schema.to_arrow_schema()
+    leaves_of = leaf_ranges(schema)
+    out: dict[int, list[int]] = {}
+    for field_id, position in top_level_field_ids(schema).items():
+        leaves = leaves_of[position]
+        out[field_id] = [
+            sum(metadata.row_group(g).column(leaf).total_compressed_size for leaf in leaves)
+            for g in range(metadata.num_row_groups)
+        ]
+    return out
+
+
 def byte_ranges(metadata: pq.FileMetaData) -> tuple[tuple[int, int], ...]:
     """(first byte, length) of each row group."""
     ranges = []
@@ -139,6 +156,8 @@ def encode(footer: bytes) -> bytes:
         "start": pa.array([start for start, _ in ranges], pa.int64()),
         "length": pa.array([length for _, length in ranges], pa.int64()),
     }
+    for field_id, chunks in column_bytes(metadata).items():
+        columns[f"{field_id}.bytes"] = pa.array(chunks, pa.int64())
     for leaf, field_id in leaf_field_ids(metadata).items():
         stats = [chunk_stats(metadata.row_group(g).column(leaf)) for g in groups]
         columns[f"{field_id}.known"] = pa.array([s is not None for s in stats], pa.bool_())

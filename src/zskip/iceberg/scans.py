@@ -101,6 +101,8 @@ class IcebergScan:
     sizes: tuple[int, ...]
     notes: tuple[str, ...] = ()  # what a user should know about how this scan was planned
     storage: FileAccess = LOCAL  # how the table's files are reached (``zskip.storage``)
+    # field ids of the table's top-level columns the scan reads (None: not known)
+    read_fields: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,6 +374,7 @@ def _scan(position: int, item: Mapping[str, Any], java: Any = None) -> IcebergSc
         records=records,
         sizes=sizes,
         storage=FileAccess.of(item.get("storage")),
+        read_fields=tuple(item["read_fields"]) if "read_fields" in item else None,
     )
 
 

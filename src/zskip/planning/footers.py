@@ -7,12 +7,13 @@ column, or a new column that took an old name, never lends its statistics to ano
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from zskip.fileindex.footer_copy import ColumnStats, byte_ranges, chunk_stats, decode, leaf_field_ids
+from zskip.fileindex.footer_copy import ColumnStats, byte_ranges, chunk_stats, column_bytes, decode, leaf_field_ids
 from zskip.storage import LOCAL, FileAccess
 
 __all__ = ["ColumnStats", "Footer", "footer_from_copy", "footer_of", "read_footer"]
@@ -90,6 +91,27 @@ class Footer:
         low = facts[f"{field_id}.min"].combine_chunks()
         high = facts[f"{field_id}.max"].combine_chunks()
         return known, has, nulls, values, low, high
+
+    def bytes_of(self, field_ids: Iterable[int]) -> np.ndarray | None:
+        """The compressed bytes of the top-level columns ``field_ids`` in each row group (what reading them
+        costs), or ``None`` when this footer does not say (a copy written before it recorded them: its
+        Parquet footer is not parsed for this).  A field the file lacks costs nothing."""
+        wanted = set(field_ids)
+        total = np.zeros(len(self.rows), dtype=np.float64)
+        facts = self._facts
+        if facts is not None:
+            if not any(name.endswith(".bytes") for name in facts.column_names):
+                return None
+            for field_id in wanted:
+                if f"{field_id}.bytes" in facts.column_names:
+                    total += facts[f"{field_id}.bytes"].to_numpy(zero_copy_only=False)
+            return total
+        if self._metadata is None:
+            return None
+        for field_id, chunks in column_bytes(self._metadata).items():
+            if field_id in wanted:
+                total += np.asarray(chunks, dtype=np.float64)
+        return total
 
     def column(self, field_id: int) -> tuple[ColumnStats | None, ...]:
         """The statistics of column ``field_id`` in each row group (``None`` where there are none usable)."""

@@ -25,9 +25,11 @@ from zskip.tablefiles.clustering_store import STORE_PROPERTY
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY
 
 __all__ = [
+    "DEFAULT_OPEN_FILE_COST",
     "ICEBERG_STAGE",
     "JOIN_STAGE",
     "METADATA_STAGE",
+    "OPEN_FILE_COST_PROPERTY",
     "PLANNING_PROPERTIES",
     "READ_RANGES_STAGE",
     "Candidates",
@@ -45,7 +47,12 @@ METADATA_STAGE = "table metadata (cached per snapshot)"
 ICEBERG_STAGE = "partition + min/max (Iceberg)"
 JOIN_STAGE = "join keys"
 READ_RANGES_STAGE = "read ranges (runs joined)"
-PLANNING_PROPERTIES = (MANIFEST_PROPERTY, STORE_PROPERTY)  # the table properties planning reads
+# What Iceberg's split planning counts opening a file as costing, in bytes (its default unless the
+# table sets it): the index stage weighs reading a file's indexes against it.
+OPEN_FILE_COST_PROPERTY = "read.split.open-file-cost"
+DEFAULT_OPEN_FILE_COST = 4 * 1024 * 1024
+# the table properties planning reads
+PLANNING_PROPERTIES = (MANIFEST_PROPERTY, STORE_PROPERTY, OPEN_FILE_COST_PROPERTY)
 
 Groups = tuple[int, ...] | None  # the row groups of a file still in play; None: all of them
 
@@ -92,6 +99,15 @@ class PlanInputs:
     pushed: Expr | None = None  # ``expr`` with NOT pushed to the leaves (``rewrite_not``), once per plan
     # expected matches in every row group at which a range predicate's bitmaps are not read (0: always read)
     range_rows: float = DEFAULT_RANGE_ROWS
+
+    @property
+    def open_file_cost(self) -> int:
+        """What opening one of the scan's files costs in bytes, as Iceberg's split planning counts it."""
+        text = self.scan.properties.get(OPEN_FILE_COST_PROPERTY)
+        try:
+            return max(0, int(text)) if text is not None else DEFAULT_OPEN_FILE_COST
+        except ValueError:
+            return DEFAULT_OPEN_FILE_COST
 
     @staticmethod
     def of(

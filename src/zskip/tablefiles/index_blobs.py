@@ -32,7 +32,7 @@ from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError, decode_blob
 from zskip.storage import LOCAL, FileAccess, at_once
 
-__all__ = ["file_indexes", "footer_copies", "index_verdicts", "key_set_verdicts"]
+__all__ = ["file_indexes", "footer_copies", "index_verdicts", "key_set_verdicts", "unread_bytes"]
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +161,19 @@ def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: File
         if len(missing) > 1:
             at_once([partial(_read_run, run, cache=cache, access=access, rests=rests) for run in _runs(missing)])
     return [_one(piece, cache, access, rests) for piece in wanted]
+
+
+def unread_bytes(manifest: IndexManifest, data_file: str, field_ids: set[int], cache: BlobCache | None) -> int:
+    """The bytes of index files still to read for ``data_file``'s blobs on ``field_ids`` whole (a blob
+    ``cache`` holds costs nothing; one whose head it holds costs its rest)."""
+    total = 0
+    for row in manifest.entries_by_file.get(data_file, ()):
+        if row["field_id"] not in field_ids or (cache is not None and _key(row, "whole") in cache):
+            continue
+        head = row.get("head")
+        cached_head = head is not None and cache is not None and _key(row, "head") in cache
+        total += int(row["length"]) - (int(head) if head is not None and cached_head else 0)
+    return total
 
 
 def _apart(row: dict[str, Any]) -> bool:

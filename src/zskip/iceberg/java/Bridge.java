@@ -936,6 +936,16 @@ public class Bridge {
       }
       json.writeEndArray();
       writeFields(json, "fields", table, referenced);
+      // the table's top-level columns the scan reads (what a skipped row group saves reading)
+      json.writeArrayFieldStart("read_fields");
+      String[] names = ((org.apache.spark.sql.connector.read.Scan) scan).readSchema().fieldNames();
+      for (int i = 0; i < names.length; i++) {
+        Types.NestedField field = resolveField(table.schema(), names[i]);
+        if (field != null && table.schema().asStruct().field(field.fieldId()) != null) {
+          json.writeNumber(field.fieldId());
+        }
+      }
+      json.writeEndArray();
       // the files of the scan's tasks, by digest; whole only the first time this JVM sends them (a query
       // asked again names the same files, and the answer stays short enough to cross py4j directly)
       String digest = filesDigest(table, tasks);

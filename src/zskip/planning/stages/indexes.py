@@ -14,7 +14,7 @@ from zskip.fileindex.manifest import IndexManifest
 from zskip.planning.cache import CACHE
 from zskip.planning.plan import Candidates, PlanInputs
 from zskip.planning.selectivity import RANGE_ROWS_SETTING, expected_matches
-from zskip.tablefiles.index_blobs import index_verdicts
+from zskip.tablefiles.index_blobs import index_verdicts, unread_bytes
 
 __all__ = ["apply_verdicts", "indexes", "indexes_unneeded", "read_indexes_ahead", "worth_reading"]
 
@@ -70,23 +70,34 @@ def apply_verdicts(inputs: PlanInputs, candidates: Candidates, verdicts: Mapping
 
 def indexes_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
     """Why the index stage reads nothing, or ``None``: a range predicate whose every candidate row group
-    is expected to hold matches (``worth_reading`` keeps no file)."""
+    is expected to hold matches, or whose bitmaps cost more than they could save (``worth_reading``
+    keeps no file)."""
     manifest = inputs.metadata.manifest() if candidates.files else None
     if manifest is None or worth_reading(inputs, candidates, manifest):
         return None
     return (
-        f"min/max expect at least {inputs.range_rows:g} matching rows in every row group: bitmaps of a range "
-        f"would rule none out ({RANGE_ROWS_SETTING}=0 reads them all the same)"
+        f"min/max expect at least {inputs.range_rows:g} matching rows in every row group, or the bitmaps of a "
+        f"range cost more to read than the row groups they could rule out ({RANGE_ROWS_SETTING}=0 reads them "
+        "all the same)"
     )
 
 
 def worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexManifest) -> list[str]:
-    """The candidate files whose indexes may rule out a row group the statistics leave.
+    """The candidate files whose indexes may rule out a row group the statistics leave, at less cost
+    than reading what they could rule out.
 
     An equality or IN list is answered from the bitmaps' heads first, so every file is worth asking.
-    A predicate of ranges reads whole blobs: a file whose row groups are each expected to hold at least
-    ``inputs.range_rows`` matches (``zskip.planning.selectivity``) keeps all of them without reading
-    its indexes, and a row group its min/max rules out needs no index either."""
+    A predicate of ranges reads whole blobs, and a file's are read only when
+
+    - some row group the statistics leave is expected to hold fewer than ``inputs.range_rows``
+      matches (``zskip.planning.selectivity``: however the conditions' matches overlap); a row group
+      its min/max rules out needs no index either; and
+    - they cost no more than those row groups do: the blobs still to read against the bytes of the
+      columns the scan reads in those row groups, plus opening the file when they are all its row
+      groups left (Iceberg's ``read.split.open-file-cost``).  A range-encoded bitmap of a column of
+      many distinct values is about as large as the column itself: reading it on the planner to save
+      reading a few of the column's row groups on the executors would make the query slower.
+    """
     files = list(candidates.files)
     if inputs.range_rows <= 0 or _holds_values(inputs.expr):
         return files
@@ -106,10 +117,31 @@ def worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexMan
         mine = expected[start : start + count]
         start += count
         groups = candidates.files[path]
-        chosen = mine if groups is None else mine[list(groups)]
-        if bool(np.any(chosen < inputs.range_rows)):  # NaN (min/max rule it out) compares false
+        chosen = np.arange(count) if groups is None else np.asarray(groups, dtype=np.int64)
+        left = chosen[~np.isnan(mine[chosen])]  # row groups the statistics leave
+        at_stake = left[mine[left] < inputs.range_rows]
+        if len(at_stake) and _cheaper_than(inputs, manifest, path, indexed, at_stake, whole=len(at_stake) == len(left)):
             worth.append(path)
     return worth
+
+
+def _cheaper_than(
+    inputs: PlanInputs, manifest: IndexManifest, path: str, fields: set[int], groups: np.ndarray, *, whole: bool
+) -> bool:
+    """Whether ``path``'s index blobs on ``fields`` cost no more to read than its row groups ``groups``
+    (and opening the file, when they are ``whole``: all its row groups the statistics leave)."""
+    cost = unread_bytes(manifest, path, fields, CACHE)
+    if cost == 0:
+        return True
+    saved = float(inputs.open_file_cost) if whole else 0.0
+    if saved >= cost:
+        return True
+    footer = inputs.metadata.footer(path)
+    read = inputs.scan.read_fields
+    chunks = footer.bytes_of(read) if read is not None else None
+    if chunks is None:  # not known: the row groups whole
+        chunks = np.asarray([length for _, length in footer.ranges], dtype=np.float64)
+    return saved + float(chunks[groups].sum()) >= cost
 
 
 def _holds_values(expr: object) -> bool:

@@ -114,3 +114,25 @@ def test_what_is_not_a_footer_copy_is_refused() -> None:
         decode(b"\x05\x00\x00\x00hello")
     with pytest.raises(ValueError, match="not a footer copy"):
         footer_from_copy(b"")
+
+
+def test_a_copy_records_what_each_top_level_column_costs_to_read_in_each_row_group(tmp_path: Path) -> None:
+    point = pa.struct([pa.field("x", pa.int64()), pa.field("y", pa.string())])
+    columns = {
+        field("a", pa.int64(), 1): list(range(300)),
+        field("p", point, 2): [{"x": i, "y": "v" * (i % 40)} for i in range(300)],
+        field("s", pa.string(), 3): [f"text {i}" * (i % 7) for i in range(300)],
+    }
+    own, copied = written(tmp_path / "f.parquet", columns, row_group_size=100)
+    every = own.bytes_of([1, 2, 3])
+    assert every is not None
+    # the columns together are the row groups whole (a nested column counts all its leaves)
+    assert every.tolist() == [length for _, length in own.ranges]
+    for ids in ([1], [2], [3], [1, 3], [], [99]):  # a field the file lacks costs nothing
+        mine, theirs = own.bytes_of(ids), copied.bytes_of(ids)
+        assert mine is not None and theirs is not None and mine.tolist() == theirs.tolist(), ids
+    assert copied.bytes_of([99]).tolist() == [0.0, 0.0, 0.0]  # type: ignore[union-attr]
+    # a copy written before copies recorded bytes does not say (its footer is not parsed for it)
+    facts, tail = decode(encode(LOCAL.parquet_footer(str(tmp_path / "f.parquet"))[0]))
+    older = facts.select([name for name in facts.column_names if not name.endswith(".bytes")])
+    assert Footer(own.rows, facts=older, tail=tail).bytes_of([1]) is None

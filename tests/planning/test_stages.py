@@ -12,20 +12,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from zskip.expr import And, Compare, Expr, In, IsNull, Not, Opaque, Or
+from zskip.expr import And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or
 from zskip.fileindex.build import build_file_indexes
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import IndexManifest
 from zskip.iceberg.scans import Field, IcebergScan
+from zskip.planning.cache import CACHE
 from zskip.planning.footers import ColumnStats, Footer, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
 from zskip.planning.pipeline import run_stages
-from zskip.planning.plan import Candidates, PlanInputs, Stage
+from zskip.planning.plan import OPEN_FILE_COST_PROPERTY, Candidates, PlanInputs, Stage
 from zskip.planning.stages import iceberg_files, indexes, read_ranges, row_group_minmax
+from zskip.planning.stages.indexes import read_indexes_ahead, worth_reading
 from zskip.storage import LOCAL, FileAccess
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stages"
@@ -184,3 +187,68 @@ def test_the_index_stage(indexed: tuple[dict[str, Any], IndexedMetadata, tuple[s
     final, _ = run_stages(stages, inputs)
     names = {path: Path(path).stem for path in paths}
     assert {names[p]: g for p, g in kept(final).items()} == case["indexes"], case["predicate"]
+
+
+# ---- whether a range's bitmaps are worth reading ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def costly(tmp_path_factory: pytest.TempPathFactory) -> tuple[IndexedMetadata, str]:
+    """One file: a row group of 20,000 values from 0 to 29,999, then three of 50 rows each spread from
+    0 to 999,999 with long texts beside them; a bitmap on ``a`` (far larger than ``a`` in the small
+    row groups, far smaller than ``s`` there)."""
+    folder = tmp_path_factory.mktemp("costly")
+    rng = np.random.default_rng(7)
+    dense = rng.permutation(30_000)[:20_000].tolist()
+    groups = [{"a": dense, "s": ["x"] * len(dense)}]
+    for _ in range(3):
+        spread = [0, 999_999, *rng.integers(0, 1_000_000, 48).tolist()]  # bounds: 0 and 999,999
+        groups.append({"a": spread, "s": [rng.bytes(2_000).hex() for _ in range(50)]})
+    path = folder / "f.parquet"
+    write_parquet(path, groups)
+    definitions = [IndexDefinition("a", "bitmap", {}, 1)]
+    entries = build_file_indexes(str(path), definitions, str(folder / "f.puffin")).entries
+    manifest = IndexManifest(tuple(definitions), IndexManifest.empty().with_entries(entries).entries)
+    metadata = IndexedMetadata(
+        {str(path): read_footer(str(path))}, manifest_path=str(folder / "m"), index_manifest=manifest
+    )
+    return metadata, str(path)
+
+
+def worth(
+    metadata: IndexedMetadata, path: str, expr: Expr, *, read: tuple[int, ...] | None, open_cost: int | None = None
+) -> list[str]:
+    properties = {} if open_cost is None else {OPEN_FILE_COST_PROPERTY: str(open_cost)}
+    scan = IcebergScan(
+        0, "lake.db.t", "/t", 1, properties, frozenset(), Opaque("-"), {}, (path,), (20_150,), (1,), read_fields=read
+    )
+    inputs = PlanInputs(scan, expr, metadata)  # type: ignore[arg-type]
+    return worth_reading(inputs, Candidates.of({path: None}), metadata.index_manifest)  # type: ignore[arg-type]
+
+
+def test_a_range_bitmap_is_read_only_where_it_costs_less_than_what_it_could_rule_out(
+    costly: tuple[IndexedMetadata, str],
+) -> None:
+    metadata, path = costly
+    CACHE.clear()
+    blob = sum(int(r["length"]) for r in metadata.index_manifest.entries_by_file[path])  # type: ignore[union-attr]
+    footer = metadata.footer(path)
+    small_a = footer.bytes_of([1])[1:].sum()  # type: ignore[index]
+    small_s = footer.bytes_of([2])[1:].sum()  # type: ignore[index]
+    assert small_a < blob < small_s  # what the cases below rest on
+    # a < 50: the dense row group surely holds matches (min/max expect 33), the small ones may not;
+    # the file stays whatever the bitmap says, so only the small row groups are at stake
+    narrow = Compare(1, "<", 50)
+    assert worth(metadata, path, narrow, read=(1,)) == []  # reading a costs less than its bitmap
+    assert worth(metadata, path, narrow, read=(1, 2)) == [path]  # a query reading the texts too
+    assert worth(metadata, path, narrow, read=None) == [path]  # not known: the row groups whole
+    # a band only the small row groups can hold: the bitmap may rule the whole file out, which saves
+    # opening it (Iceberg's open-file cost, unless the table sets it lower)
+    band = Between(1, 500_000, 500_010)
+    assert worth(metadata, path, band, read=(1,)) == [path]
+    assert worth(metadata, path, band, read=(1,), open_cost=0) == []
+    # once the bitmap is read it costs nothing: every query after that uses it
+    scan = IcebergScan(0, "lake.db.t", "/t", 1, {}, frozenset(), Opaque("-"), {}, (path,), (20_150,), (1,))
+    read_indexes_ahead(PlanInputs(scan, narrow, metadata, range_rows=0), Candidates.of({path: None}))  # type: ignore[arg-type]
+    assert worth(metadata, path, narrow, read=(1,)) == [path]
+    CACHE.clear()

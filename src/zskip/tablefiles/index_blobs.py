@@ -112,9 +112,11 @@ def decided(
     return out
 
 
-# Blobs of one index file closer than this are read in one request with what lies between them: on
-# an object store a request costs more than a megabyte of transfer.
-BLOB_GAP = 1 << 20
+# Blobs of one index file closer than this are read in one request with what lies between them.  A
+# request to an object store costs about what some hundred kilobytes of transfer do once sixteen run
+# at a time (``zskip.storage.at_once``); a merged index file holds every column's blobs of many data
+# files, so a wider gap reads the blobs the index stage chose not to (other columns', other files').
+BLOB_GAP = 256 << 10
 BLOB_RUN = 16 << 20  # at most this many bytes in one request
 # Heads are read to avoid reading the rest of their blobs, so a run of heads bridges only small gaps
 # (a merged index file holds one column's blobs of many data files one after another: with the

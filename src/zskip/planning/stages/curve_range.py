@@ -15,6 +15,7 @@ from zskip.fileindex.evaluate import exactly_answered
 from zskip.fileindex.kinds import IndexKind, kind_named
 from zskip.planning.curve import curve_arrow_types, query_intervals, ranges_meet
 from zskip.planning.plan import Candidates, PlanInputs, within
+from zskip.planning.stages.indexes import worth_reading
 
 __all__ = ["EXACT_INDEX_FILES", "curve_narrow", "curve_range", "curve_unneeded"]
 
@@ -31,9 +32,11 @@ def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
     """Why the curve stage can rule out nothing the index stage will not, or ``None``.
 
     When every candidate file has exact indexes (bitmaps) that answer every condition of the
-    predicate, the index stage keeps exactly the row groups holding a matching row, which no sound stage removes; the
-    curve stage (a query-box descent, 1-2 ms whatever the file count) would only save the index stage
-    work on the files it drops, and for a few files that work costs less than the descent.
+    predicate, and the index stage will read them all (``worth_reading``: a range's bitmaps may cost
+    more than they save), the index stage keeps exactly the row groups holding a matching row, which
+    no sound stage removes; the curve stage (a query-box descent, 1-2 ms whatever the file count)
+    would only save the index stage work on the files it drops, and for a few files that work costs
+    less than the descent.
     """
     manifest = inputs.metadata.manifest() if candidates.files else None
     if manifest is None or len(candidates.files) > EXACT_INDEX_FILES or inputs.metadata.store() is None:
@@ -51,6 +54,8 @@ def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
         if not exactly_answered(inputs.expr, kinds):
             return None
         used.update(kind.name for found in kinds.values() for kind in found)
+    if len(worth_reading(inputs, candidates, manifest)) < len(candidates.files):
+        return None  # the index stage leaves some files whole: the curve may rule them out
     names = sorted(inputs.fields[c].name if isinstance(c, int) and c in inputs.fields else str(c) for c in columns)
     return f"exact indexes ({', '.join(sorted(used))}) on " + ", ".join(names) + " decide every row of these files"
 

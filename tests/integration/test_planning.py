@@ -15,6 +15,7 @@ from zskip.errors import InvalidPredicateError, UnknownColumnError, UnknownTable
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import load_table
 from zskip.layout.compare import iceberg_rewrite
+from zskip.planning.selectivity import RANGE_ROWS_SETTING
 
 from .tables import make_table
 
@@ -118,20 +119,31 @@ def test_the_curve_stage_is_left_out_only_where_bitmaps_decide_every_row_and_the
     zskip.create_index(spark, table, "a", kind="bitmap")
     zskip.create_index(spark, table, "d", kind="bitmap")
     filters = ["a = 17 AND d > DATE'2000-01-01'", "a BETWEEN 10 AND 11", "a = 17 AND s = 'k4'"]
-    skipped = {where: zskip.explain(spark, table, where) for where in filters}
-    curve = {where: [s for s in result.stages if s.name == "curve range"] for where, result in skipped.items()}
-    assert all(len(found) == 1 for found in curve.values())
-    assert "exact indexes (bitmap) on a, d decide every row" in (curve[filters[0]][0].skipped or "")
-    assert curve[filters[1]][0].skipped  # one column, bitmapped
-    assert curve[filters[2]][0].skipped is None  # s has no bitmap: the curve stage runs
-    assert "not run: exact indexes (bitmap) on a, d" in str(skipped[filters[0]])
     always = tuple(
         dataclasses.replace(stage, unneeded=None) if stage.name == "curve range" else stage for stage in STAGES
     )
-    for where, result in skipped.items():
-        ran = zskip.explain(spark, table, where, stages=always)
-        assert all(s.skipped is None for s in ran.stages if s.name == "curve range")
-        assert (ran.files, ran.row_groups_read) == (result.files, result.row_groups_read), where
+    for range_rows in ("0", None):  # a range's bitmaps read whatever they cost, then as the gate decides
+        if range_rows is not None:
+            spark.conf.set(RANGE_ROWS_SETTING, range_rows)
+        try:
+            skipped = {where: zskip.explain(spark, table, where) for where in filters}
+            curve = {where: [s for s in result.stages if s.name == "curve range"] for where, result in skipped.items()}
+            assert all(len(found) == 1 for found in curve.values())
+            assert "exact indexes (bitmap) on a, d decide every row" in (curve[filters[0]][0].skipped or "")
+            assert curve[filters[2]][0].skipped is None  # s has no bitmap: the curve stage runs
+            assert "not run: exact indexes (bitmap) on a, d" in str(skipped[filters[0]])
+            # one column, bitmapped: the curve is left out where the index stage reads every file's bitmaps
+            index = next(s for s in skipped[filters[1]].stages if s.name.startswith("indexes"))
+            if range_rows == "0":
+                assert curve[filters[1]][0].skipped
+            elif curve[filters[1]][0].skipped:
+                assert index.skipped is None
+            for where, result in skipped.items():
+                ran = zskip.explain(spark, table, where, stages=always)
+                assert all(s.skipped is None for s in ran.stages if s.name == "curve range")
+                assert (ran.files, ran.row_groups_read) == (result.files, result.row_groups_read), where
+        finally:
+            spark.conf.unset(RANGE_ROWS_SETTING)
     for where in filters:
         assert same_rows(zskip.read(spark, table, where), spark.table(table).where(where))
 

@@ -7,9 +7,10 @@ cut candidates to row groups, for the stages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 from pyspark.sql import DataFrame
@@ -99,6 +100,9 @@ class PlanInputs:
     pushed: Expr | None = None  # ``expr`` with NOT pushed to the leaves (``rewrite_not``), once per plan
     # expected matches in every row group at which a range predicate's bitmaps are not read (0: always read)
     range_rows: float = DEFAULT_RANGE_ROWS
+    # what stages work out about this plan's inputs and ask again (several stages ask whether the
+    # index stage will read a set of candidates' bitmaps), by what it was worked out from
+    memo: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def open_file_cost(self) -> int:

@@ -101,15 +101,23 @@ def worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexMan
     files = list(candidates.files)
     if inputs.range_rows <= 0 or _holds_values(inputs.expr):
         return files
+    key = ("worth reading", tuple(candidates.files.items()))
+    if key not in inputs.memo:
+        inputs.memo[key] = _worth_reading(inputs, candidates, manifest)
+    return list(inputs.memo[key])
+
+
+def _worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexManifest) -> tuple[str, ...]:
+    files = list(candidates.files)
     indexed = _indexed_fields(manifest) & {c for c in columns_of(inputs.expr) if isinstance(c, int)}
     if not indexed:
-        return files
+        return tuple(files)
     inputs.metadata.prefetch_footers(files)
     columns = {field_id: inputs.metadata.stats_over(files, field_id) for field_id in indexed}
     rows = np.concatenate([np.asarray(inputs.metadata.footer(p).rows, dtype=np.float64) for p in files])
     expected = expected_matches(inputs.expr, columns, rows, indexed)
     if expected is None:
-        return files
+        return tuple(files)
     worth: list[str] = []
     start = 0
     for path in files:
@@ -122,7 +130,7 @@ def worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexMan
         at_stake = left[mine[left] < inputs.range_rows]
         if len(at_stake) and _cheaper_than(inputs, manifest, path, indexed, at_stake, whole=len(at_stake) == len(left)):
             worth.append(path)
-    return worth
+    return tuple(worth)
 
 
 def _cheaper_than(

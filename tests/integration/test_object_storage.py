@@ -87,7 +87,7 @@ def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> N
         objects = s3.objects("lake", folder)
         for kind in ("zskip/clustering-", "zskip/indexes/manifest-", "zskip/indexes/index-", "zskip/workload/"):
             assert any(o.startswith(f"{folder}/{kind}") for o in objects), (kind, objects[-20:])
-    assert found["lake"]["appender"][0] == 0, found["lake"]["appender"]
+    assert found["rest"]["appender"][0] == 0, found["rest"]["appender"]
     errors = found["errors"]
     for name, setting in (
         ("bad_secret", "fs.s3a.secret.key"),

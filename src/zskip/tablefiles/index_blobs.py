@@ -170,11 +170,9 @@ def unread_bytes(manifest: IndexManifest, data_file: str, field_ids: set[int], c
     ``cache`` holds costs nothing; one whose head it holds costs its rest)."""
     total = 0
     for row in manifest.entries_by_file.get(data_file, ()):
-        if row["field_id"] not in field_ids or (cache is not None and _key(row, "whole") in cache):
-            continue
-        head = row.get("head")
-        cached_head = head is not None and cache is not None and _key(row, "head") in cache
-        total += int(row["length"]) - (int(head) if head is not None and cached_head else 0)
+        if row["field_id"] in field_ids:
+            piece = _wanted(row, cache, heads=False)  # what the index stage would read of it
+            total += 0 if cache is not None and piece.key in cache else piece.end - piece.start
     return total
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 from pathlib import Path
 
@@ -229,6 +230,11 @@ def test_small_index_files_are_merged_when_they_pile_up(spark, monkeypatch) -> N
     assert first.index_files_merged == 4
     manifest, _ = read_manifest(load_table(spark, table))
     assert len(manifest.puffin_paths()) == 1 and manifest.entries.num_rows == 4
+    # the footer copies' heads one after another (a cold plan reads them in one request), their rests apart
+    copies = sorted(manifest.footers.to_pylist(), key=lambda row: row["offset"])
+    assert len(copies) == 4 and all(row["head"] and row["rest_offset"] for row in copies)
+    assert all(a["offset"] + a["head"] == b["offset"] for a, b in itertools.pairwise(copies))
+    assert min(row["rest_offset"] for row in copies) == copies[-1]["offset"] + copies[-1]["head"]
     _, found = verdicts(spark, table, Compare("a", "=", 7))
     assert {f for f, v in found.items() if v.file is Match.MIGHT_MATCH} == files_holding(spark, table, "a = 7")
     spark.table(table).limit(100).writeTo(table).append()
@@ -267,6 +273,7 @@ def test_planning_reads_the_footer_copies_the_index_files_hold_not_the_data_file
     loaded = footer_copies(list(copies.values()), iceberg.file_access())
     for path, data in zip(copies, loaded, strict=True):
         assert not isinstance(data, Exception)
+        assert len(data) == copies[path]["head"] < copies[path]["length"] / 2  # the copy's head alone
         own, copied = read_footer(path, iceberg.file_access()), footer_from_copy(data)
         assert copied.rows == own.rows and copied.ranges == own.ranges and len(own.rows) > 2
         field_a = iceberg.resolve(["a"])[0].id

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zskip.fileindex.footer_copy import decode, encode
+from zskip.fileindex.footer_copy import decode, decode_head, decode_rest, encode, head_length
 from zskip.planning.footers import Footer, footer_from_copy, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
 from zskip.storage import LOCAL
@@ -87,6 +87,57 @@ def test_every_type_comes_back_as_the_footer_gives_it(tmp_path: Path) -> None:
     assert own.row_groups == 5
     assert all(copied.arrays(f) is not None for f in (1, 3, 4, 6))  # the copy's arrays, not its footer, answer
     assert_same_footer(own, copied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 99])
+
+    # read from its head alone, the copy reads its rest (the footer) once, and only for a column
+    # whose bounds its arrays lack (nanosecond timestamps)
+    copy = encode(LOCAL.parquet_footer(str(tmp_path / "types.parquet"))[0])
+    head = head_length(copy)
+    assert head is not None and head < len(copy) / 2
+    rests: list[int] = []
+
+    def rest(layout: Any) -> bytes:
+        rests.append(1)
+        return decode_rest(layout, copy[head:])
+
+    from_head = footer_from_copy(copy[:head], rest)
+    assert from_head.rows == own.rows and from_head.ranges == own.ranges
+    for field_id in (1, 2, 3, 4, 6, 9, 10, 99):  # arrays, a nested field, an absent one: no footer needed
+        assert all(same_stats(a, b) for a, b in zip(own.column(field_id), from_head.column(field_id), strict=True))
+    assert rests == []
+    assert_same_footer(own, from_head, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 99])
+    assert rests == [1]
+    # without a way to read the rest, such a column has no statistics: nothing is ruled out by them
+    assert copied.arrays(12) is None and any(stats is not None for stats in own.column(12))
+    assert all(stats is None for stats in footer_from_copy(copy[:head]).column(12))
+
+
+def test_a_damaged_copy_is_refused_head_or_rest(tmp_path: Path) -> None:
+    pq.write_table(pa.table({"a": list(range(100))}), tmp_path / "f.parquet", row_group_size=10)
+    copy = encode(LOCAL.parquet_footer(str(tmp_path / "f.parquet"))[0])
+    head = head_length(copy)
+    assert head is not None
+    bad_head = copy[: head - 3] + bytes([copy[head - 3] ^ 1]) + copy[head - 2 :]
+    with pytest.raises(ValueError, match="checksum"):
+        footer_from_copy(bad_head[:head])
+    facts, tail, layout = decode_head(copy[:head])
+    assert tail is None and layout is not None and facts.num_rows == 10
+    bad_rest = copy[head:-5] + bytes([copy[-5] ^ 1]) + copy[-4:]
+    with pytest.raises(ValueError, match="checksum"):
+        decode_rest(layout, bad_rest)
+    assert decode_rest(layout, copy[head:]) == LOCAL.parquet_footer(str(tmp_path / "f.parquet"))[0]
+
+
+def test_a_copy_of_the_first_format_loads_whole(tmp_path: Path) -> None:
+    pq.write_table(pa.table({"a": list(range(100))}), tmp_path / "f.parquet", row_group_size=10)
+    tail = LOCAL.parquet_footer(str(tmp_path / "f.parquet"))[0]
+    facts, _ = decode(encode(tail))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, facts.schema) as stream:
+        stream.write_table(facts)
+    older = len(sink.getvalue().to_pybytes()).to_bytes(4, "little") + sink.getvalue().to_pybytes() + tail
+    assert head_length(older) is None
+    loaded = footer_from_copy(older)
+    assert loaded.rows == (10,) * 10 and decode(older)[1] == tail
 
 
 @settings(max_examples=40, deadline=None)

@@ -64,7 +64,8 @@ class BlobEntry:
     rest_offset: int | None = None  # where the rest after the head is, when not right after it
 
 
-FOOTER_BLOB = "zskip-footer-v1"  # a data file's row-group facts and Parquet footer (``footer_copy``)
+FOOTER_BLOB = "zskip-footer-v2"  # a data file's row-group facts, then its Parquet footer (``footer_copy``)
+FOOTER_BLOB_V1 = "zskip-footer-v1"  # the same compressed together as one blob: loads only whole
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,8 @@ class FooterCopy:
     length: int
     codec: str | None
     checksum: str
+    head: int | None = None  # bytes at the copy's start that give its facts alone (None: format 1)
+    rest_offset: int | None = None  # where the rest after the head is, when not right after it
 
 
 @dataclass(frozen=True)
@@ -144,8 +147,9 @@ def build_file_indexes(
     footer = None
     if copy_footer:
         footer_bytes, file_size = access.parquet_footer(data_file)
+        copy = footer_copy.encode(footer_bytes)  # its parts compressed each on its own
         meta = writer.add(
-            FOOTER_BLOB, footer_copy.encode(footer_bytes), snapshot_id=snapshot_id, properties={"data-file": data_file}
+            FOOTER_BLOB, copy, compress=False, snapshot_id=snapshot_id, properties={"data-file": data_file}
         )
         footer = FooterCopy(
             data_file,
@@ -155,6 +159,7 @@ def build_file_indexes(
             meta.length,
             meta.compression_codec,
             meta.properties[CHECKSUM],
+            head=footer_copy.head_length(copy),
         )
     writer.finish()
     access.write(puffin_path, buffer.getvalue())
@@ -203,25 +208,7 @@ def copy_blobs(
     as unindexed, or its footer is read from the data file)."""
     buffer = io.BytesIO()
     writer = PuffinWriter(buffer, properties={"created-by": "zskip"})
-    copied_footers = []
-    for footer in footers:
-        stored = access.read(footer["puffin_path"], offset=footer["offset"], length=footer["length"])
-        if str(zlib.crc32(stored)) != footer["checksum"]:
-            continue  # a damaged copy stays out: planning reads that data file's own footer
-        meta = writer.add_stored(
-            FOOTER_BLOB, stored, codec=footer["codec"], properties={"data-file": footer["data_file"]}
-        )
-        copied_footers.append(
-            FooterCopy(
-                footer["data_file"],
-                footer["file_size"],
-                puffin_path,
-                meta.offset,
-                meta.length,
-                footer["codec"],
-                footer["checksum"],
-            )
-        )
+    copied_footers = _copy_footers(writer, puffin_path, footers, access)
     # blobs that load only whole, then the heads of the others, a column's one after another (a cold
     # plan reads the heads of many data files in one request), then their rests in the same order
     stored_of = {}
@@ -276,3 +263,44 @@ def copy_blobs(
     writer.finish()
     access.write(puffin_path, buffer.getvalue())
     return copied, copied_footers
+
+
+def _copy_footers(
+    writer: PuffinWriter, puffin_path: str, footers: Sequence[dict[str, Any]], access: FileAccess
+) -> list[FooterCopy]:
+    """Write the footer copies ``footers`` (rows of the manifest's footers): those that load only whole
+    and the heads of the others one after another (a cold plan reads many in one request), then the
+    rests of the others, in the same order.  A damaged copy stays out: planning reads that data
+    file's own footer."""
+    stored_of = {}
+    for n, footer in enumerate(footers):
+        stored = read_stored(footer, access)
+        if str(zlib.crc32(stored)) == footer["checksum"]:
+            stored_of[n] = stored
+    placed: dict[int, tuple[int, int | None]] = {}
+    for n, stored in stored_of.items():
+        footer, head = footers[n], footers[n].get("head")
+        blob_type = FOOTER_BLOB_V1 if head is None else FOOTER_BLOB
+        part = stored if head is None else stored[: int(head)]
+        properties = {"data-file": footer["data_file"]} | ({} if head is None else {"part": "head"})
+        placed[n] = (writer.add_stored(blob_type, part, codec=footer["codec"], properties=properties).offset, None)
+    for n, stored in stored_of.items():
+        footer, head = footers[n], footers[n].get("head")
+        if head is not None:
+            properties = {"data-file": footer["data_file"], "part": "rest"}
+            rest = writer.add_stored(FOOTER_BLOB, stored[int(head) :], codec=footer["codec"], properties=properties)
+            placed[n] = (placed[n][0], rest.offset)
+    return [
+        FooterCopy(
+            footers[n]["data_file"],
+            footers[n]["file_size"],
+            puffin_path,
+            offset,
+            footers[n]["length"],
+            footers[n]["codec"],
+            footers[n]["checksum"],
+            head=footers[n].get("head"),
+            rest_offset=rest_offset,
+        )
+        for n, (offset, rest_offset) in placed.items()
+    ]

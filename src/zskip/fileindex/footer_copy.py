@@ -14,11 +14,19 @@ Columns are named by Iceberg field id (stored in the Parquet schema): ``<id>.min
 ``<id>.known`` (statistics recorded), ``<id>.has_min_max``, ``<id>.nulls``, ``<id>.values``, and
 ``<id>.bytes`` for every top-level column, nested ones too (its column chunks' compressed bytes: what
 reading the column of that row group costs; copies written before it lack it).
+
+A copy is written so that its start can be read alone (format 2), as a bitmap's head is: the
+**head** (a prefix, then the facts compressed) comes before the **rest** (the footer compressed),
+each with its own checksum.  Planning reads the heads of many files' copies in one request and the
+rest of a copy only where it needs the footer itself, which is about three quarters of a copy's
+bytes.  A copy of format 1 (the facts' length, the facts, then the footer, compressed together as
+one Puffin blob) still loads whole.
 """
 
 from __future__ import annotations
 
 import struct
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,17 +35,36 @@ import pyarrow.parquet as pq
 
 __all__ = [
     "ColumnStats",
+    "CopyRest",
     "byte_ranges",
     "chunk_stats",
     "column_bytes",
     "decode",
+    "decode_head",
+    "decode_rest",
     "encode",
+    "head_length",
     "leaf_field_ids",
     "leaf_ranges",
     "top_level_field_ids",
 ]
 
-_LENGTH = struct.Struct("<I")
+_LENGTH = struct.Struct("<I")  # format 1: the facts' length, then the facts and the footer
+MAGIC = b"ZFC2"  # format 2
+# magic, head length (bytes from the copy's start), the facts' and the footer's lengths, the crc32 of
+# the rest (the footer as stored), then the crc32 of the head (the prefix before it, and the facts)
+_PREFIX = struct.Struct("<4sIIIII")
+_CHECKED = _PREFIX.size - 4  # the prefix's bytes its head checksum covers
+_CODEC = "zstd"
+
+
+@dataclass(frozen=True, slots=True)
+class CopyRest:
+    """What a format 2 copy's head says of the rest after it: the footer's length once decompressed,
+    and the rest's checksum."""
+
+    footer: int
+    checksum: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +174,8 @@ def chunk_stats(chunk: pq.ColumnChunkMetaData) -> ColumnStats | None:
 
 
 def encode(footer: bytes) -> bytes:
-    """The copy of a footer: ``footer`` is a Parquet file's tail (footer, its length, ``PAR1``)."""
+    """The copy of a footer (format 2, stored as it is: its parts are compressed each on its own):
+    ``footer`` is a Parquet file's tail (footer, its length, ``PAR1``)."""
     metadata = pq.read_metadata(pa.BufferReader(footer))
     groups = range(metadata.num_row_groups)
     ranges = byte_ranges(metadata)
@@ -173,12 +201,71 @@ def encode(footer: bytes) -> bytes:
     with pa.ipc.new_stream(sink, table.schema) as stream:
         stream.write_table(table)
     facts = sink.getvalue().to_pybytes()
-    return _LENGTH.pack(len(facts)) + facts + footer
+    codec = pa.Codec(_CODEC)
+    stored_facts = codec.compress(facts, asbytes=True)
+    rest = codec.compress(footer, asbytes=True)
+    head = _PREFIX.size + len(stored_facts)
+    prefix = _PREFIX.pack(MAGIC, head, len(facts), len(footer), zlib.crc32(rest), 0)[:_CHECKED]
+    checksum = zlib.crc32(stored_facts, zlib.crc32(prefix))
+    return prefix + struct.pack("<I", checksum) + stored_facts + rest
+
+
+def head_length(copy: bytes) -> int | None:
+    """How many bytes at the start of a stored copy give its facts alone (``None``: format 1)."""
+    if len(copy) < _PREFIX.size or copy[:4] != MAGIC:
+        return None
+    return int(_PREFIX.unpack_from(copy)[1])
 
 
 def decode(copy: bytes) -> tuple[pa.Table, bytes]:
-    """The row-group facts and the footer (a Parquet file's tail) a copy holds; ``ValueError`` when
-    it is not one."""
+    """The row-group facts and the footer (a Parquet file's tail) a whole copy holds; ``ValueError``
+    when it is not one."""
+    facts, footer, _ = decode_head(copy)
+    if footer is None:
+        raise ValueError("not a footer copy: it ends before its footer")
+    return facts, footer
+
+
+def decode_head(copy: bytes) -> tuple[pa.Table, bytes | None, CopyRest | None]:
+    """The facts a copy's head holds, with the footer when ``copy`` is the whole copy (format 1 copies
+    are whole); else ``None`` and where the rest is (``decode_rest``).  ``ValueError`` when it is
+    not a copy, or it is damaged."""
+    if copy[:4] != MAGIC:
+        return (*_decode_v1(copy), None)
+    try:
+        _, head, facts_length, footer_length, rest_crc, head_crc = _PREFIX.unpack_from(copy)
+    except struct.error as exc:
+        raise ValueError(f"not a footer copy: {exc}") from None
+    stored = copy[_PREFIX.size : head]
+    if len(stored) != head - _PREFIX.size or zlib.crc32(stored, zlib.crc32(copy[:_CHECKED])) != head_crc:
+        raise ValueError("a damaged footer copy: its head's checksum does not match")
+    try:
+        raw = pa.Codec(_CODEC).decompress(stored, decompressed_size=facts_length, asbytes=True)
+        facts = pa.ipc.open_stream(pa.py_buffer(raw)).read_all()
+    except pa.ArrowException as exc:
+        raise ValueError(f"not a footer copy: {exc}") from None
+    if not {"rows", "start", "length"} <= set(facts.column_names):
+        raise ValueError("not a footer copy: its facts lack rows and byte ranges")
+    rest = CopyRest(footer_length, rest_crc)
+    if len(copy) > head:
+        return facts, decode_rest(rest, copy[head:]), None
+    return facts, None, rest
+
+
+def decode_rest(rest: CopyRest, stored: bytes) -> bytes:
+    """The footer (a Parquet file's tail) from the stored rest of a format 2 copy."""
+    if zlib.crc32(stored) != rest.checksum:
+        raise ValueError("a damaged footer copy: its rest's checksum does not match")
+    try:
+        footer = pa.Codec(_CODEC).decompress(stored, decompressed_size=rest.footer, asbytes=True)
+    except pa.ArrowException as exc:
+        raise ValueError(f"not a footer copy: its rest does not decompress: {exc}") from None
+    if footer[-4:] != b"PAR1":
+        raise ValueError("not a footer copy: no Parquet footer after its row-group facts")
+    return footer
+
+
+def _decode_v1(copy: bytes) -> tuple[pa.Table, bytes]:
     try:
         (length,) = _LENGTH.unpack_from(copy)
         facts = pa.ipc.open_stream(pa.py_buffer(copy[_LENGTH.size : _LENGTH.size + length])).read_all()

@@ -68,6 +68,8 @@ FOOTER_SCHEMA = pa.schema(
         ("length", pa.int64()),
         ("codec", pa.string()),
         ("checksum", pa.string()),
+        ("head", pa.int64()),  # bytes at the copy's start that give its facts alone; null: it loads only whole
+        ("rest_offset", pa.int64()),  # where the rest after the head is when not right after it (merged files)
     ]
 )
 
@@ -235,5 +237,9 @@ class IndexManifest:
             entries = entries.append_column("rest_offset", pa.nulls(entries.num_rows, pa.int64()))
         footers = FOOTER_SCHEMA.empty_table()
         if FOOTERS_BLOB in blobs:  # written since footers were copied: earlier manifests have none
-            footers = pa.ipc.open_stream(reader.read(blobs[FOOTERS_BLOB])).read_all().cast(FOOTER_SCHEMA)
+            footers = pa.ipc.open_stream(reader.read(blobs[FOOTERS_BLOB])).read_all()
+            for name in ("head", "rest_offset"):  # written before copies had a head: each loads only whole
+                if name not in footers.column_names:
+                    footers = footers.append_column(name, pa.nulls(footers.num_rows, pa.int64()))
+            footers = footers.select(FOOTER_SCHEMA.names).cast(FOOTER_SCHEMA)
         return cls(definitions, entries.select(ENTRY_SCHEMA.names).cast(ENTRY_SCHEMA), footers)

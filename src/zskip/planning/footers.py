@@ -6,14 +6,23 @@ column, or a new column that took an old name, never lends its statistics to ano
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from zskip.fileindex.footer_copy import ColumnStats, byte_ranges, chunk_stats, column_bytes, decode, leaf_field_ids
+from zskip.fileindex.footer_copy import (
+    ColumnStats,
+    CopyRest,
+    byte_ranges,
+    chunk_stats,
+    column_bytes,
+    decode_head,
+    leaf_field_ids,
+)
 from zskip.storage import LOCAL, FileAccess
 
 __all__ = ["ColumnStats", "Footer", "footer_from_copy", "footer_of", "read_footer"]
@@ -31,7 +40,8 @@ class Footer:
 
     From the file's own footer, they are worked out from its Parquet metadata; from a footer copy
     (``zskip.fileindex.footer_copy``), from the copy's arrays, and the Parquet footer the copy holds
-    is parsed only for a column whose bounds the arrays lack."""
+    is parsed only for a column whose bounds the arrays lack (read then, when only the copy's head
+    was: ``tail_loader``)."""
 
     def __init__(
         self,
@@ -43,6 +53,7 @@ class Footer:
         leaf_ids: dict[int, int] | None = None,
         facts: pa.Table | None = None,
         tail: bytes | None = None,
+        tail_loader: Callable[[], bytes] | None = None,
     ) -> None:
         self.rows = rows  # per row group
         self._ranges = ranges
@@ -51,6 +62,7 @@ class Footer:
         self._leaves = {field_id: leaf for leaf, field_id in (leaf_ids or {}).items()}  # field id -> leaf column
         self._facts = facts
         self._tail = tail
+        self._load_tail = tail_loader
         self._parsing = threading.Lock()
 
     @property
@@ -70,10 +82,14 @@ class Footer:
         return self._ranges
 
     def _parsed(self) -> pq.FileMetaData | None:
-        """The Parquet metadata: given, or parsed from a copy's footer the first time it is needed."""
-        if self._metadata is None and self._tail is not None:
+        """The Parquet metadata: given, or parsed from a copy's footer the first time it is needed (read
+        then when only the copy's head was)."""
+        if self._metadata is None and (self._tail is not None or self._load_tail is not None):
             with self._parsing:
                 if self._metadata is None:
+                    if self._tail is None:
+                        assert self._load_tail is not None
+                        self._tail = self._load_tail()
                     metadata = pq.read_metadata(pa.BufferReader(self._tail))
                     self._leaves = {field_id: leaf for leaf, field_id in leaf_field_ids(metadata).items()}
                     self._metadata = metadata
@@ -118,6 +134,9 @@ class Footer:
         if self._stats is not None:
             return tuple(group.get(field_id) for group in self._stats)
         facts = self._facts
+        if facts is not None and f"{field_id}.known" not in facts.column_names and facts.num_columns > 3:
+            # a copy records every column that is one leaf: the file lacks this one, or it is nested
+            return tuple(None for _ in self.rows)
         if facts is not None and f"{field_id}.min" in facts.column_names:
             return tuple(
                 ColumnStats(low, high, has, nulls, values) if known else None
@@ -137,10 +156,14 @@ def read_footer(path: str, access: FileAccess = LOCAL, *, size: int | None = Non
     return footer_of(access.parquet_metadata(path, size=size))
 
 
-def footer_from_copy(copy: bytes) -> Footer:
-    """The footer a copy holds (``zskip.fileindex.footer_copy``); ``ValueError`` when it is not one."""
-    facts, tail = decode(copy)
-    return Footer(tuple(facts["rows"].to_pylist()), facts=facts, tail=tail)
+def footer_from_copy(copy: bytes, rest: Callable[[CopyRest], bytes] | None = None) -> Footer:
+    """The footer a copy holds (``zskip.fileindex.footer_copy``), whole or its head alone; ``ValueError``
+    when it is not one.  ``rest``: given what the head says of the rest, the footer itself, read the
+    first time a column needs it (without: such a column has no statistics, so nothing is ruled out
+    by them)."""
+    facts, tail, layout = decode_head(copy)
+    loader = None if layout is None or rest is None else functools.partial(rest, layout)
+    return Footer(tuple(facts["rows"].to_pylist()), facts=facts, tail=tail, tail_loader=loader)
 
 
 def footer_of(metadata: pq.FileMetaData) -> Footer:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
+from zskip.fileindex.footer_copy import CopyRest, decode_rest
 from zskip.fileindex.manifest import IndexManifest
 from zskip.iceberg.files import data_files
 from zskip.iceberg.scans import IcebergScan, TableState
@@ -29,7 +30,7 @@ from zskip.planning.footers import Footer, footer_from_copy, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
 from zskip.storage import LOCAL, FileAccess, at_once, in_background
 from zskip.tablefiles.clustering_store import STORE_ERRORS, STORE_PROPERTY, ClusteringStore, load_store
-from zskip.tablefiles.index_blobs import footer_copies
+from zskip.tablefiles.index_blobs import footer_copies, footer_copy_rest
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, resolved
 
 __all__ = ["SnapshotMetadata", "read_ahead", "snapshot_metadata"]
@@ -118,12 +119,21 @@ class SnapshotMetadata:
         for path, data in zip(copies, footer_copies(list(copies.values()), self.storage), strict=True):
             if not isinstance(data, Exception):
                 try:
-                    out[path] = footer_from_copy(data)
+                    out[path] = footer_from_copy(data, functools.partial(self._copy_rest, path, copies[path]))
                     continue
                 except (ValueError, pa.ArrowException) as exc:
                     data = exc
             log.warning("reading the footer of %s itself: its copy cannot be used: %s", path, data)
         return out
+
+    def _copy_rest(self, path: str, row: Mapping[str, Any], rest: CopyRest) -> bytes:
+        """The Parquet footer of ``path`` after its copy's head (``row``, the manifest's) was read: from
+        the rest of the copy, or, when that cannot be read, from the data file itself."""
+        try:
+            return decode_rest(rest, footer_copy_rest(dict(row), self.storage))
+        except (OSError, ValueError) as exc:
+            log.warning("reading the footer of %s itself: the rest of its copy cannot be used: %s", path, exc)
+            return self.storage.parquet_footer(path)[0]
 
     def stats_column(self, path: str, field_id: int) -> StatsColumn:
         """The statistics of column ``field_id`` over every row group of ``path``, as arrays (built once)."""

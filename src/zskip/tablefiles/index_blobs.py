@@ -32,7 +32,7 @@ from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError, decode_blob
 from zskip.storage import LOCAL, FileAccess, at_once
 
-__all__ = ["file_indexes", "footer_copies", "index_verdicts", "key_set_verdicts", "unread_bytes"]
+__all__ = ["file_indexes", "footer_copies", "footer_copy_rest", "index_verdicts", "key_set_verdicts", "unread_bytes"]
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +125,9 @@ HEAD_GAP = 64 << 10
 # Between heads stored apart from their rests (a merged index file's) lie only other heads, each a
 # fraction of its blob: a run of them bridges a few.
 APART_HEAD_GAP = 256 << 10
+# A merged index file holds its footer copies first (the heads of format 2 copies, a few kilobytes
+# each, one after another): a run bridges the copies of the files a plan does not ask for.
+COPY_GAP = 256 << 10
 
 
 @dataclass(frozen=True)
@@ -187,10 +190,17 @@ def _parts(row: dict[str, Any]) -> tuple[_Piece, _Piece]:
 
 
 def footer_copies(rows: Sequence[dict[str, Any]], access: FileAccess) -> list[bytes | Exception]:
-    """The footer copies the manifest's ``rows`` (its ``footers``) point at, decoded, or the error that
-    kept each from loading; neighbours in one index file in one request, several requests at a time
-    (a merged index file holds its footer copies one after another)."""
-    pieces = [_Piece(dict(row), "whole", int(row["offset"]), _end(row)) for row in rows]
+    """The footer copies the manifest's ``rows`` (its ``footers``) point at, or the error that kept each
+    from loading: of a copy with a head (format 2), the head alone (its own checksum is inside; the
+    rest is read where a column needs the footer itself, ``footer_copy_rest``), else the copy whole,
+    decoded.  Neighbours in one index file come in one request, several requests at a time (a
+    merged index file holds its copies' heads one after another)."""
+    pieces = [
+        _Piece(dict(row), "whole", int(row["offset"]), _end(row))
+        if row.get("head") is None
+        else _Piece(dict(row), "head", int(row["offset"]), int(row["offset"]) + int(row["head"]))
+        for row in rows
+    ]
     found: dict[Hashable, bytes | Exception] = {}
 
     def read_run(run: list[_Piece]) -> None:
@@ -201,19 +211,26 @@ def footer_copies(rows: Sequence[dict[str, Any]], access: FileAccess) -> list[by
             found.update((piece.key, exc) for piece in run)
             return
         for piece in run:
-            row = piece.row
+            row, part = piece.row, data[piece.start - start : piece.end - start]
+            if piece.part == "head":
+                found[piece.key] = part
+                continue
             try:
                 found[piece.key] = decode_blob(
-                    data[piece.start - start : piece.end - start],
-                    codec=row["codec"],
-                    checksum=row["checksum"],
-                    name=f"the footer copy of {row['data_file']}",
+                    part, codec=row["codec"], checksum=row["checksum"], name=f"the footer copy of {row['data_file']}"
                 )
             except CorruptIndexError as exc:
                 found[piece.key] = exc
 
-    at_once([partial(read_run, run) for run in _runs(pieces)])
+    at_once([partial(read_run, run) for run in _runs(pieces, gap=COPY_GAP)])
     return [found[piece.key] for piece in pieces]
+
+
+def footer_copy_rest(row: dict[str, Any], access: FileAccess) -> bytes:
+    """The stored rest (after its head) of the footer copy the manifest's footers ``row`` points at."""
+    head = int(row["head"])
+    start = int(row["rest_offset"]) if row.get("rest_offset") is not None else int(row["offset"]) + head
+    return access.read(row["puffin_path"], offset=start, length=int(row["length"]) - head)
 
 
 def _wanted(row: dict[str, Any], cache: BlobCache | None, heads: bool) -> _Piece:
@@ -287,9 +304,10 @@ def _end(row: dict[str, Any]) -> int:
     return int(row["offset"]) + int(row["length"])
 
 
-def _runs(pieces: list[_Piece]) -> list[list[_Piece]]:
+def _runs(pieces: list[_Piece], *, gap: int | None = None) -> list[list[_Piece]]:
     """``pieces`` in runs: of one index file, in order, with gaps under ``BLOB_GAP`` (``HEAD_GAP`` next
-    to a head, ``APART_HEAD_GAP`` between heads stored apart) and under ``BLOB_RUN`` bytes a run."""
+    to a head, ``APART_HEAD_GAP`` between heads stored apart; ``gap`` if given) and under ``BLOB_RUN``
+    bytes a run."""
     runs: list[list[_Piece]] = []
     ordered = sorted({p.key: p for p in pieces}.values(), key=lambda p: (p.row["puffin_path"], p.start))
     for piece in ordered:
@@ -297,7 +315,7 @@ def _runs(pieces: list[_Piece]) -> list[list[_Piece]]:
         if (
             last is not None
             and last[-1].row["puffin_path"] == piece.row["puffin_path"]
-            and piece.start - last[-1].end <= _gap(last[-1], piece)
+            and piece.start - last[-1].end <= (_gap(last[-1], piece) if gap is None else gap)
             and piece.end - last[0].start <= BLOB_RUN
         ):
             last.append(piece)

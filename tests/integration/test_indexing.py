@@ -7,6 +7,7 @@ import itertools
 import logging
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
@@ -302,9 +303,19 @@ def test_refresh_copies_the_footers_of_files_indexed_before_copies_were_made(spa
     publish(iceberg, dataclasses.replace(manifest, footers=manifest.footers.slice(0, 0)), expected=path)
     result = zskip.refresh_indexes(spark, table)
     assert result.files_indexed == 0 and result.files_already_indexed == 3  # no index built again
-    again, _ = read_manifest(load_table(spark, table))
+    again, path = read_manifest(load_table(spark, table))
     assert again.entries.equals(manifest.entries)
     assert set(again.footer_copies) == set(data_files(spark, table)["file_path"].to_pylist())
+
+    # copies of format 1 (read whole: no head) are made again, so planning reads only their heads
+    older = again.footers.set_column(
+        again.footers.schema.get_field_index("head"), "head", pa.nulls(again.footers.num_rows, pa.int64())
+    )
+    publish(iceberg, dataclasses.replace(again, footers=older), expected=path)
+    assert zskip.refresh_indexes(spark, table).files_indexed == 0
+    latest, _ = read_manifest(load_table(spark, table))
+    assert latest.entries.equals(manifest.entries) and latest.footers.num_rows == 3
+    assert all(row["head"] for row in latest.footers.to_pylist())
     published = manifest_path(spark, table)
     zskip.refresh_indexes(spark, table)
     assert manifest_path(spark, table) == published  # nothing more to do: nothing published

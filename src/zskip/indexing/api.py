@@ -310,9 +310,11 @@ def _update(
             work[data_file].append(definition)
     indexed = len(work)  # data files lacking some index
     already = len(live) - indexed  # data files every index already covered
-    # every indexed data file gets a copy of its footer (files indexed before copies were made too:
-    # reading a footer is all that takes)
-    copy_footers = frozenset(live - set(current.footer_copies)) if current.definitions else frozenset()
+    # every indexed data file gets a copy of its footer (files indexed before copies were made too,
+    # and a copy of format 1, which planning reads whole, is made again: reading a footer is all that
+    # takes)
+    copied = {path for path, row in current.footer_copies.items() if row["head"] is not None}
+    copy_footers = frozenset(live - copied) if current.definitions else frozenset()
     for data_file in copy_footers:
         work.setdefault(data_file, [])
     snapshot = iceberg.current_snapshot_id() or -1

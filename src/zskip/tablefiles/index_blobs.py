@@ -164,7 +164,13 @@ def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: File
             else:
                 missing.append(piece)
         if len(missing) > 1:
-            at_once([partial(_read_run, run, cache=cache, access=access, rests=rests) for run in _runs(missing)])
+            read = at_once([partial(_read_run, run, access=access) for run in _runs(missing)])
+            parts = [part for outcome in read if not isinstance(outcome, Exception) for part in outcome]
+            rests.update((piece.key, data) for piece, data in parts if piece.part == "stored rest")
+            # decoded several at a time too: a head's dictionary is a small Parquet file, whose reading
+            # lets go of Python's lock
+            blobs = [(piece, data) for piece, data in parts if piece.part != "stored rest"]
+            at_once([partial(_cache_decoded, piece, data, cache) for piece, data in blobs])
     return [_one(piece, cache, access, rests) for piece in wanted]
 
 
@@ -266,28 +272,22 @@ def _one(piece: _Piece, cache: BlobCache | None, access: FileAccess, rests: dict
         return exc
 
 
-def _read_run(
-    run: list[_Piece], *, cache: BlobCache, access: FileAccess, rests: dict[Hashable, bytes] | None = None
-) -> None:
-    """Read one run of pieces in one request and cache each decoded blob (the bytes of a stored rest go
-    to ``rests``).  Whatever fails here is read again piece by piece by ``_load_many``, which reports
-    it for that blob."""
+def _read_run(run: list[_Piece], *, access: FileAccess) -> list[tuple[_Piece, bytes]]:
+    """Read one run of pieces in one request: each piece with its bytes.  A run that fails is read
+    again piece by piece by ``_load_many``, which reports the error for that blob."""
     start = run[0].start
+    data = access.read(run[0].row["puffin_path"], offset=start, length=run[-1].end - start)
+    return [(piece, data[piece.start - start : piece.end - start]) for piece in run]
+
+
+def _cache_decoded(piece: _Piece, data: bytes, cache: BlobCache) -> None:
+    """Cache the blob ``data`` (the bytes of ``piece``) decodes to; one that does not decode is left
+    for ``_load_many`` to read again and report."""
     try:
-        data = access.read(run[0].row["puffin_path"], offset=start, length=run[-1].end - start)
-    except OSError:
+        decoded = _decoded(piece, data, cache)
+    except (CorruptIndexError, RestNotRead, ValueError):
         return
-    for piece in run:
-        part = data[piece.start - start : piece.end - start]
-        if piece.part == "stored rest":
-            if rests is not None:
-                rests[piece.key] = part
-            continue
-        try:
-            decoded = _decoded(piece, part, cache)
-        except (CorruptIndexError, RestNotRead, ValueError):
-            continue
-        cache.get_or_load(piece.key, partial(_given, decoded))
+    cache.get_or_load(piece.key, partial(_given, decoded))
 
 
 def _given(value: Any) -> Any:

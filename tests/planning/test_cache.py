@@ -80,3 +80,36 @@ def test_an_error_reaches_the_caller_that_loaded() -> None:
     with pytest.raises(ValueError, match="corrupt"):
         cache.get_or_load("k", lambda: (_ for _ in ()).throw(ValueError("corrupt")))
     assert "k" not in cache
+
+
+def test_a_bulk_load_is_waited_for_key_by_key_and_a_key_it_did_not_give_is_loaded_alone() -> None:
+    cache = LruCache(10)
+    cache.put("kept", 0)
+    started, release = threading.Event(), threading.Event()
+    asked: list[list[str]] = []
+
+    def bulk(keys: list) -> dict:
+        asked.append(keys)
+        started.set()
+        release.wait()
+        return {"a": 1, "b": 2}  # "c" could not be read in bulk
+
+    ahead = threading.Thread(target=lambda: cache.load_many(["kept", "a", "b", "c"], bulk))
+    ahead.start()
+    started.wait()
+    cache.load_many(["a", "b"], bulk)  # already being loaded: not read twice
+    alone: list[str] = []
+    results: list[object] = []
+    waiters = [
+        threading.Thread(target=lambda key=key: results.append(cache.get_or_load(key, lambda: alone.append(key) or 9)))
+        for key in ("a", "c")
+    ]
+    for thread in waiters:
+        thread.start()
+    time.sleep(0.1)
+    assert results == []  # both wait for the bulk load
+    release.set()
+    for thread in [ahead, *waiters]:
+        thread.join()
+    assert asked == [["a", "b", "c"]] and sorted(results, key=str) == [1, 9] and alone == ["c"]
+    assert cache.get_or_load("b", lambda: 0) == 2 and cache.get_or_load("kept", lambda: 1) == 0

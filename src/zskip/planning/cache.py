@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -71,6 +71,31 @@ class LruCache:
             with self._lock:
                 self._loading.pop(key, None)
             loading.done.set()
+
+    def load_many(self, keys: Iterable[Hashable], load: Callable[[list[Hashable]], Mapping[Hashable, Any]]) -> None:
+        """Load together those of ``keys`` neither kept nor being loaded: ``load(missing)`` gives what it
+        could of them, and each is kept.  Meanwhile whoever asks for one of them (``get_or_load``) waits
+        for this load, and loads it alone if ``load`` did not give it or failed (a bulk read started
+        ahead on another thread is then waited for, not read twice)."""
+        mine: dict[Hashable, _Loading] = {}
+        with self._lock:
+            for key in dict.fromkeys(keys):
+                if key not in self._items and key not in self._loading:
+                    mine[key] = self._loading[key] = _Loading()
+                    self.stats.misses += 1
+        if not mine:
+            return
+        try:
+            for key, value in load(list(mine)).items():
+                if key in mine:
+                    mine[key].value, mine[key].loaded = value, True
+                    self.put(key, value)
+        finally:
+            with self._lock:
+                for key in mine:
+                    self._loading.pop(key, None)
+            for loading in mine.values():
+                loading.done.set()
 
     def put(self, key: Hashable, value: Any) -> None:
         """Keep ``value`` under ``key`` (something loaded in bulk, beside what ``get_or_load`` loads)."""

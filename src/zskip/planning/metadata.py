@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -167,8 +167,13 @@ class SnapshotMetadata:
         todo = [path for path in dict.fromkeys(paths) if ("footer", path) not in CACHE]
         copies = {path: copy for path in todo if (copy := self._footer_copy(path)) is not None}
         if len(copies) > 1:
-            for path, footer in self._footers_from_copies(copies).items():
-                CACHE.put(("footer", path), footer)
+
+            def from_copies(keys: list[Hashable]) -> dict[Hashable, Footer]:
+                wanted = {key[1]: copies[key[1]] for key in keys}  # type: ignore[index]
+                return {("footer", path): footer for path, footer in self._footers_from_copies(wanted).items()}
+
+            # the copies no other thread is reading already, in one round; the others are waited for below
+            CACHE.load_many([("footer", path) for path in copies], from_copies)
         _at_once([functools.partial(self.footer, path) for path in todo if ("footer", path) not in CACHE])
 
     def prefetch(self, paths: Sequence[str]) -> None:

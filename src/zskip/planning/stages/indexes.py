@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -14,6 +15,7 @@ from zskip.fileindex.manifest import IndexManifest
 from zskip.planning.cache import CACHE
 from zskip.planning.plan import Candidates, PlanInputs
 from zskip.planning.selectivity import RANGE_ROWS_SETTING, expected_matches
+from zskip.storage import in_background
 from zskip.tablefiles.index_blobs import index_verdicts, unread_bytes
 
 __all__ = ["apply_verdicts", "indexes", "indexes_unneeded", "read_indexes_ahead", "worth_reading"]
@@ -26,6 +28,11 @@ def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     manifest = inputs.metadata.manifest()
     if manifest is None or not candidates.files:
         return candidates
+    if _holds_values(inputs.expr):
+        # the heads of an equality's bitmaps come first, and the footers of the files they keep (and of
+        # those they rule out: whether Spark's own scan would read them) after: read those footers
+        # while the heads are read, not one more round trip after them
+        in_background([functools.partial(inputs.metadata.prefetch_footers, list(candidates.files))])
     return apply_verdicts(inputs, candidates, _verdicts(inputs, candidates, manifest))
 
 

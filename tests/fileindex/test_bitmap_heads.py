@@ -3,10 +3,13 @@ from the whole blob; a cold plan reads the rest only for the files the heads lea
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import json
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.fileindex.test_bitmap import file_indexes, predicates, tables
 
-from zskip.expr import And, Between, Compare, Expr
+import zskip.fileindex.bitmap as bitmap_module
+from zskip.expr import And, Between, Compare, Expr, Leaf, Or
+from zskip.expr.nodes import equality_values
 from zskip.fileindex.answers import RestNotRead
-from zskip.fileindex.bitmap import BitmapIndex, SlicesNotRead, head_length
+from zskip.fileindex.bitmap import BitmapIndex, SlicesNotRead, head_length, keys_of
 from zskip.fileindex.build import build_file_indexes, copy_blobs, read_stored
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.evaluate import FileIndexes, Verdict, evaluate
@@ -57,6 +62,93 @@ def test_heads_decide_only_what_the_whole_blobs_decide(data: dict[str, list[Any]
                 blob = whole.by_column[column][0].index.to_bytes()
                 completed.append((column, item.kind, BITMAP.with_rest(item.index, blob[head_length(blob) :])))
         assert evaluate(expr, FileIndexes.of(heads.row_group_starts, completed)) == expected
+
+
+def _probes(expr: Expr) -> dict[Any, list[Any]]:
+    """The values a conjunct of ``expr`` (or an OR of them) holds each column equal to."""
+    probes: dict[Any, list[Any]] = {}
+    for conjunct in expr.children if isinstance(expr, And) else (expr,):
+        for leaf in conjunct.children if isinstance(conjunct, Or) else (conjunct,):
+            values = equality_values(leaf) if isinstance(leaf, Leaf) else None
+            if values is not None:
+                probes.setdefault(leaf.column, []).extend(v for v in values if v is not None)  # type: ignore[union-attr]
+    return probes
+
+
+@settings(max_examples=300, deadline=None)
+@given(tables(), predicates, st.integers(1, 4), st.integers(1, 4))
+def test_a_dictionary_in_blocks_decides_only_what_the_whole_blob_decides(
+    data: dict[str, list[Any]], expr: Expr, groups: int, size: int
+) -> None:
+    whole = file_indexes(data, groups)
+    expected = evaluate(expr, whole)
+    with _blocks_of(size):
+        blobs = {column: found[0].index.to_bytes() for column, found in whole.by_column.items()}
+    probes = _probes(expr)
+    steps: list[FileIndexes] = []  # the head, the head with the blocks its equalities ask, the whole blob
+    for stage in ("head", "parts", "whole"):
+        loaded = []
+        for column, blob in blobs.items():
+            head = head_length(blob)
+            assert head is not None
+            index = BITMAP.load(blob[:head])
+            if stage == "parts":
+                parts = BITMAP.parts_for(index, probes.get(column, []))
+                index = BITMAP.with_parts(index, {n: blob[head + at : head + at + n_] for n, (at, n_) in parts.items()})
+                assert not BITMAP.parts_for(index, probes.get(column, []))  # nothing more to read for them
+            elif stage == "whole":
+                index = BITMAP.load(blob)
+            loaded.append((column, BITMAP, index))
+        steps.append(FileIndexes.of(whole.row_group_starts, loaded))
+    assert evaluate(expr, steps[2]) == expected
+    for partial in steps[:2]:
+        with contextlib.suppress(RestNotRead):  # else the whole blob decides it (above)
+            assert evaluate(expr, partial) == expected
+    int_blob = blobs.get("i")
+    if int_blob is not None and len({v for v in data["i"] if v is not None}) > size:
+        assert int_blob[:4] == b"ZBM3"  # whole numbers of more distinct values than a block holds: in blocks
+
+
+@contextmanager
+def _blocks_of(size: int) -> Iterator[None]:
+    saved = bitmap_module.BLOCK_VALUES
+    bitmap_module.BLOCK_VALUES = size
+    try:
+        yield
+    finally:
+        bitmap_module.BLOCK_VALUES = saved
+
+
+def test_an_equality_on_a_dictionary_in_blocks_reads_one_block() -> None:
+    values = pa.array(np.arange(0, 30_000, 3), pa.int64())  # 10,000 distinct values
+    blob = BitmapIndex.build(values).to_bytes()
+    head = head_length(blob)
+    assert blob[:4] == b"ZBM3" and head is not None and head < 2_000
+    index = BITMAP.load(blob[:head])
+    assert index.bounds(-3) == (0, 0) and index.bounds(40_000) == (10_000, 10_000)  # outside: the head says
+    with pytest.raises(SlicesNotRead):
+        index.bounds(3 * 5_000)
+    parts = BITMAP.parts_for(index, [3 * 5_000, 3 * 5_000 + 1])  # one value, one absent beside it: one block
+    assert len(parts) == 1 and sum(n for _, n in parts.values()) < len(blob) / 20
+    read = BITMAP.with_parts(index, {n: blob[head + at : head + at + n_] for n, (at, n_) in parts.items()})
+    assert read.bounds(3 * 5_000) == (5_000, 5_001) and read.bounds(3 * 5_000 + 1) == (5_001, 5_001)
+    whole = BITMAP.load(blob)
+    assert whole.dictionary is not None and whole.dictionary.equals(values)
+    assert BITMAP.with_rest(index, blob[head:]).dictionary.equals(values)  # type: ignore[union-attr]
+    # a join's key set: the blocks its keys fall in, and the same rows as the whole index gives
+    keys = pa.array([3, 4, 6_000, 29_997, 50_000], pa.int64())
+    key_parts = BITMAP.parts_for(index, keys)
+    assert sorted(key_parts) == [0, 4]  # 3, 4 and 6,000 are in the first block (codes 0-2047), 29,997 in the fifth
+    with pytest.raises(SlicesNotRead):
+        index.rows_with(keys)
+    by_keys = BITMAP.with_parts(index, {n: blob[head + at : head + at + n_] for n, (at, n_) in key_parts.items()})
+    with pytest.raises(SlicesNotRead):  # the rows themselves need the slices; which codes, only the blocks
+        by_keys.rows_with(keys)
+    assert BITMAP.with_rest(by_keys, blob[head:]).rows_with(keys) == whole.rows_with(keys)
+    assert list(by_keys.blocks.codes_of(keys_of(keys))) == [1, 2_000, 9_999]  # type: ignore[union-attr]
+    damaged = {n: b"x" + blob[head + at + 1 : head + at + n_] for n, (at, n_) in parts.items()}
+    with pytest.raises(ValueError, match="damaged"):
+        BITMAP.with_parts(index, damaged)
 
 
 def test_a_value_the_file_lacks_and_a_range_over_all_its_values_need_no_slices() -> None:
@@ -148,7 +240,12 @@ def test_a_cold_plan_reads_only_the_heads_of_files_an_equality_rules_out(tmp_pat
     cold = verdicts(manifest, paths, expr, cache=cache)
     assert cold == whole and [cold[p].row_groups_kept for p in paths] == [0, 0, 1, 0]
     file_2 = rows[2]
-    assert sum(n for _, n in READS) == heads + file_2["length"] - file_2["head"]  # the rest of file 2's blob alone
+    # the heads, the one block of file 2's dictionary that holds the value (the other files' heads put
+    # it beyond their first or last value), then the rest of file 2's blob alone
+    blocks = BITMAP.load(read_stored(file_2)[: file_2["head"]]).blocks
+    assert blocks is not None
+    block = blocks.lengths[blocks.block_of(value)]  # type: ignore[index]
+    assert sum(n for _, n in READS) == heads + block + file_2["length"] - file_2["head"]
     assert verdicts(manifest, paths, expr, cache=cache) == whole and READS == []  # warm: nothing read
     wide = Between(1, 0, 30_000_000)
     assert verdicts(manifest, paths, wide, cache=cache) == verdicts(manifest, paths, wide, cache=None)
@@ -237,6 +334,11 @@ def test_a_range_conjunct_is_read_only_for_the_files_the_equalitys_heads_leave(t
     assert cold == whole and [cold[p].row_groups_kept for p in paths] == [0, 0, 1, 0]
     x_rows = [r for r in rows if r["field_id"] == 1]
     y_of_file_2 = next(r for r in rows if r["field_id"] == 2 and r["data_file"] == paths[2])
-    # every file's head of x, the rest of file 2's x, and y's blob of file 2 alone
-    expected = sum(r["head"] for r in x_rows) + x_rows[2]["length"] - x_rows[2]["head"] + y_of_file_2["length"]
-    assert sum(n for _, n in READS) == expected
+    # x's 40,000 values a file are a dictionary in blocks: every file's head of x and the one block of
+    # its dictionary that would hold the value, the rest of file 2's x, and y's blob of file 2 alone
+    heads = [BITMAP.load(read_stored(r)[: r["head"]]) for r in x_rows]
+    assert all(h.dictionary is None and h.blocks is not None for h in heads)
+    blocks = [h.blocks.lengths[h.blocks.block_of(3 * 17 + 2)] for h in heads]  # type: ignore[union-attr,index]
+    expected = sum(r["head"] for r in x_rows) + sum(blocks) + x_rows[2]["length"] - x_rows[2]["head"]
+    assert sum(n for _, n in READS) == expected + y_of_file_2["length"]
+    assert sum(r["head"] for r in x_rows) + sum(blocks) < sum(r["length"] for r in x_rows) / 10

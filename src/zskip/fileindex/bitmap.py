@@ -14,6 +14,13 @@ A condition whose value is in no row of the file, or in every non-null row, is a
 head; so on a cold plan an equality rules out most files after reading a quarter of their blobs.
 An index loaded from its head alone raises ``SlicesNotRead`` where it needs the slices.  Blobs of
 format 1 (one header, the dictionary, then every bitmap) still load whole.
+
+A dictionary of many whole numbers, dates or timestamps (more than ``BLOCK_VALUES``: a column of
+nearly unique values, whose sorted dictionary is about as large as the column) is stored in blocks
+(format 3): the head keeps the first value of each block and the last value, and the blocks follow
+it, each with its own checksum, before the slices.  An equality then needs the head and the one
+block that would hold its value (``with_blocks``): a few kilobytes where the whole dictionary is
+tens of kilobytes per file.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import json
 import math
 import struct
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -37,14 +45,26 @@ from pyroaring import BitMap
 from zskip.fileindex.answers import RestNotRead
 from zskip.fileindex.literals import exact_scalar
 
-__all__ = ["RANGES_BEFORE_DECODING", "BitmapIndex", "SlicesNotRead", "bitmap_of", "head_length"]
+__all__ = [
+    "BLOCK_VALUES",
+    "RANGES_BEFORE_DECODING",
+    "BitmapIndex",
+    "DictionaryBlocks",
+    "SlicesNotRead",
+    "bitmap_of",
+    "head_length",
+    "keys_of",
+]
 
 # A key set matching more separate runs of codes than this is answered by decoding every row's code
 # (one pass over the bit slices) rather than by one range query per run.
 RANGES_BEFORE_DECODING = 16
 
 MAGIC = b"ZBM2"  # format 2; a format 1 blob starts with its header's length, then "{"
+MAGIC_BLOCKS = b"ZBM3"  # format 3: format 2 with the dictionary in blocks after the head
 _PREFIX = struct.Struct("<4sII")  # magic, head length (bytes from the blob's start), crc32 of the head after it
+# A dictionary of more values than this, of a type ``_blockable`` says, is stored in blocks of this many.
+BLOCK_VALUES = 2048
 
 
 class SlicesNotRead(RestNotRead):
@@ -53,7 +73,7 @@ class SlicesNotRead(RestNotRead):
 
 def head_length(blob: bytes) -> int | None:
     """How many bytes at the start of a bitmap blob answer without its bit slices (``None``: format 1)."""
-    if len(blob) < _PREFIX.size or blob[:4] != MAGIC:
+    if len(blob) < _PREFIX.size or blob[:4] not in (MAGIC, MAGIC_BLOCKS):
         return None
     return int(_PREFIX.unpack_from(blob)[1])
 
@@ -66,6 +86,83 @@ class SliceLayout:
     lengths: tuple[int, ...]
     stored: int
     checksum: int
+
+
+@dataclass(frozen=True)
+class DictionaryBlocks:
+    """A dictionary stored in blocks (format 3): where each block is after the head, the first value of
+    each and the last value (as whole-number keys, ``keys_of``), and the blocks read so far."""
+
+    size: int  # values in each block (the last may hold fewer)
+    cardinality: int
+    fences: np.ndarray  # the key of each block's first value
+    last: int  # the key of the dictionary's last value
+    lengths: tuple[int, ...]  # stored bytes of each block, one after another after the head
+    checksums: tuple[int, ...]
+    value_type: pa.DataType
+    loaded: tuple[tuple[int, np.ndarray], ...] = ()  # (block, its values' keys) read so far
+
+    def key(self, value: Any) -> int:
+        """``value`` as a key (``InexactLiteral`` when no value of the dictionary's type is it exactly)."""
+        return int(keys_of(pa.array([exact_scalar(value, self.value_type)], self.value_type))[0])
+
+    def block_of(self, key: int) -> int | None:
+        """The block that holds ``key`` if any block does (``None``: beyond the first or last value)."""
+        if key < int(self.fences[0]) or key > self.last:
+            return None
+        return int(np.searchsorted(self.fences, key, side="right")) - 1
+
+    def start_of(self, block: int) -> int:
+        """Where ``block`` starts, in bytes after the head."""
+        return sum(self.lengths[:block])
+
+    def bounds(self, value: Any) -> tuple[int, int]:
+        """``(codes below value, codes at or below value)``; ``SlicesNotRead`` when the block that would
+        hold it was not read."""
+        key = self.key(value)
+        block = self.block_of(key)
+        if block is None:
+            return (0, 0) if key < int(self.fences[0]) else (self.cardinality, self.cardinality)
+        keys = dict(self.loaded).get(block)
+        if keys is None:
+            raise SlicesNotRead(f"block {block} of this bitmap index's dictionary was not read")
+        base = block * self.size
+        return base + int(np.searchsorted(keys, key, side="left")), base + int(np.searchsorted(keys, key, side="right"))
+
+    def blocks_of(self, keys: np.ndarray) -> set[int]:
+        """The blocks that would hold ``keys`` (whole-number keys; those beyond the first or last value need none)."""
+        inside = keys[(keys >= self.fences[0]) & (keys <= self.last)]
+        return set(np.unique(np.searchsorted(self.fences, inside, side="right") - 1).tolist())
+
+    def codes_of(self, keys: np.ndarray) -> np.ndarray:
+        """The codes of those of ``keys`` the dictionary holds, ascending; ``SlicesNotRead`` when a block
+        that would hold one was not read."""
+        loaded = dict(self.loaded)
+        found = []
+        inside = np.unique(keys[(keys >= self.fences[0]) & (keys <= self.last)])
+        blocks = np.searchsorted(self.fences, inside, side="right") - 1
+        for block in np.unique(blocks).tolist():
+            values = loaded.get(block)
+            if values is None:
+                raise SlicesNotRead(f"block {block} of this bitmap index's dictionary was not read")
+            mine = inside[blocks == block]
+            at = np.searchsorted(values, mine)
+            hit = at < len(values)
+            hit[hit] = values[at[hit]] == mine[hit]
+            found.append(block * self.size + at[hit])
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+    def with_blocks(self, stored: Mapping[int, bytes]) -> DictionaryBlocks:
+        """These blocks with the blocks ``stored`` (each as stored) read."""
+        loaded = dict(self.loaded)
+        for block, data in stored.items():
+            loaded[block] = keys_of(self.decode(block, data))
+        return replace(self, loaded=tuple(sorted(loaded.items(), key=lambda item: item[0])))
+
+    def decode(self, block: int, data: bytes) -> pa.Array:
+        if len(data) != self.lengths[block] or zlib.crc32(data) != self.checksums[block]:
+            raise ValueError(f"block {block} of the dictionary: its checksum does not match")
+        return _dictionary(data).combine_chunks()
 
 
 def bitmap_of(positions: np.ndarray) -> BitMap:
@@ -87,10 +184,11 @@ def _normalise(values: pa.Array) -> pa.Array:
 @dataclass(frozen=True)
 class BitmapIndex:
     rows: int
-    dictionary: pa.Array  # distinct non-null values, ascending in Spark's order
+    dictionary: pa.Array | None  # distinct non-null values, ascending in Spark's order (None: in blocks)
     not_null: BitMap
     stored_bits: tuple[BitMap, ...] | None  # bit i: non-null rows whose code has bit i == 0 (None: not read)
     layout: SliceLayout | None = None  # where the slices are, when only the head was read
+    blocks: DictionaryBlocks | None = None  # a dictionary stored in blocks, read from the head (``dictionary`` None)
 
     @property
     def clear_bits(self) -> tuple[BitMap, ...]:
@@ -121,7 +219,32 @@ class BitmapIndex:
 
     @property
     def cardinality(self) -> int:
-        return len(self.dictionary)
+        return len(self.dictionary) if self.dictionary is not None else self._blocks.cardinality
+
+    @property
+    def value_type(self) -> pa.DataType:
+        return self.dictionary.type if self.dictionary is not None else self._blocks.value_type
+
+    @property
+    def values(self) -> pa.Array:
+        """The whole dictionary (``SlicesNotRead`` when it is stored in blocks and was read from the head)."""
+        if self.dictionary is None:
+            raise SlicesNotRead("this bitmap index's dictionary is in blocks, read from its head alone")
+        return self.dictionary
+
+    @property
+    def _blocks(self) -> DictionaryBlocks:
+        assert self.blocks is not None, "a bitmap index holds its dictionary or its blocks"
+        return self.blocks
+
+    def with_blocks(self, stored: Mapping[int, bytes]) -> BitmapIndex:
+        """This index (read from its head) with the dictionary's blocks ``stored`` (each as stored)."""
+        if self.dictionary is not None or not stored:
+            return self
+        try:
+            return replace(self, blocks=self._blocks.with_blocks(stored))
+        except Exception as exc:
+            raise ValueError(f"damaged bitmap index: {exc}") from None
 
     def all_rows(self) -> BitMap:
         everything = BitMap()
@@ -175,10 +298,15 @@ class BitmapIndex:
         the keys at once.  A few runs of consecutive matching codes are taken as ranges of codes (each
         O(log2 cardinality) bitmap operations); many runs (the customers of a region are scattered
         over the key range) decode every row's code from the bit slices once instead."""
-        if len(self.dictionary) == 0 or len(keys) == 0:
+        if self.cardinality == 0 or len(keys) == 0:
             return BitMap()
-        hit = pc.is_in(self.dictionary, value_set=keys).to_numpy(zero_copy_only=False)
-        codes = np.flatnonzero(hit)
+        if self.dictionary is None:  # in blocks: each key looked up in the block that would hold it
+            codes = self._blocks.codes_of(keys_of(keys))
+            hit = np.zeros(self.cardinality, dtype=bool)
+            hit[codes] = True
+        else:
+            hit = pc.is_in(self.dictionary, value_set=keys).to_numpy(zero_copy_only=False)
+            codes = np.flatnonzero(hit)
         if len(codes) == 0:
             return BitMap()
         if len(codes) == self.cardinality:
@@ -204,6 +332,8 @@ class BitmapIndex:
 
     def bounds(self, value: Any) -> tuple[int, int]:
         """``(codes below value, codes at or below value)`` in Spark's order."""
+        if self.dictionary is None:
+            return self._blocks.bounds(value)
         scalar = exact_scalar(value, self.dictionary.type)
         if pa.types.is_floating(self.dictionary.type) and math.isnan(scalar.as_py()):
             numbers = int(pc.sum(pc.invert(pc.is_nan(self.dictionary))).as_py() or 0)
@@ -222,54 +352,57 @@ class BitmapIndex:
     @functools.cached_property
     def _numbers(self) -> np.ndarray | None:
         """The dictionary as a numpy array when it holds integers or floats (searched, not scanned)."""
-        kind = self.dictionary.type
+        kind = self.values.type
         if pa.types.is_integer(kind) or pa.types.is_floating(kind):
-            return self.dictionary.to_numpy(zero_copy_only=False)
+            return self.values.to_numpy(zero_copy_only=False)
         return None
 
     def prefix_codes(self, prefix: str) -> tuple[int, int]:
         """Codes ``[first, end)`` of the dictionary's values starting with ``prefix`` (they are contiguous)."""
-        starts = pc.starts_with(self.dictionary.cast(pa.string()), prefix).to_numpy(zero_copy_only=False)
+        starts = pc.starts_with(self.values.cast(pa.string()), prefix).to_numpy(zero_copy_only=False)
         hits = np.flatnonzero(starts)
         return (int(hits[0]), int(hits[-1]) + 1) if len(hits) else (0, 0)
 
     def to_bytes(self) -> bytes:
-        """Format 2: the prefix, the head (header, non-null rows, dictionary), then the slices compressed."""
-        sink = io.BytesIO()
-        encoding = {"v": "DELTA_BINARY_PACKED"} if _delta_friendly(self.dictionary.type) else None
-        pq.write_table(
-            pa.table({"v": self.dictionary}),
-            sink,
-            compression="zstd",
-            use_dictionary=False,
-            column_encoding=encoding,
-            write_statistics=False,
-        )
-        dictionary = sink.getvalue()
+        """Format 2: the prefix, the head (header, non-null rows, dictionary), then the slices compressed;
+        format 3 for a dictionary of more than ``BLOCK_VALUES`` whole numbers, dates or timestamps: the
+        head holds the first value of each block and the last value, and the blocks come after it."""
+        values = self.values
         present = BitMap(self.not_null)
         present.run_optimize()  # a file without nulls: one run
         not_null = present.serialize()
         slices = [b.serialize() for b in self.clear_bits]
-        raw = b"".join(slices)
-        stored = pa.Codec("zstd").compress(raw, asbytes=True)
-        header = json.dumps(
-            {
-                "rows": self.rows,
-                "not_null": len(not_null),
-                "dictionary": len(dictionary),
-                "slices": [len(b) for b in slices],
-                "slices_stored": len(stored),
-                "slices_crc32": zlib.crc32(stored),
-            }
-        ).encode()
-        head = struct.pack("<I", len(header)) + header + not_null + dictionary
-        return _PREFIX.pack(MAGIC, _PREFIX.size + len(head), zlib.crc32(head)) + head + stored
+        stored = pa.Codec("zstd").compress(b"".join(slices), asbytes=True)
+        header: dict[str, Any] = {
+            "rows": self.rows,
+            "not_null": len(not_null),
+            "slices": [len(b) for b in slices],
+            "slices_stored": len(stored),
+            "slices_crc32": zlib.crc32(stored),
+        }
+        size = BLOCK_VALUES
+        if len(values) <= size or not _blockable(values.type):
+            dictionary = _parquet(values)
+            header["dictionary"] = len(dictionary)
+            head = _with_header(header) + not_null + dictionary
+            return _PREFIX.pack(MAGIC, _PREFIX.size + len(head), zlib.crc32(head)) + head + stored
+        blocks = [_parquet(values.slice(start, size)) for start in range(0, len(values), size)]
+        fences = _parquet(values.take(pa.array([*range(0, len(values), size), len(values) - 1])))
+        header |= {
+            "dictionary": len(fences),
+            "cardinality": len(values),
+            "block_values": size,
+            "blocks": [len(b) for b in blocks],
+            "blocks_crc32": [zlib.crc32(b) for b in blocks],
+        }
+        head = _with_header(header) + not_null + fences
+        return _PREFIX.pack(MAGIC_BLOCKS, _PREFIX.size + len(head), zlib.crc32(head)) + head + b"".join(blocks) + stored
 
     @classmethod
     def from_bytes(cls, data: bytes) -> BitmapIndex:
         """A blob, whole or (format 2) its head alone: then the slices are read later (``with_slices``)."""
         try:
-            if data[:4] == MAGIC:
+            if data[:4] in (MAGIC, MAGIC_BLOCKS):
                 return cls._from_v2(data)
             return cls._from_v1(data)
         except SlicesNotRead:
@@ -288,16 +421,45 @@ class BitmapIndex:
         position = 4 + length
         not_null = BitMap.deserialize(head[position : position + header["not_null"]])
         position += header["not_null"]
-        dictionary = _dictionary(head[position : position + header["dictionary"]])
+        dictionary = _dictionary(head[position : position + header["dictionary"]]).combine_chunks()
         layout = SliceLayout(tuple(header["slices"]), int(header["slices_stored"]), int(header["slices_crc32"]))
-        index = cls(int(header["rows"]), dictionary.combine_chunks(), not_null, None, layout)
+        if data[:4] == MAGIC_BLOCKS:  # the head holds each block's first value, then the last value
+            keys = keys_of(dictionary)
+            blocks = DictionaryBlocks(
+                size=int(header["block_values"]),
+                cardinality=int(header["cardinality"]),
+                fences=keys[:-1],
+                last=int(keys[-1]),
+                lengths=tuple(int(n) for n in header["blocks"]),
+                checksums=tuple(int(n) for n in header["blocks_crc32"]),
+                value_type=dictionary.type,
+            )
+            index = cls(int(header["rows"]), None, not_null, None, layout, blocks)
+        else:
+            index = cls(int(header["rows"]), dictionary, not_null, None, layout)
         return index.with_slices(data[size:]) if len(data) > size else index
 
     def with_slices(self, stored: bytes) -> BitmapIndex:
-        """This index (read from its head) with the bit slices, given the bytes after the head."""
+        """This index (read from its head) with the bit slices, given the bytes after the head (a
+        dictionary in blocks: the blocks, then the slices)."""
         layout = self.layout
         if layout is None:
             return self
+        index = self
+        if self.dictionary is None:
+            blocks = self._blocks
+            try:
+                parts, position = [], 0
+                for block, length in enumerate(blocks.lengths):
+                    parts.append(blocks.decode(block, stored[position : position + length]))
+                    position += length
+            except Exception as exc:
+                raise ValueError(f"damaged bitmap index: {exc}") from None
+            index = replace(self, dictionary=pa.concat_arrays(parts), blocks=None)
+            stored = stored[position:]
+        return index._with_slices(stored, layout)
+
+    def _with_slices(self, stored: bytes, layout: SliceLayout) -> BitmapIndex:
         try:
             if len(stored) != layout.stored or zlib.crc32(stored) != layout.checksum:
                 raise ValueError("the bit slices' checksum does not match")
@@ -328,6 +490,42 @@ def _dictionary(stored: bytes) -> pa.ChunkedArray:
     """The dictionary a blob stores as a one-column Parquet file (read without the dataset layer
     ``pq.read_table`` goes through: a third faster on a file this small)."""
     return pq.ParquetFile(pa.BufferReader(stored)).read(use_threads=False)["v"]
+
+
+def _parquet(values: pa.Array) -> bytes:
+    """``values`` as a one-column Parquet file (delta-encoded where they are whole numbers)."""
+    sink = io.BytesIO()
+    encoding = {"v": "DELTA_BINARY_PACKED"} if _delta_friendly(values.type) else None
+    pq.write_table(
+        pa.table({"v": values}),
+        sink,
+        compression="zstd",
+        use_dictionary=False,
+        column_encoding=encoding,
+        write_statistics=False,
+    )
+    return sink.getvalue()
+
+
+def _with_header(header: dict[str, Any]) -> bytes:
+    encoded = json.dumps(header).encode()
+    return struct.pack("<I", len(encoded)) + encoded
+
+
+def _blockable(kind: pa.DataType) -> bool:
+    """Whether a dictionary of ``kind`` may be stored in blocks: its values order as whole-number keys."""
+    if pa.types.is_integer(kind):
+        return not (pa.types.is_unsigned_integer(kind) and kind.bit_width == 64)  # beyond int64 keys
+    return pa.types.is_date32(kind) or pa.types.is_timestamp(kind)
+
+
+def keys_of(values: pa.Array) -> np.ndarray:
+    """The values of a blockable dictionary as int64 keys in their order (days; a timestamp's units)."""
+    if pa.types.is_date32(values.type):
+        values = values.cast(pa.int32())
+    elif pa.types.is_timestamp(values.type):
+        values = values.cast(pa.int64())
+    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _delta_friendly(kind: pa.DataType) -> bool:

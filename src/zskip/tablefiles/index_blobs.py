@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 class BlobCache(Protocol):
     def get_or_load(self, key: Hashable, load: Callable[[], Any]) -> Any: ...
+
+    def put(self, key: Hashable, value: Any) -> None: ...
 
     def __contains__(self, key: Hashable) -> bool: ...
 
@@ -78,6 +80,7 @@ def decided(
     cache: BlobCache | None,
     access: FileAccess,
     heads_of: set[int] | None = None,
+    probes: Mapping[int, Sequence[Any] | pa.Array] | None = None,
 ) -> dict[str, Verdict | None]:
     """``verdict`` of each data file's indexes, in two rounds on a cold plan.
 
@@ -95,6 +98,8 @@ def decided(
     some = first_ids != field_ids  # the first round reads only some of the fields
     out: dict[str, Verdict | None] = {}
     first = file_indexes(manifest, files, first_ids, cache=cache, access=access, heads=True)
+    if probes and _read_parts(manifest, list(first), first_ids, probes, cache, access):
+        first = file_indexes(manifest, files, first_ids, cache=cache, access=access, heads=True)
     undecided = [path for path in files if path not in first] if some else []
     for path, found in first.items():
         try:
@@ -112,6 +117,53 @@ def decided(
     return out
 
 
+def _read_parts(
+    manifest: IndexManifest,
+    files: list[str],
+    field_ids: set[int],
+    probes: Mapping[int, Sequence[Any] | pa.Array],
+    cache: BlobCache,
+    access: FileAccess,
+) -> bool:
+    """Read, for the heads of ``files``' blobs on ``field_ids`` (cached by the round before), the parts
+    of their rests each needs to tell which rows hold the values ``probes`` gives its field (a
+    dictionary's block that would hold them: ``IndexKind.parts_for``), all at once, and cache each head
+    with them; whether any was read.  A part that cannot be read or decoded is left out: its index
+    then needs its whole rest, which the next round reads and reports."""
+    pieces: list[_Piece] = []
+    heads: dict[Hashable, tuple[dict[str, Any], Any]] = {}
+    for path in files:
+        for row in manifest.entries_by_file.get(path, ()):
+            key = _key(row, "head")
+            if row["field_id"] not in field_ids or row["field_id"] not in probes or key not in cache:
+                continue
+            kind = kind_named(row["kind"])
+            head = cache.get_or_load(key, partial(_missing_head, row))
+            parts = kind.parts_for(head, probes[row["field_id"]])
+            if not parts:
+                continue
+            heads[key] = (row, head)
+            start = (
+                int(row["rest_offset"]) if row.get("rest_offset") is not None else int(row["offset"]) + int(row["head"])
+            )
+            pieces += [_Piece(row, f"part {n}", start + at, start + at + length) for n, (at, length) in parts.items()]
+    if not pieces:
+        return False
+    found: dict[Hashable, dict[int, bytes]] = {}
+    for outcome in at_once([partial(_read_run, run, access=access) for run in _runs(pieces, gap=PART_GAP)]):
+        if isinstance(outcome, Exception):
+            continue
+        for piece, data in outcome:
+            found.setdefault(_key(piece.row, "head"), {})[int(piece.part.split()[1])] = data
+    for key, read in found.items():
+        row, head = heads[key]
+        try:
+            cache.put(key, kind_named(row["kind"]).with_parts(head, read))
+        except ValueError as exc:
+            log.debug("the index of %s for %s: %s", row["column"], row["data_file"], exc)
+    return bool(found)
+
+
 # Blobs of one index file closer than this are read in one request with what lies between them.  A
 # request to an object store costs about what some hundred kilobytes of transfer do once sixteen run
 # at a time (``zskip.storage.at_once``); a merged index file holds every column's blobs of many data
@@ -125,6 +177,9 @@ HEAD_GAP = 64 << 10
 # Between heads stored apart from their rests (a merged index file's) lie only other heads, each a
 # fraction of its blob: a run of them bridges a few.
 APART_HEAD_GAP = 256 << 10
+# Parts of rests (a dictionary's blocks, a few kilobytes each) lie in blobs of other files' rests
+# apart: a run bridges only small gaps.
+PART_GAP = 16 << 10
 # A merged index file holds its footer copies first (the heads of format 2 copies, a few kilobytes
 # each, one after another): a run bridges the copies of the files a plan does not ask for.
 COPY_GAP = 256 << 10
@@ -142,7 +197,7 @@ class _Piece:
 
     @property
     def key(self) -> Hashable:
-        if self.part == "stored rest":
+        if self.part == "stored rest" or self.part.startswith("part "):
             return (*_key(self.row), "stored rest")  # type: ignore[misc]
         return _key(self.row, "head" if self.part == "head" else "whole")
 
@@ -377,7 +432,14 @@ def index_verdicts(
         files = [path for path in files if path not in ruled_out]
     ids = {c for c in columns_of(expr) if isinstance(c, int)}
     found = decided(
-        manifest, files, ids, partial(evaluate, expr), cache=cache, access=access, heads_of=_equality_fields(expr)
+        manifest,
+        files,
+        ids,
+        partial(evaluate, expr),
+        cache=cache,
+        access=access,
+        heads_of=_equality_fields(expr),
+        probes=_equality_probes(expr),
     )
     verdicts.update({path: verdict for path, verdict in found.items() if verdict is not None})
     return verdicts
@@ -400,6 +462,20 @@ def _equality_fields(expr: Expr) -> set[int]:
     return fields
 
 
+def _equality_probes(expr: Expr) -> dict[int, list[Any]]:
+    """The values each field is held equal to by a conjunct of ``expr`` (an equality, an IN list, or an
+    OR of them): what a head asks its dictionary's blocks about."""
+    conjuncts = expr.children if isinstance(expr, And) else (expr,)
+    probes: dict[int, list[Any]] = {}
+    for conjunct in conjuncts:
+        leaves = conjunct.children if isinstance(conjunct, Or) else (conjunct,)
+        for leaf in leaves:
+            values = equality_values(leaf) if isinstance(leaf, Leaf) else None
+            if values is not None and isinstance(leaf.column, int):  # type: ignore[union-attr]
+                probes.setdefault(leaf.column, []).extend(v for v in values if v is not None)  # type: ignore[union-attr]
+    return probes
+
+
 def key_set_verdicts(
     manifest: IndexManifest,
     data_files: Iterable[str],
@@ -411,7 +487,10 @@ def key_set_verdicts(
     """Verdicts for the files whose indexes on the key sets' columns (field ids) answer (see
     ``key_sets_verdict``); files absent here are kept."""
     ids = {column for column, _ in key_sets if isinstance(column, int)}
-    found = decided(manifest, data_files, ids, partial(_key_sets_verdict, key_sets), cache=cache, access=access)
+    probes = {column: keys for column, keys in key_sets if isinstance(column, int)}  # a dictionary's blocks they need
+    found = decided(
+        manifest, data_files, ids, partial(_key_sets_verdict, key_sets), cache=cache, access=access, probes=probes
+    )
     return {path: verdict for path, verdict in found.items() if verdict is not None}
 
 

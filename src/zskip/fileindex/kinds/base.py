@@ -104,6 +104,16 @@ class IndexKind(ABC):
         """``index``, loaded from its head, completed with the bytes after the head."""
         return index
 
+    def parts_for(self, index: Any, values: Sequence[Any] | pa.Array) -> dict[int, tuple[int, int]]:
+        """The parts of the rest that ``index``, loaded from its head, needs to tell which rows hold
+        ``values`` (literals, or a join's key set), and has not read: ``{part: (bytes after the head
+        where it starts, its length)}`` (none: the head answers, or only the whole rest does)."""
+        return {}
+
+    def with_parts(self, index: Any, parts: Mapping[int, bytes]) -> Any:
+        """``index``, loaded from its head, with the ``parts`` of its rest (``parts_for``) read."""
+        return index
+
     # evaluating (at planning time)
 
     @abstractmethod

@@ -14,7 +14,7 @@ from pyroaring import BitMap
 from zskip.expr import Between, Compare, In, IsNull, Leaf, StartsWith
 from zskip.expr.nodes import LEAVES
 from zskip.fileindex.answers import Answer, ExactRows
-from zskip.fileindex.bitmap import BitmapIndex, head_length
+from zskip.fileindex.bitmap import BitmapIndex, head_length, keys_of
 from zskip.fileindex.kinds.base import IndexKind
 from zskip.fileindex.literals import InexactLiteral, keys_as
 
@@ -43,6 +43,30 @@ class BitmapKind(IndexKind):
     def with_rest(self, index: BitmapIndex, rest: bytes) -> BitmapIndex:
         return index.with_slices(rest)
 
+    def parts_for(self, index: BitmapIndex, values: Sequence[Any] | pa.Array) -> dict[int, tuple[int, int]]:
+        """The dictionary blocks that would hold ``values``, of a dictionary in blocks (format 3)."""
+        blocks = index.blocks
+        if index.dictionary is not None or blocks is None:
+            return {}
+        needed: set[int] = set()
+        if isinstance(values, (pa.Array, pa.ChunkedArray)):  # a join's key set
+            try:
+                needed = blocks.blocks_of(keys_of(keys_as(values, blocks.value_type)))
+            except (InexactLiteral, TypeError, ValueError, pa.ArrowException):
+                return {}  # the whole rest answers it, if anything does
+        for value in () if isinstance(values, (pa.Array, pa.ChunkedArray)) else values:
+            try:
+                block = blocks.block_of(blocks.key(value))
+            except (InexactLiteral, TypeError, ValueError, pa.ArrowException):
+                continue  # the evaluation says what such a value means
+            if block is not None:
+                needed.add(block)
+        read = dict(blocks.loaded)
+        return {block: (blocks.start_of(block), blocks.lengths[block]) for block in sorted(needed - set(read))}
+
+    def with_parts(self, index: BitmapIndex, parts: Mapping[int, bytes]) -> BitmapIndex:
+        return index.with_blocks(parts)
+
     def answers_leaf(self, leaf: Leaf) -> bool:
         return isinstance(leaf, LEAVES)
 
@@ -56,10 +80,10 @@ class BitmapKind(IndexKind):
         return ExactRows(true, index.not_null - true)
 
     def answer_keys(self, index: BitmapIndex, keys: pa.Array, row_group_count: int) -> Answer | None:
-        if pa.types.is_floating(index.dictionary.type):
+        if pa.types.is_floating(index.value_type):
             return None  # join keys are whole numbers, text, dates, timestamps or decimals
         try:
-            true = index.rows_with(keys_as(keys, index.dictionary.type))
+            true = index.rows_with(keys_as(keys, index.value_type))
         except InexactLiteral:
             return None
         return ExactRows(true, index.not_null - true)

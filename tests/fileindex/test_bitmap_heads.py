@@ -111,17 +111,20 @@ def test_a_dictionary_in_blocks_decides_only_what_the_whole_blob_decides(
 
 @contextmanager
 def _blocks_of(size: int) -> Iterator[None]:
-    saved = bitmap_module.BLOCK_VALUES
-    bitmap_module.BLOCK_VALUES = size
+    """Dictionaries of more than ``size`` whole numbers written in blocks of ``size``, however small."""
+    saved = bitmap_module.BLOCK_VALUES, bitmap_module.BLOCKS_FROM
+    bitmap_module.BLOCK_VALUES, bitmap_module.BLOCKS_FROM = size, 0
     try:
         yield
     finally:
-        bitmap_module.BLOCK_VALUES = saved
+        bitmap_module.BLOCK_VALUES, bitmap_module.BLOCKS_FROM = saved
 
 
 def test_an_equality_on_a_dictionary_in_blocks_reads_one_block() -> None:
     values = pa.array(np.arange(0, 30_000, 3), pa.int64())  # 10,000 distinct values
-    blob = BitmapIndex.build(values).to_bytes()
+    assert BitmapIndex.build(values).to_bytes()[:4] == b"ZBM2"  # a dictionary this small is read whole
+    with _blocks_of(2048):
+        blob = BitmapIndex.build(values).to_bytes()
     head = head_length(blob)
     assert blob[:4] == b"ZBM3" and head is not None and head < 2_000
     index = BITMAP.load(blob[:head])
@@ -207,8 +210,9 @@ class CountingAccess(FileAccess):
         return data
 
 
-def indexed_files(tmp_path: Path, files: int) -> tuple[IndexManifest, list[str]]:
-    """``files`` Parquet files of 40,000 rows each, ``x`` in its own range per file (rows shuffled), with bitmaps."""
+def indexed_files(tmp_path: Path, files: int, *, blocks: bool = False) -> tuple[IndexManifest, list[str]]:
+    """``files`` Parquet files of 40,000 rows each, ``x`` in its own range per file (rows shuffled), with
+    bitmaps (``blocks``: their dictionaries in blocks of 2,048 values)."""
     field = pa.field("x", pa.int64(), metadata={b"PARQUET:field_id": b"1"})
     definition = IndexDefinition("x", "bitmap", {}, 1)
     entries, paths = [], []
@@ -217,7 +221,8 @@ def indexed_files(tmp_path: Path, files: int) -> tuple[IndexManifest, list[str]]
         ordered = [(n * 1_000_000 + i * 7919) % 5_000_000 + n * 5_000_000 for i in range(40_000)]
         values = pa.array(np.random.default_rng(n).permutation(ordered), pa.int64())  # slices that hardly compress
         pq.write_table(pa.table([values], schema=pa.schema([field])), path, row_group_size=10_000)
-        entries += build_file_indexes(path, [definition], str(tmp_path / f"index-{n}.puffin")).entries
+        with _blocks_of(2048) if blocks else contextlib.nullcontext():
+            entries += build_file_indexes(path, [definition], str(tmp_path / f"index-{n}.puffin")).entries
         paths.append(path)
     return IndexManifest.empty().with_definition(definition).with_entries(entries), paths
 
@@ -227,8 +232,9 @@ def verdicts(manifest: IndexManifest, paths: list[str], expr: Expr, *, cache: Lr
     return index_verdicts(manifest, paths, expr, cache=cache, manifest_key="m", access=CountingAccess())
 
 
-def test_a_cold_plan_reads_only_the_heads_of_files_an_equality_rules_out(tmp_path: Path) -> None:
-    manifest, paths = indexed_files(tmp_path, 4)
+@pytest.mark.parametrize("blocks", [False, True])
+def test_a_cold_plan_reads_only_the_heads_of_files_an_equality_rules_out(tmp_path: Path, blocks: bool) -> None:
+    manifest, paths = indexed_files(tmp_path, 4, blocks=blocks)
     rows = manifest.entries.to_pylist()
     heads, lengths = sum(r["head"] for r in rows), sum(r["length"] for r in rows)
     assert all(r["head"] and r["codec"] is None for r in rows) and heads * 2 < lengths
@@ -240,11 +246,11 @@ def test_a_cold_plan_reads_only_the_heads_of_files_an_equality_rules_out(tmp_pat
     cold = verdicts(manifest, paths, expr, cache=cache)
     assert cold == whole and [cold[p].row_groups_kept for p in paths] == [0, 0, 1, 0]
     file_2 = rows[2]
-    # the heads, the one block of file 2's dictionary that holds the value (the other files' heads put
-    # it beyond their first or last value), then the rest of file 2's blob alone
-    blocks = BITMAP.load(read_stored(file_2)[: file_2["head"]]).blocks
-    assert blocks is not None
-    block = blocks.lengths[blocks.block_of(value)]  # type: ignore[index]
+    # the heads, then the rest of file 2's blob alone; with a dictionary in blocks, the one block of
+    # file 2's that holds the value between them (the other files' heads put it beyond their values)
+    found = BITMAP.load(read_stored(file_2)[: file_2["head"]]).blocks
+    assert (found is not None) == blocks
+    block = found.lengths[found.block_of(value)] if found is not None else 0  # type: ignore[index]
     assert sum(n for _, n in READS) == heads + block + file_2["length"] - file_2["head"]
     assert verdicts(manifest, paths, expr, cache=cache) == whole and READS == []  # warm: nothing read
     wide = Between(1, 0, 30_000_000)
@@ -312,7 +318,8 @@ def test_a_merged_index_file_keeps_a_columns_heads_together_and_answers_as_befor
     assert {e.data_file: read_stored(dataclasses.asdict(e)) for e in again} == originals
 
 
-def test_a_range_conjunct_is_read_only_for_the_files_the_equalitys_heads_leave(tmp_path: Path) -> None:
+@pytest.mark.parametrize("blocks", [False, True])
+def test_a_range_conjunct_is_read_only_for_the_files_the_equalitys_heads_leave(tmp_path: Path, blocks: bool) -> None:
     field_x = pa.field("x", pa.int64(), metadata={b"PARQUET:field_id": b"1"})
     field_y = pa.field("y", pa.int64(), metadata={b"PARQUET:field_id": b"2"})
     definitions = [IndexDefinition("x", "bitmap", {}, 1), IndexDefinition("y", "bitmap", {}, 2)]
@@ -323,7 +330,8 @@ def test_a_range_conjunct_is_read_only_for_the_files_the_equalitys_heads_leave(t
         x = pa.array(rng.permutation(np.arange(40_000) * 3 + n), pa.int64())  # the files interleave in x
         y = pa.array(rng.integers(0, 1_000_000, 40_000), pa.int64())
         pq.write_table(pa.table([x, y], schema=pa.schema([field_x, field_y])), path, row_group_size=10_000)
-        entries += build_file_indexes(path, definitions, str(tmp_path / f"index-{n}.puffin")).entries
+        with _blocks_of(2048) if blocks else contextlib.nullcontext():
+            entries += build_file_indexes(path, definitions, str(tmp_path / f"index-{n}.puffin")).entries
         paths.append(path)
     manifest = IndexManifest.empty().with_definition(definitions[0]).with_definition(definitions[1])
     manifest = manifest.with_entries(entries)
@@ -334,11 +342,12 @@ def test_a_range_conjunct_is_read_only_for_the_files_the_equalitys_heads_leave(t
     assert cold == whole and [cold[p].row_groups_kept for p in paths] == [0, 0, 1, 0]
     x_rows = [r for r in rows if r["field_id"] == 1]
     y_of_file_2 = next(r for r in rows if r["field_id"] == 2 and r["data_file"] == paths[2])
-    # x's 40,000 values a file are a dictionary in blocks: every file's head of x and the one block of
-    # its dictionary that would hold the value, the rest of file 2's x, and y's blob of file 2 alone
+    # every file's head of x (with a dictionary in blocks, and the one block of it that would hold the
+    # value: the files interleave in x), the rest of file 2's x, and y's blob of file 2 alone
     heads = [BITMAP.load(read_stored(r)[: r["head"]]) for r in x_rows]
-    assert all(h.dictionary is None and h.blocks is not None for h in heads)
-    blocks = [h.blocks.lengths[h.blocks.block_of(3 * 17 + 2)] for h in heads]  # type: ignore[union-attr,index]
-    expected = sum(r["head"] for r in x_rows) + sum(blocks) + x_rows[2]["length"] - x_rows[2]["head"]
+    assert all((h.dictionary is None) == blocks for h in heads)
+    read = [h.blocks.lengths[h.blocks.block_of(3 * 17 + 2)] if blocks else 0 for h in heads]  # type: ignore[union-attr,index]
+    expected = sum(r["head"] for r in x_rows) + sum(read) + x_rows[2]["length"] - x_rows[2]["head"]
     assert sum(n for _, n in READS) == expected + y_of_file_2["length"]
-    assert sum(r["head"] for r in x_rows) + sum(blocks) < sum(r["length"] for r in x_rows) / 10
+    if blocks:  # the heads and a block each: a small part of the dictionaries
+        assert sum(r["head"] for r in x_rows) + sum(read) < sum(r["length"] for r in x_rows) / 10

@@ -15,9 +15,9 @@ head; so on a cold plan an equality rules out most files after reading a quarter
 An index loaded from its head alone raises ``SlicesNotRead`` where it needs the slices.  Blobs of
 format 1 (one header, the dictionary, then every bitmap) still load whole.
 
-A dictionary of many whole numbers, dates or timestamps (more than ``BLOCK_VALUES``: a column of
-nearly unique values, whose sorted dictionary is about as large as the column) is stored in blocks
-(format 3): the head keeps the first value of each block and the last value, and the blocks follow
+A large dictionary of whole numbers, dates or timestamps (past ``BLOCKS_FROM`` bytes: a column of
+nearly unique values in a large file, whose sorted dictionary is about as large as the column) is
+stored in blocks (format 3): the head keeps the first value of each block and the last value, and the blocks follow
 it, each with its own checksum, before the slices.  An equality then needs the head and the one
 block that would hold its value (``with_blocks``): a few kilobytes where the whole dictionary is
 tens of kilobytes per file.
@@ -46,6 +46,7 @@ from zskip.fileindex.answers import RestNotRead
 from zskip.fileindex.literals import exact_scalar
 
 __all__ = [
+    "BLOCKS_FROM",
     "BLOCK_VALUES",
     "RANGES_BEFORE_DECODING",
     "BitmapIndex",
@@ -63,8 +64,12 @@ RANGES_BEFORE_DECODING = 16
 MAGIC = b"ZBM2"  # format 2; a format 1 blob starts with its header's length, then "{"
 MAGIC_BLOCKS = b"ZBM3"  # format 3: format 2 with the dictionary in blocks after the head
 _PREFIX = struct.Struct("<4sII")  # magic, head length (bytes from the blob's start), crc32 of the head after it
-# A dictionary of more values than this, of a type ``_blockable`` says, is stored in blocks of this many.
+# A dictionary of whole numbers, dates or timestamps larger than ``BLOCKS_FROM`` bytes stored whole is
+# stored in blocks of ``BLOCK_VALUES`` values.  Reading a block is one more request per file, and on an
+# object store a request costs about what a few hundred kilobytes of transfer do (``zskip.tablefiles.
+# index_blobs.BLOB_GAP``): a smaller dictionary is cheaper read whole with the heads of its neighbours.
 BLOCK_VALUES = 2048
+BLOCKS_FROM = 256 << 10
 
 
 class SlicesNotRead(RestNotRead):
@@ -365,7 +370,7 @@ class BitmapIndex:
 
     def to_bytes(self) -> bytes:
         """Format 2: the prefix, the head (header, non-null rows, dictionary), then the slices compressed;
-        format 3 for a dictionary of more than ``BLOCK_VALUES`` whole numbers, dates or timestamps: the
+        format 3 for a dictionary of whole numbers, dates or timestamps past ``BLOCKS_FROM`` bytes: the
         head holds the first value of each block and the last value, and the blocks come after it."""
         values = self.values
         present = BitMap(self.not_null)
@@ -381,8 +386,8 @@ class BitmapIndex:
             "slices_crc32": zlib.crc32(stored),
         }
         size = BLOCK_VALUES
-        if len(values) <= size or not _blockable(values.type):
-            dictionary = _parquet(values)
+        dictionary = _parquet(values)
+        if len(dictionary) <= BLOCKS_FROM or len(values) <= size or not _blockable(values.type):
             header["dictionary"] = len(dictionary)
             head = _with_header(header) + not_null + dictionary
             return _PREFIX.pack(MAGIC, _PREFIX.size + len(head), zlib.crc32(head)) + head + stored

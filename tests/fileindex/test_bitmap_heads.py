@@ -34,7 +34,7 @@ from zskip.fileindex.manifest import DEFINITIONS_BLOB, ENTRIES_BLOB, IndexManife
 from zskip.fileindex.puffin import PuffinWriter
 from zskip.planning.cache import LruCache
 from zskip.storage import FileAccess
-from zskip.tablefiles.index_blobs import APART_HEAD_GAP, HEAD_GAP, index_verdicts
+from zskip.tablefiles.index_blobs import APART_HEAD_GAP, HEAD_GAP, PART_GAP, index_verdicts, key_set_verdicts
 
 
 def heads_of(whole: FileIndexes) -> FileIndexes:
@@ -259,6 +259,28 @@ def test_a_cold_plan_reads_only_the_heads_of_files_an_equality_rules_out(tmp_pat
     # out, so the blobs are read whole in one round
     verdicts(manifest, paths, Between(1, 7, 30_000_000), cache=LruCache(100))
     assert sum(n for _, n in READS) == lengths
+
+
+def test_a_join_key_set_reads_each_block_its_keys_fall_in_once(tmp_path: Path) -> None:
+    manifest, paths = indexed_files(tmp_path, 4, blocks=True)
+    rows = manifest.entries.to_pylist()
+    file_2 = rows[2]
+    index = BITMAP.load(read_stored(file_2))
+    assert index.dictionary is not None
+    first, last = index.dictionary[0].as_py(), index.dictionary[-1].as_py()  # in its first and last blocks
+    keys = pa.array([first, last], pa.int64())
+    READS.clear()
+    found = key_set_verdicts(manifest, paths, [(1, keys)], cache=LruCache(100), access=CountingAccess())
+    assert found == key_set_verdicts(manifest, paths, [(1, keys)])  # read whole, without a cache
+    assert [found[p].row_groups_kept for p in paths] == [0, 0, found[paths[2]].row_groups_kept, 0]
+    head = BITMAP.load(read_stored(file_2)[: file_2["head"]])
+    assert head.blocks is not None and len(head.blocks.lengths) > 2
+    # the heads, both blocks in one request (the blocks between them are a smaller gap than a request
+    # costs), then the rest of file 2's blob
+    span = sum(head.blocks.lengths)
+    assert span < PART_GAP
+    heads = sum(r["head"] for r in rows)
+    assert sum(n for _, n in READS) == heads + span + file_2["length"] - file_2["head"]
 
 
 def test_a_manifest_written_before_heads_reads_its_blobs_whole(tmp_path: Path) -> None:

@@ -198,7 +198,7 @@ class _Piece:
     @property
     def key(self) -> Hashable:
         if self.part == "stored rest" or self.part.startswith("part "):
-            return (*_key(self.row), "stored rest")  # type: ignore[misc]
+            return (*_key(self.row), self.part)  # type: ignore[misc]
         return _key(self.row, "head" if self.part == "head" else "whole")
 
 

@@ -143,9 +143,7 @@ def _read_parts(
             if not parts:
                 continue
             heads[key] = (row, head)
-            start = (
-                int(row["rest_offset"]) if row.get("rest_offset") is not None else int(row["offset"]) + int(row["head"])
-            )
+            start = _rest_start(row)
             pieces += [_Piece(row, f"part {n}", start + at, start + at + length) for n, (at, length) in parts.items()]
     if not pieces:
         return False
@@ -240,6 +238,13 @@ def unread_bytes(manifest: IndexManifest, data_file: str, field_ids: set[int], c
     return total
 
 
+def _rest_start(row: Mapping[str, Any]) -> int:
+    """Where the rest after a blob's (or footer copy's) head is: apart (``rest_offset``), or right after it."""
+    if row.get("rest_offset") is not None:
+        return int(row["rest_offset"])
+    return int(row["offset"]) + int(row["head"])
+
+
 def _apart(row: dict[str, Any]) -> bool:
     return row.get("rest_offset") is not None
 
@@ -289,9 +294,7 @@ def footer_copies(rows: Sequence[dict[str, Any]], access: FileAccess) -> list[by
 
 def footer_copy_rest(row: dict[str, Any], access: FileAccess) -> bytes:
     """The stored rest (after its head) of the footer copy the manifest's footers ``row`` points at."""
-    head = int(row["head"])
-    start = int(row["rest_offset"]) if row.get("rest_offset") is not None else int(row["offset"]) + head
-    return access.read(row["puffin_path"], offset=start, length=int(row["length"]) - head)
+    return access.read(row["puffin_path"], offset=_rest_start(row), length=int(row["length"]) - int(row["head"]))
 
 
 def _wanted(row: dict[str, Any], cache: BlobCache | None, heads: bool) -> _Piece:
@@ -303,7 +306,7 @@ def _wanted(row: dict[str, Any], cache: BlobCache | None, heads: bool) -> _Piece
     if heads:
         return _Piece(row, "head", start, start + int(head))
     if _key(row, "head") in cache:
-        rest = start + int(head) if row.get("rest_offset") is None else int(row["rest_offset"])
+        rest = _rest_start(row)
         return _Piece(row, "rest", rest, rest + int(row["length"]) - int(head))
     return _Piece(row, "whole", start, end)
 

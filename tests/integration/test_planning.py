@@ -362,6 +362,42 @@ def test_bitmaps_of_a_range_are_read_only_where_min_max_leave_few_matches_expect
         spark.conf.unset("spark.zskip.planning.bitmapRangeRows")
 
 
+def test_the_range_gate_takes_columns_the_curve_did_not_place_as_independent(spark) -> None:
+    """a and b are the curve's columns; c and e spread evenly through every row group whatever a and b
+    are: shares of ranges on c and e meet each other (and the curve's) independently, so bitmaps that
+    could rule out a row group only where the shares fail to overlap are not read; between two curve
+    columns nothing is assumed (a curve's row group is a box that may be half empty)."""
+    table = "lake.plan.range_gate_curve"
+    spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
+    spark.range(40_000).selectExpr(
+        "CAST(floor(rand(11) * 1000) AS INT) AS a",
+        "CAST(floor(rand(12) * 1000) AS INT) AS b",
+        "CAST(floor(rand(13) * 100) AS INT) AS c",
+        "CAST(floor(rand(14) * 100) AS INT) AS e",
+    ).coalesce(1).writeTo(table).using("iceberg").create()
+    # 16 files of one row group each: a file's box in a and b is the curve's cell
+    zskip.optimize(spark, table, by=["a", "b"], curve="zorder", target_file_size=table_bytes(spark, table) // 16)
+    for column in ("a", "b", "c", "e"):
+        zskip.create_index(spark, table, column, kind="bitmap")
+
+    def index_stage(where: str) -> str | None:
+        result = zskip.explain(spark, table, where)
+        assert same_rows(zskip.read(spark, table, where), spark.table(table).where(where)), where
+        return next(s for s in result.stages if s.name.startswith("indexes")).skipped
+
+    # 30% and 40% of every row group: "however they overlap" would say none of its rows need match
+    # both; independent, 12% of them do
+    assert "bitmapRangeRows" in (index_stage("c < 30 AND e < 40") or "")
+    spark.conf.set(RANGE_ROWS_SETTING, "0")
+    try:
+        assert index_stage("c < 30 AND e < 40") is None  # read whatever they cost, on request
+    finally:
+        spark.conf.unset(RANGE_ROWS_SETTING)
+    # shares of the curve's two columns may not overlap at all in a row group (a cell straddling both
+    # bounds): read
+    assert index_stage("a < 300 AND b >= 700") is None
+
+
 def test_a_file_list_sent_before_crosses_by_digest_and_is_asked_for_again_when_forgotten(spark, bitmapped) -> None:
     from zskip.iceberg import scans as scans_module
     from zskip.iceberg.bridge import read_answer

@@ -70,3 +70,19 @@ def test_what_cannot_be_estimated_says_so_and_unindexed_conditions_do_not_count(
         And((Compare(1, "<", 5), Compare(2, "<", "m"))), {1: WHOLE}, ROWS, {1}
     ).tolist() == pytest.approx([50.0, NAN], nan_ok=True)
     assert expected_matches(Compare(2, "<", "m"), {}, ROWS, {1}) is None  # no condition on an indexed column
+
+
+def test_conditions_on_columns_the_layout_did_not_place_are_independent() -> None:
+    # field 1 laid out by the curve, field 2 not: q < 5 holds half of the first row group, q2 < 3 three
+    # tenths; together 15 of its 100 rows (independent), where "however they overlap" says none
+    both = And((Compare(1, "<", 5), Compare(2, "<", 3)))
+    columns = {1: WHOLE, 2: WHOLE}
+    assert expected_matches(both, columns, ROWS, {1, 2}, {1}).tolist() == pytest.approx([15.0, NAN], nan_ok=True)
+    assert expected_matches(both, columns, ROWS, {1, 2}).tolist() == pytest.approx([0.0, NAN], nan_ok=True)
+    assert expected_matches(both, columns, ROWS, {1, 2}, {1, 2}).tolist() == pytest.approx([0.0, NAN], nan_ok=True)
+    # no column laid out: every condition independent of the others
+    assert expected_matches(both, columns, ROWS, {1, 2}, set()).tolist() == pytest.approx([15.0, NAN], nan_ok=True)
+    # two conditions on the curve's columns overlap as little as they can, then meet the third independently
+    three = And((Compare(1, "<", 5), Compare(3, "<", 8), Compare(2, "<", 3)))
+    got = expected_matches(three, {1: WHOLE, 2: WHOLE, 3: WHOLE}, ROWS, {1, 2, 3}, {1, 3})
+    assert got.tolist() == pytest.approx([0.3 * 30.0, NAN], nan_ok=True)  # (0.5 + 0.8 - 1) x 0.3 x 100

@@ -4,15 +4,24 @@ A bitmap rules a row group out only when none of its rows matches.  For a predic
 blobs are read whole (a head cannot decide a range), and where the row groups' own statistics leave
 no doubt that each holds matches, reading them buys nothing.  Before reading them, the index stage
 asks what the statistics say: each condition's share of a row group's rows if its column's values
-spread evenly between the row group's min and max, and of those shares the least the conditions can
-hold together however their matches overlap (``max(0, sum of shares - (conditions - 1))``: no
-assumption that the columns are independent; a curve's row group, its bounding box half empty, would
-break one).  Where every row group must hold several matches, the bitmaps are not read (their files
-stay whole, which is always sound: this only ever keeps more).
+spread evenly between the row group's min and max, and how much of the row group the conditions
+hold together:
+
+- conditions on columns the layout placed together (a curve's columns: ``laid_out``) hold at least
+  ``max(0, sum of shares - (conditions - 1))`` of it, however their matches overlap: a curve's row
+  group is a box in those columns that may be half empty (two cells of the curve far apart), so no
+  independence is assumed between them;
+- the conditions on any other column, and that least share of the curve's columns, are taken as
+  independent: multiplied.  Nothing placed those columns' values together, so they spread through a
+  row group as through the table.  Without a recorded layout every column counts as placed by it.
+
+Where every row group must hold several matches, the bitmaps are not read (their files stay whole,
+which is always sound: this only ever keeps more).
 
 The estimate is only a cost decision.  It misses where values bunch up inside a row group's bounds
-and the range falls in a gap between them; ``spark.zskip.planning.bitmapRangeRows`` sets how many
-matches make the bitmaps not worth reading (``0``: always read them).
+and the range falls in a gap between them, or where columns the layout did not place are correlated
+in the data; ``spark.zskip.planning.bitmapRangeRows`` sets how many matches make the bitmaps not
+worth reading (``0``: always read them).
 
 >>> from zskip.planning.footers import ColumnStats
 >>> col = StatsColumn.of([ColumnStats(0, 9, True, 0, 100), ColumnStats(0, 99, True, 0, 100)])
@@ -24,7 +33,7 @@ matches make the bitmaps not worth reading (``0``: always read them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Collection, Mapping, Set
 
 import numpy as np
 import pyarrow as pa
@@ -41,18 +50,28 @@ DEFAULT_RANGE_ROWS = 4.0
 
 
 def expected_matches(
-    expr: Expr, columns: Mapping[int, StatsColumn], rows: np.ndarray, indexed: Set[int]
+    expr: Expr,
+    columns: Mapping[int, StatsColumn],
+    rows: np.ndarray,
+    indexed: Set[int],
+    laid_out: Collection[int] | None = None,
 ) -> np.ndarray | None:
-    """The least number of rows of each row group (``rows`` of them each) that ``expr``'s conjuncts on the
-    ``indexed`` fields match together, each column's values spread evenly between the row group's bounds
-    (overlapping as little as they can: no independence assumed), NaN where a condition's bounds rule the
-    row group out; ``None`` when one of those
-    conjuncts is not a comparison, ``BETWEEN`` or ``IN`` on a column with numeric, date or timestamp
-    bounds in every row group (then nothing is estimated)."""
+    """The number of rows of each row group (``rows`` of them each) that ``expr``'s conjuncts on the
+    ``indexed`` fields are expected to match together, each column's values spread evenly between the
+    row group's bounds, NaN where a condition's bounds rule the row group out; ``None`` when one of
+    those conjuncts is not a comparison, ``BETWEEN`` or ``IN`` on a column with numeric, date or
+    timestamp bounds in every row group (then nothing is estimated).
+
+    ``laid_out``: the fields whose values the layout placed together (a curve's), whose conditions
+    overlap as little as they can; the other fields' conditions are independent of them and of each
+    other.  ``None``: the layout is not known, and every field counts as laid out.
+    """
     conjuncts = expr.children if isinstance(expr, And) else (expr,)
-    together = np.ones(len(rows), dtype=np.float64)  # the least share of rows all conditions hold
+    placed = np.ones(len(rows), dtype=np.float64)  # the least share the laid-out columns' conditions hold
+    spread = np.ones(len(rows), dtype=np.float64)  # the share the other conditions hold, independently
     possible = np.ones(len(rows), dtype=bool)  # no condition's min/max rules the row group out
     used = False
+    any_placed = False
     for leaf in conjuncts:
         if isinstance(leaf, Not) and isinstance(leaf.child, IsNull):
             continue  # rows with a value: every condition below already counts only those
@@ -64,11 +83,16 @@ def expected_matches(
         share = None if column is None else _share(leaf, column)
         if share is None:
             return None
-        together = together + share - 1.0 if used else share
+        if laid_out is None or leaf.column in laid_out:
+            placed = placed + share - 1.0 if any_placed else share
+            any_placed = True
+        else:
+            spread = spread * share
         possible &= share > 0
         used = True
     if not used:
         return None
+    together = np.clip(placed, 0.0, 1.0) * spread
     # a row group the statistics rule out needs no index: NaN says so apart from "no match for sure"
     return np.where(possible, rows.astype(np.float64) * np.clip(together, 0.0, 1.0), np.nan)
 

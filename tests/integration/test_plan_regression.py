@@ -34,9 +34,11 @@ PINNED: dict[str, dict[str, tuple[int, int]]] = {
     "zorder-raw-bitmap": {
         "Q1.1": (4, 82),
         # 61 and 61 before an AND of exact row sets met row by row (discount and quantity in the same
-        # row, not each somewhere in the row group)
-        "Q1.2": (4, 54),
-        "Q1.3": (4, 53),
+        # row, not each somewhere in the row group), 54 and 53 after it (58 and 58 read, with the runs
+        # joined); 61 and 61 again since the range gate takes lo_discount (not a curve column) as
+        # independent of lo_quantity and leaves the bitmaps unread (bitmapRangeRows=0 reads them)
+        "Q1.2": (4, 61),
+        "Q1.3": (4, 61),
         **dict.fromkeys(_SAME_Q2_TO_Q4, (5, 152)),
         **_EMPTY_JOINS,
         "D1": (3, 6),
@@ -65,7 +67,7 @@ PINNED: dict[str, dict[str, tuple[int, int]]] = {
 TOTAL_ROW_GROUPS = {"zorder-raw-bitmap": 152, "hilbert-rank-bloom": 153}
 # row groups the read-ranges stage adds, per configuration and query (none elsewhere)
 JOINED: dict[str, dict[str, int]] = {
-    "zorder-raw-bitmap": {"Q1.2": 4, "Q1.3": 5, "D1": 2, "D3": 3, "D7": 7},
+    "zorder-raw-bitmap": {"D1": 2, "D3": 3, "D7": 7},
     "hilbert-rank-bloom": {"D1": 2, "D3": 2},
 }
 

@@ -92,9 +92,9 @@ def expected_matches(
         used = True
     if not used:
         return None
-    together = np.clip(placed, 0.0, 1.0) * spread
+    together = np.clip(placed, 0.0, 1.0) * spread  # each share is within [0, 1]: so is the product
     # a row group the statistics rule out needs no index: NaN says so apart from "no match for sure"
-    return np.where(possible, rows.astype(np.float64) * np.clip(together, 0.0, 1.0), np.nan)
+    return np.where(possible, rows.astype(np.float64) * together, np.nan)
 
 
 def _mentions(expr: Expr, fields: Set[int]) -> bool:

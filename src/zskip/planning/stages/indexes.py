@@ -123,13 +123,17 @@ def _worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexMa
     inputs.metadata.prefetch_footers(files)
     columns = {field_id: inputs.metadata.stats_over(files, field_id) for field_id in indexed}
     rows = np.concatenate([np.asarray(inputs.metadata.footer(p).rows, dtype=np.float64) for p in files])
-    expected = expected_matches(inputs.expr, columns, rows, indexed)
+    # in the files the curve laid out its columns are placed together, the others spread; elsewhere
+    # the layout is not known
+    placed, laid_out = _curve_files(inputs, files)
+    in_curve = np.repeat([p in placed for p in files], [inputs.metadata.row_groups(p) for p in files])
+    all_curve = bool(placed) and bool(in_curve.all())
+    expected = expected_matches(inputs.expr, columns, rows, indexed, laid_out if all_curve else None)
     if expected is None:
         return tuple(files)
-    placed, laid_out = _curve_files(inputs, files)
-    curve_expected = expected_matches(inputs.expr, columns, rows, indexed, laid_out) if placed else None
-    if curve_expected is not None:  # the files the curve laid out: its columns placed together, the others spread
-        in_curve = np.repeat([p in placed for p in files], [inputs.metadata.row_groups(p) for p in files])
+    if placed and not all_curve:
+        curve_expected = expected_matches(inputs.expr, columns, rows, indexed, laid_out)
+        assert curve_expected is not None  # the same conditions, estimated: only how they combine differs
         expected = np.where(in_curve, curve_expected, expected)
     worth: list[str] = []
     start = 0

@@ -158,7 +158,7 @@ def _curve_files(inputs: PlanInputs, files: list[str]) -> tuple[set[str], set[in
     if store is None:
         return set(), set()
     recorded = inputs.metadata.curve_ranges().number
-    return {p for p in files if p in recorded}, {c.field_id for c in store.spec.columns if c.field_id is not None}
+    return {p for p in files if p in recorded}, {f for f in store.spec.field_ids if f is not None}
 
 
 def _cheaper_than(

@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from tests.fileindex.test_bitmap import file_indexes, predicates, tables
 
 import zskip.fileindex.bitmap as bitmap_module
-from zskip.expr import And, Between, Compare, Expr, Leaf, Or
+from zskip.expr import And, Between, Compare, Expr, In, Leaf, Or
 from zskip.expr.nodes import equality_values
 from zskip.fileindex.answers import RestNotRead
-from zskip.fileindex.bitmap import BitmapIndex, SlicesNotRead, head_length, keys_of
+from zskip.fileindex.bitmap import BitmapIndex, SlicesNotRead, head_length, in_blocks, keys_of
 from zskip.fileindex.build import build_file_indexes, copy_blobs, read_stored
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.evaluate import FileIndexes, Verdict, evaluate
@@ -107,6 +107,39 @@ def test_a_dictionary_in_blocks_decides_only_what_the_whole_blob_decides(
     int_blob = blobs.get("i")
     if int_blob is not None and len({v for v in data["i"] if v is not None}) > size:
         assert int_blob[:4] == b"ZBM3"  # whole numbers of more distinct values than a block holds: in blocks
+
+
+@settings(max_examples=200, deadline=None)
+@given(tables(), predicates, st.integers(1, 4), st.integers(1, 4))
+def test_a_dictionary_put_in_blocks_when_merged_decides_what_it_decided_before(
+    data: dict[str, list[Any]], expr: Expr, groups: int, size: int
+) -> None:
+    whole = file_indexes(data, groups)
+    expected = evaluate(expr, whole)
+    with _blocks_of(size):  # blocks of ``size`` values, whatever the dictionary's size
+        blobs = {
+            column: in_blocks(found[0].index.to_bytes(), larger_than=0) for column, found in whole.by_column.items()
+        }
+    probes = _probes(expr)
+    for stage in ("whole", "head", "parts"):
+        loaded = []
+        for column, blob in blobs.items():
+            head = head_length(blob)
+            assert head is not None
+            index = BITMAP.load(blob if stage == "whole" else blob[:head])
+            if stage == "parts":  # each block as the merged file copies it (``stored_parts``)
+                copies = [data for _, data in BITMAP.stored_parts(blob)]
+                index = BITMAP.with_parts(
+                    index, {n: copies[n] for n in BITMAP.parts_for(index, probes.get(column, []))}
+                )
+            loaded.append((column, BITMAP, index))
+        with contextlib.suppress(RestNotRead):  # a head alone may not decide: the whole blob does (first)
+            assert evaluate(expr, FileIndexes.of(whole.row_group_starts, loaded)) == expected
+    for column, blob in blobs.items():
+        distinct = {v for v in data[column] if v is not None}
+        if column == "i" and len(distinct) > size:
+            assert blob[:4] == b"ZBM3" and len(BITMAP.stored_parts(blob)) == -(-len(distinct) // size)
+        assert in_blocks(blob, larger_than=0) == blob  # once in blocks, it stays as it is
 
 
 @contextmanager
@@ -373,3 +406,86 @@ def test_a_range_conjunct_is_read_only_for_the_files_the_equalitys_heads_leave(t
     assert sum(n for _, n in READS) == expected + y_of_file_2["length"]
     if blocks:  # the heads and a block each: a small part of the dictionaries
         assert sum(r["head"] for r in x_rows) + sum(read) < sum(r["length"] for r in x_rows) / 10
+
+
+def wide_indexed_files(tmp_path: Path, files: int) -> tuple[IndexManifest, list[str]]:
+    """``files`` Parquet files of 40,000 rows, ``x`` spread over the same wide range in every file, so
+    that each file's dictionary is tens of kilobytes (written whole: format 2), indexed with bitmaps."""
+    field = pa.field("x", pa.int64(), metadata={b"PARQUET:field_id": b"1"})
+    definition = IndexDefinition("x", "bitmap", {}, 1)
+    entries, paths = [], []
+    for n in range(files):
+        path = str(tmp_path / f"wide-{n}.parquet")
+        values = pa.array(np.random.default_rng(n).integers(0, 10**12, 40_000), pa.int64())
+        pq.write_table(pa.table([values], schema=pa.schema([field])), path, row_group_size=10_000)
+        entries += build_file_indexes(path, [definition], str(tmp_path / f"wide-{n}.puffin")).entries
+        paths.append(path)
+    return IndexManifest.empty().with_definition(definition).with_entries(entries), paths
+
+
+def test_a_merged_index_file_reads_the_blocks_one_value_needs_of_every_file_in_one_request(tmp_path: Path) -> None:
+    manifest, paths = wide_indexed_files(tmp_path, 6)
+    before = manifest.entries.to_pylist()
+    assert all(read_stored(r)[:4] == b"ZBM2" for r in before)  # written whole: under ``BLOCKS_FROM``
+    merged_path = str(tmp_path / "merged.puffin")
+    merged, _ = copy_blobs(merged_path, before)
+    moved = IndexManifest.empty().with_definition(manifest.definitions[0]).with_entries(merged)
+    rows = moved.entries.to_pylist()
+    assert all(read_stored(r)[:4] == b"ZBM3" and r["part_offsets"] for r in rows)  # merged: in blocks
+    assert sum(r["head"] for r in rows) * 20 < sum(r["head"] for r in before)  # heads of a few fences
+    present = pq.read_table(paths[3])["x"][17].as_py()
+    probes = [Compare(1, "=", present), Compare(1, "=", present + 1), In(1, (present, 5, 10**12 - 3))]
+    probes += [Between(1, present - 10**9, present + 10**9), Compare(1, "<", 10**9)]
+    for expr in probes:
+        whole = verdicts(manifest, paths, expr, cache=None)
+        assert verdicts(moved, paths, expr, cache=None) == whole, expr
+        assert verdicts(moved, paths, expr, cache=LruCache(100)) == whole, expr
+    verdicts(moved, paths, Compare(1, "=", present + 1), cache=LruCache(100))  # in no file
+    blocks = [BITMAP.load(read_stored(r)[: r["head"]]).blocks for r in rows]
+    needed = [b.lengths[b.block_of(present + 1)] for b in blocks]  # type: ignore[union-attr,index]
+    assert len(READS) == 2  # every head in one request, then every file's block that would hold it in one
+    assert READS[0][1] == sum(r["head"] for r in rows)
+    assert sum(needed) <= READS[1][1] < sum(r["length"] - r["head"] for r in rows) / 5
+    # the file holding the value: its rest too, and the verdict keeps its row group
+    cold = verdicts(moved, paths, Compare(1, "=", present), cache=LruCache(100))
+    assert [cold[p].row_groups_kept for p in paths] == [0, 0, 0, 1, 0, 0] and len(READS) == 3
+    # a join's key set reads through the copies the same way
+    keys = pa.array([present, 7], pa.int64())
+    assert key_set_verdicts(moved, paths, [(1, keys)], cache=LruCache(100)) == key_set_verdicts(
+        manifest, paths, [(1, keys)]
+    )
+    # merged again (with other small files, say): the blobs stay in blocks as they are, copied anew
+    again, _ = copy_blobs(str(tmp_path / "again.puffin"), rows)
+    assert {e.data_file: read_stored(dataclasses.asdict(e)) for e in again} == {
+        r["data_file"]: read_stored(r) for r in rows
+    }
+    assert all(e.part_offsets for e in again)
+    # the manifest keeps where the copies are; one written before it knew them reads the blocks from the rests
+    reloaded = IndexManifest.from_bytes(moved.to_bytes())
+    assert reloaded.entries["part_offsets"].to_pylist() == moved.entries["part_offsets"].to_pylist()
+    older = (
+        IndexManifest.empty()
+        .with_definition(manifest.definitions[0])
+        .with_entries(
+            moved.entries.drop_columns(["part_offsets"]).append_column(
+                "part_offsets", pa.nulls(len(rows), pa.list_(pa.int64()))
+            )
+        )
+    )
+    assert verdicts(older, paths, Compare(1, "=", present), cache=LruCache(100)) == cold
+
+
+def test_a_damaged_copied_block_leaves_its_file_to_the_whole_blob(tmp_path: Path) -> None:
+    manifest, paths = wide_indexed_files(tmp_path, 3)
+    merged_path = tmp_path / "merged.puffin"
+    merged, _ = copy_blobs(str(merged_path), manifest.entries.to_pylist())
+    moved = IndexManifest.empty().with_definition(manifest.definitions[0]).with_entries(merged)
+    present = pq.read_table(paths[1])["x"][5].as_py()
+    expr = Compare(1, "=", present)
+    expected = verdicts(manifest, paths, expr, cache=None)
+    data = bytearray(merged_path.read_bytes())
+    for entry in merged:  # every copied block damaged: the rests still hold their own
+        for at in entry.part_offsets or ():
+            data[at + 3] ^= 0xFF
+    merged_path.write_bytes(bytes(data))
+    assert verdicts(moved, paths, expr, cache=LruCache(100)) == expected

@@ -20,7 +20,9 @@ nearly unique values in a large file, whose sorted dictionary is about as large 
 stored in blocks (format 3): the head keeps the first value of each block and the last value, and the blocks follow
 it, each with its own checksum, before the slices.  An equality then needs the head and the one
 block that would hold its value (``with_blocks``): a few kilobytes where the whole dictionary is
-tens of kilobytes per file.
+tens of kilobytes per file.  When index files are merged, smaller dictionaries (past ``REBLOCK_FROM``)
+go in blocks too, and the merged file keeps a copy of each column's blocks of every data file side by
+side, so that the blocks one value needs, of every file, come in one request.
 """
 
 from __future__ import annotations
@@ -49,12 +51,15 @@ __all__ = [
     "BLOCKS_FROM",
     "BLOCK_VALUES",
     "RANGES_BEFORE_DECODING",
+    "REBLOCK_FROM",
     "BitmapIndex",
     "DictionaryBlocks",
     "SlicesNotRead",
     "bitmap_of",
     "head_length",
+    "in_blocks",
     "keys_of",
+    "stored_blocks",
 ]
 
 # A key set matching more separate runs of codes than this is answered by decoding every row's code
@@ -70,6 +75,12 @@ _PREFIX = struct.Struct("<4sII")  # magic, head length (bytes from the blob's st
 # index_blobs.BLOB_GAP``): a smaller dictionary is cheaper read whole with the heads of its neighbours.
 BLOCK_VALUES = 2048
 BLOCKS_FROM = 256 << 10
+# A merged index file keeps a copy of every dictionary block of a column side by side, ordered by each
+# block's first value (``zskip.fileindex.build.copy_blobs``): the blocks that would hold one value, of
+# every data file, then lie close together and come in one request.  So when index files are merged,
+# dictionaries past this many bytes are stored in blocks (``in_blocks``), where a file's own blocks
+# would each have been a request of their own.
+REBLOCK_FROM = 16 << 10
 
 
 class SlicesNotRead(RestNotRead):
@@ -391,17 +402,7 @@ class BitmapIndex:
             header["dictionary"] = len(dictionary)
             head = _with_header(header) + not_null + dictionary
             return _PREFIX.pack(MAGIC, _PREFIX.size + len(head), zlib.crc32(head)) + head + stored
-        blocks = [_parquet(values.slice(start, size)) for start in range(0, len(values), size)]
-        fences = _parquet(values.take(pa.array([*range(0, len(values), size), len(values) - 1])))
-        header |= {
-            "dictionary": len(fences),
-            "cardinality": len(values),
-            "block_values": size,
-            "blocks": [len(b) for b in blocks],
-            "blocks_crc32": [zlib.crc32(b) for b in blocks],
-        }
-        head = _with_header(header) + not_null + fences
-        return _PREFIX.pack(MAGIC_BLOCKS, _PREFIX.size + len(head), zlib.crc32(head)) + head + b"".join(blocks) + stored
+        return _in_blocks(header, not_null, values, size) + stored
 
     @classmethod
     def from_bytes(cls, data: bytes) -> BitmapIndex:
@@ -515,6 +516,63 @@ def _parquet(values: pa.Array) -> bytes:
 def _with_header(header: dict[str, Any]) -> bytes:
     encoded = json.dumps(header).encode()
     return struct.pack("<I", len(encoded)) + encoded
+
+
+def _in_blocks(header: dict[str, Any], not_null: bytes, values: pa.Array, size: int) -> bytes:
+    """The prefix, head and blocks of a format 3 blob of the dictionary ``values`` in blocks of ``size``
+    (``header``: the slices' part of it; the slices follow what this returns)."""
+    blocks = [_parquet(values.slice(start, size)) for start in range(0, len(values), size)]
+    fences = _parquet(values.take(pa.array([*range(0, len(values), size), len(values) - 1])))
+    header = header | {
+        "dictionary": len(fences),
+        "cardinality": len(values),
+        "block_values": size,
+        "blocks": [len(b) for b in blocks],
+        "blocks_crc32": [zlib.crc32(b) for b in blocks],
+    }
+    head = _with_header(header) + not_null + fences
+    return _PREFIX.pack(MAGIC_BLOCKS, _PREFIX.size + len(head), zlib.crc32(head)) + head + b"".join(blocks)
+
+
+def in_blocks(blob: bytes, *, larger_than: int | None = None) -> bytes:
+    """``blob`` (a whole format 2 blob, checked) with its dictionary in blocks (format 3) when the
+    dictionary is of whole numbers, dates or timestamps, past ``larger_than`` bytes (``REBLOCK_FROM``)
+    and more than a block of values; else ``blob`` as it is.  The non-null rows and the bit slices are
+    kept as stored."""
+    larger_than = REBLOCK_FROM if larger_than is None else larger_than
+    if blob[:4] != MAGIC:
+        return blob
+    _, size, _ = _PREFIX.unpack_from(blob)
+    head = blob[_PREFIX.size : size]
+    (length,) = struct.unpack_from("<I", head)
+    header = json.loads(head[4 : 4 + length])
+    if header["dictionary"] <= larger_than:
+        return blob
+    at = 4 + length
+    not_null = head[at : at + header["not_null"]]
+    values = _dictionary(
+        head[at + header["not_null"] : at + header["not_null"] + header["dictionary"]]
+    ).combine_chunks()
+    if len(values) <= BLOCK_VALUES or not _blockable(values.type):
+        return blob
+    slices = {key: header[key] for key in ("rows", "not_null", "slices", "slices_stored", "slices_crc32")}
+    return _in_blocks(slices, not_null, values, BLOCK_VALUES) + blob[size:]
+
+
+def stored_blocks(blob: bytes) -> list[tuple[int, bytes]]:
+    """The key of the first value of each block of a format 3 blob's dictionary (``keys_of``) and the
+    block as stored, in order (none for a blob of another format).  ``blob``: whole, or its head and blocks."""
+    if blob[:4] != MAGIC_BLOCKS:
+        return []
+    size = head_length(blob)
+    assert size is not None
+    blocks = BitmapIndex.from_bytes(blob[:size]).blocks
+    assert blocks is not None
+    out, position = [], size
+    for fence, length in zip(blocks.fences.tolist(), blocks.lengths, strict=True):
+        out.append((int(fence), blob[position : position + length]))
+        position += length
+    return out
 
 
 def _blockable(kind: pa.DataType) -> bool:

@@ -10,6 +10,7 @@ is one small entry per blob.
 from __future__ import annotations
 
 import io
+import logging
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from zskip.fileindex import footer_copy
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.footer_copy import leaf_ranges, top_level_field_ids
 from zskip.fileindex.kinds import kind_named
+from zskip.fileindex.kinds.base import IndexKind
 from zskip.fileindex.puffin import CHECKSUM, PuffinWriter
 from zskip.storage import LOCAL, FileAccess
 
@@ -36,6 +38,8 @@ __all__ = [
     "read_stored",
     "top_level_field_ids",
 ]
+
+log = logging.getLogger(__name__)
 
 
 def column_indices_of(parquet: Any, positions: Sequence[int]) -> list[int]:
@@ -62,6 +66,9 @@ class BlobEntry:
     row_group_rows: tuple[int, ...]
     head: int | None = None  # bytes at the blob's start that load alone (``IndexKind.head_length``)
     rest_offset: int | None = None  # where the rest after the head is, when not right after it
+    # where a copy of each part of the rest is (``IndexKind.parts_for``), kept beside other data files'
+    # parts of the column in a merged index file (``copy_blobs``); None: only in the rest
+    part_offsets: tuple[int, ...] | None = None
 
 
 FOOTER_BLOB = "zskip-footer-v2"  # a data file's row-group facts, then its Parquet footer (``footer_copy``)
@@ -202,32 +209,40 @@ def copy_blobs(
     *,
     footers: Sequence[dict[str, Any]] = (),
 ) -> tuple[list[BlobEntry], list[FooterCopy]]:
-    """Write the blobs manifest ``entries`` point at into one new Puffin file, bytes as stored, and
-    the footer copies ``footers`` (rows of the manifest's footers) first, one after another, so that
-    planning reads them in one request.  A damaged blob or copy is left out (its data file counts
-    as unindexed, or its footer is read from the data file)."""
+    """Write the blobs manifest ``entries`` point at into one new Puffin file, and the footer copies
+    ``footers`` (rows of the manifest's footers) first, one after another, so that planning reads them
+    in one request.  A damaged blob or copy is left out (its data file counts as unindexed, or its
+    footer is read from the data file).
+
+    A blob is stored in its kind's merged form (``IndexKind.merged_form``: a bitmap's dictionary in
+    blocks), as its head with the heads of the column's other blobs and its rest after them, and the
+    parts of every blob of a column and kind (``IndexKind.stored_parts``: a dictionary's blocks) are
+    copied side by side in one more blob, ordered by their keys: the blocks that would hold a value, of
+    every data file, then lie close together (``part_offsets`` says where each is)."""
     buffer = io.BytesIO()
     writer = PuffinWriter(buffer, properties={"created-by": "zskip"})
     copied_footers = _copy_footers(writer, puffin_path, footers, access)
-    # blobs that load only whole, then the heads of the others, a column's one after another (a cold
-    # plan reads the heads of many data files in one request), then their rests in the same order
-    stored_of = {}
+    stored_of, heads = {}, {}
     for n, entry in enumerate(entries):
         stored = read_stored(entry, access)
-        if str(zlib.crc32(stored)) == entry["checksum"]:
-            stored_of[n] = stored  # a damaged blob stays out of the merged file: its data file counts as unindexed
-    order = sorted(stored_of, key=lambda n: (entries[n].get("head") is not None, entries[n]["field_id"], n))
+        if str(zlib.crc32(stored)) != entry["checksum"]:
+            continue  # a damaged blob stays out of the merged file: its data file counts as unindexed
+        kind = kind_named(entry["kind"])
+        stored_of[n] = _merged_form(kind, stored)
+        heads[n] = None if entry.get("head") is None else kind.head_length(stored_of[n])
+    # blobs that load only whole, then the heads of the others, a column's one after another (a cold
+    # plan reads the heads of many data files in one request), then their rests in the same order
+    order = sorted(stored_of, key=lambda n: (heads[n] is not None, entries[n]["field_id"], n))
     placed: dict[int, tuple[int, int | None]] = {}  # entry -> (offset, rest offset)
-    split = [n for n in order if entries[n].get("head") is not None]
+    split = [n for n in order if heads[n] is not None]
     for n in order:
-        entry, stored = entries[n], stored_of[n]
+        entry, stored, head = entries[n], stored_of[n], heads[n]
         properties = {"column": entry["column"], "data-file": entry["data_file"]}
         blob_type, fields = kind_named(entry["kind"]).blob_type, (int(entry["field_id"]),)
-        if entry.get("head") is None:
+        if head is None:
             meta = writer.add_stored(blob_type, stored, codec=entry["codec"], fields=fields, properties=properties)
             placed[n] = (meta.offset, None)
             continue
-        head = int(entry["head"])
         meta = writer.add_stored(
             blob_type, stored[:head], codec=entry["codec"], fields=fields, properties={**properties, "part": "head"}
         )
@@ -236,12 +251,13 @@ def copy_blobs(
         entry, stored = entries[n], stored_of[n]
         meta = writer.add_stored(
             kind_named(entry["kind"]).blob_type,
-            stored[int(entry["head"]) :],
+            stored[heads[n] :],
             codec=entry["codec"],
             fields=(int(entry["field_id"]),),
             properties={"column": entry["column"], "data-file": entry["data_file"], "part": "rest"},
         )
         placed[n] = (placed[n][0], meta.offset)
+    part_offsets = _copy_parts(writer, [(entries[n], stored_of[n], n) for n in split])
     copied = [
         BlobEntry(
             data_file=entries[n]["data_file"],
@@ -250,19 +266,60 @@ def copy_blobs(
             kind=entries[n]["kind"],
             puffin_path=puffin_path,
             offset=placed[n][0],
-            length=entries[n]["length"],
+            length=len(stored_of[n]),
             codec=entries[n]["codec"],
-            checksum=entries[n]["checksum"],
+            checksum=str(zlib.crc32(stored_of[n])),
             rows=entries[n]["rows"],
             row_group_rows=tuple(entries[n]["row_group_rows"]),
-            head=entries[n].get("head"),
+            head=heads[n],
             rest_offset=placed[n][1],
+            part_offsets=part_offsets.get(n),
         )
         for n in sorted(placed)
     ]
     writer.finish()
     access.write(puffin_path, buffer.getvalue())
     return copied, copied_footers
+
+
+def _merged_form(kind: IndexKind, stored: bytes) -> bytes:
+    """``stored`` in ``kind``'s merged form; as it is when that fails (it loads as it did)."""
+    try:
+        return kind.merged_form(stored)
+    except Exception as exc:  # a blob whose checksum held but that does not parse: planning reports it
+        log.debug("a %s blob stays as stored: %s", kind.name, exc)
+        return stored
+
+
+def _copy_parts(writer: PuffinWriter, blobs: Sequence[tuple[dict[str, Any], bytes, int]]) -> dict[int, tuple[int, ...]]:
+    """Write the parts of ``blobs`` (entry, stored blob, number) of each column and kind side by side,
+    ordered by their keys, one Puffin blob per column and kind; where each blob's parts are, by number."""
+    by_column: dict[tuple[int, str], list[tuple[int, int, int, bytes]]] = {}
+    for entry, stored, n in blobs:
+        try:
+            found = kind_named(entry["kind"]).stored_parts(stored)
+        except Exception as exc:  # as in ``_merged_form``: its rest still holds the parts
+            log.debug("the parts of a %s blob are not copied: %s", entry["kind"], exc)
+            continue
+        column = (int(entry["field_id"]), entry["kind"])
+        by_column.setdefault(column, []).extend((key, n, part, data) for part, (key, data) in enumerate(found))
+    offsets: dict[int, dict[int, int]] = {}
+    for (field_id, kind), parts in sorted(by_column.items(), key=lambda item: item[0]):
+        parts.sort(key=lambda p: p[:3])
+        at, positions = 0, []
+        for _, _, _, data in parts:
+            positions.append(at)
+            at += len(data)
+        meta = writer.add_stored(
+            kind_named(kind).blob_type,
+            b"".join(data for *_, data in parts),
+            codec=None,
+            fields=(field_id,),
+            properties={"part": "parts of every data file's blob, by key"},
+        )
+        for (_, n, part, _), position in zip(parts, positions, strict=True):
+            offsets.setdefault(n, {})[part] = meta.offset + position
+    return {n: tuple(where[part] for part in range(len(where))) for n, where in offsets.items()}
 
 
 def _copy_footers(

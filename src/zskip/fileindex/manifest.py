@@ -55,6 +55,9 @@ ENTRY_SCHEMA = pa.schema(
         # where the rest after the head is stored when not right after it (a merged index file keeps a
         # column's heads together, so that one request reads many); null: right after the head
         ("rest_offset", pa.int64()),
+        # where a merged index file keeps a copy of each part of the rest (a dictionary's blocks) beside
+        # other data files' parts of the column; null: the parts are only in the rest
+        ("part_offsets", pa.list_(pa.int64())),
     ]
 )
 
@@ -235,6 +238,8 @@ class IndexManifest:
             entries = entries.append_column("head", pa.nulls(entries.num_rows, pa.int64()))
         if "rest_offset" not in entries.column_names:  # written before heads were kept together
             entries = entries.append_column("rest_offset", pa.nulls(entries.num_rows, pa.int64()))
+        if "part_offsets" not in entries.column_names:  # written before parts were copied side by side
+            entries = entries.append_column("part_offsets", pa.nulls(entries.num_rows, pa.list_(pa.int64())))
         footers = FOOTER_SCHEMA.empty_table()
         if FOOTERS_BLOB in blobs:  # written since footers were copied: earlier manifests have none
             footers = pa.ipc.open_stream(reader.read(blobs[FOOTERS_BLOB])).read_all()

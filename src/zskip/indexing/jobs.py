@@ -80,7 +80,8 @@ def merge_puffins(
     files into one new file per group.
 
     ``groups`` pairs a new path with the files merged into it; returns ``entries`` and ``footers``
-    pointing at the new files (blobs are copied as stored: no decompression, checksums unchanged).
+    pointing at the new files (footer copies and most blobs are copied as stored; a blob whose kind has
+    a merged form is stored in it, and its parts copied beside other files': ``copy_blobs``).
     """
     from pyarrow import compute as pc
 

@@ -143,12 +143,14 @@ def _read_parts(
             if not parts:
                 continue
             heads[key] = (row, head)
-            start = _rest_start(row)
-            pieces += [_Piece(row, f"part {n}", start + at, start + at + length) for n, (at, length) in parts.items()]
+            start, copies = _rest_start(row), row.get("part_offsets")
+            for n, (at, length) in parts.items():
+                begin = int(copies[n]) if copies else start + at  # a copy beside other files' parts, else in the rest
+                pieces.append(_Piece(row, f"part {n}", begin, begin + length))
     if not pieces:
         return False
     found: dict[Hashable, dict[int, bytes]] = {}
-    for outcome in at_once([partial(_read_run, run, access=access) for run in _runs(pieces, gap=PART_GAP)]):
+    for outcome in at_once([partial(_read_run, run, access=access) for run in _runs(pieces)]):
         if isinstance(outcome, Exception):
             continue
         for piece, data in outcome:
@@ -178,6 +180,10 @@ APART_HEAD_GAP = 256 << 10
 # Parts of rests (a dictionary's blocks, a few kilobytes each) lie in blobs of other files' rests
 # apart: a run bridges only small gaps.
 PART_GAP = 16 << 10
+# A merged index file keeps a copy of a column's parts of every data file side by side, ordered by
+# their first values: the parts one value needs are a few among their neighbours, and a run reads
+# through the neighbours rather than making another request.
+COPIED_PART_GAP = 128 << 10
 # A merged index file holds its footer copies first (the heads of format 2 copies, a few kilobytes
 # each, one after another): a run bridges the copies of the files a plan does not ask for.
 COPY_GAP = 256 << 10
@@ -364,8 +370,8 @@ def _end(row: dict[str, Any]) -> int:
 
 def _runs(pieces: list[_Piece], *, gap: int | None = None) -> list[list[_Piece]]:
     """``pieces`` in runs: of one index file, in order, with gaps under ``BLOB_GAP`` (``HEAD_GAP`` next
-    to a head, ``APART_HEAD_GAP`` between heads stored apart; ``gap`` if given) and under ``BLOB_RUN``
-    bytes a run."""
+    to a head, ``APART_HEAD_GAP`` between heads stored apart, ``PART_GAP`` next to a part of a rest,
+    ``COPIED_PART_GAP`` between copied parts; ``gap`` if given) and under ``BLOB_RUN`` bytes a run."""
     runs: list[list[_Piece]] = []
     ordered = sorted({p.key: p for p in pieces}.values(), key=lambda p: (p.row["puffin_path"], p.start))
     for piece in ordered:
@@ -384,6 +390,10 @@ def _runs(pieces: list[_Piece], *, gap: int | None = None) -> list[list[_Piece]]
 
 def _gap(before: _Piece, after: _Piece) -> int:
     """The most bytes a run bridges between ``before`` and ``after``."""
+    parts = [p for p in (before, after) if p.part.startswith("part ")]
+    if parts:
+        copied = len(parts) == 2 and all(p.row.get("part_offsets") for p in parts)
+        return COPIED_PART_GAP if copied else PART_GAP
     heads = [p for p in (before, after) if p.part == "head"]
     if not heads:
         return BLOB_GAP

@@ -114,6 +114,20 @@ class IndexKind(ABC):
         """``index``, loaded from its head, with the ``parts`` of its rest (``parts_for``) read."""
         return index
 
+    # merging index files: a merged file may store a blob in another form that loads the same (a
+    # bitmap's dictionary in blocks), and keeps a copy of the parts of every data file's blob of a
+    # column side by side, ordered by a key, so that the parts one probe needs lie close together
+
+    def merged_form(self, blob: bytes) -> bytes:
+        """``blob`` (whole, checked) as a merged index file stores it."""
+        return blob
+
+    def stored_parts(self, blob: bytes) -> list[tuple[int, bytes]]:
+        """Each part of ``blob``'s rest (numbered as ``parts_for`` numbers them) as stored, with the key
+        that orders it among the parts of other data files' blobs of the same column (none: the
+        blob has no parts)."""
+        return []
+
     # evaluating (at planning time)
 
     @abstractmethod

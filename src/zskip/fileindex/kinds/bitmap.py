@@ -14,7 +14,7 @@ from pyroaring import BitMap
 from zskip.expr import Between, Compare, In, IsNull, Leaf, StartsWith
 from zskip.expr.nodes import LEAVES
 from zskip.fileindex.answers import Answer, ExactRows
-from zskip.fileindex.bitmap import BitmapIndex, head_length, keys_of
+from zskip.fileindex.bitmap import BitmapIndex, head_length, in_blocks, keys_of, stored_blocks
 from zskip.fileindex.kinds.base import IndexKind
 from zskip.fileindex.literals import InexactLiteral, keys_as
 
@@ -66,6 +66,13 @@ class BitmapKind(IndexKind):
 
     def with_parts(self, index: BitmapIndex, parts: Mapping[int, bytes]) -> BitmapIndex:
         return index.with_blocks(parts)
+
+    def merged_form(self, blob: bytes) -> bytes:
+        return in_blocks(blob)
+
+    def stored_parts(self, blob: bytes) -> list[tuple[int, bytes]]:
+        """The dictionary's blocks, each keyed by its first value."""
+        return stored_blocks(blob)
 
     def answers_leaf(self, leaf: Leaf) -> bool:
         return isinstance(leaf, LEAVES)

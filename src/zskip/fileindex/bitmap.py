@@ -35,7 +35,7 @@ import math
 import struct
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -117,6 +117,43 @@ class DictionaryBlocks:
     checksums: tuple[int, ...]
     value_type: pa.DataType
     loaded: tuple[tuple[int, np.ndarray], ...] = ()  # (block, its values' keys) read so far
+    # every block as stored, checked (read with the slices): each is decoded when first needed, so a
+    # whole blob costs a plan only the blocks its conditions look in
+    stored: bytes | None = field(default=None, repr=False)
+    _decoded: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+
+    def keys_in(self, block: int) -> np.ndarray:
+        """The keys of ``block``'s values; ``SlicesNotRead`` when it was not read."""
+        keys = dict(self.loaded).get(block)
+        if keys is not None:
+            return keys
+        if self.stored is None:
+            raise SlicesNotRead(f"block {block} of this bitmap index's dictionary was not read")
+        if block not in self._decoded:
+            start = self.start_of(block)
+            self._decoded[block] = keys_of(self.decode(block, self.stored[start : start + self.lengths[block]]))
+        return self._decoded[block]
+
+    def with_stored(self, stored: bytes) -> DictionaryBlocks:
+        """These blocks with every block as stored (``stored``: the blocks one after another), checked."""
+        if len(stored) != sum(self.lengths):
+            raise ValueError("the dictionary's blocks are not as long as its head says")
+        position = 0
+        for block, length in enumerate(self.lengths):
+            if zlib.crc32(stored[position : position + length]) != self.checksums[block]:
+                raise ValueError(f"block {block} of the dictionary: its checksum does not match")
+            position += length
+        return replace(self, stored=stored, _decoded={})
+
+    def all_values(self) -> pa.Array:
+        """Every value of the dictionary (``SlicesNotRead`` unless every block was read)."""
+        if self.stored is None:
+            raise SlicesNotRead("this bitmap index's dictionary is in blocks, read from its head alone")
+        position, parts = 0, []
+        for block, length in enumerate(self.lengths):
+            parts.append(self.decode(block, self.stored[position : position + length]))
+            position += length
+        return pa.concat_arrays(parts)
 
     def key(self, value: Any) -> int:
         """``value`` as a key (``InexactLiteral`` when no value of the dictionary's type is it exactly)."""
@@ -139,9 +176,7 @@ class DictionaryBlocks:
         block = self.block_of(key)
         if block is None:
             return (0, 0) if key < int(self.fences[0]) else (self.cardinality, self.cardinality)
-        keys = dict(self.loaded).get(block)
-        if keys is None:
-            raise SlicesNotRead(f"block {block} of this bitmap index's dictionary was not read")
+        keys = self.keys_in(block)
         base = block * self.size
         return base + int(np.searchsorted(keys, key, side="left")), base + int(np.searchsorted(keys, key, side="right"))
 
@@ -153,14 +188,11 @@ class DictionaryBlocks:
     def codes_of(self, keys: np.ndarray) -> np.ndarray:
         """The codes of those of ``keys`` the dictionary holds, ascending; ``SlicesNotRead`` when a block
         that would hold one was not read."""
-        loaded = dict(self.loaded)
         found = []
         inside = np.unique(keys[(keys >= self.fences[0]) & (keys <= self.last)])
         blocks = np.searchsorted(self.fences, inside, side="right") - 1
         for block in np.unique(blocks).tolist():
-            values = loaded.get(block)
-            if values is None:
-                raise SlicesNotRead(f"block {block} of this bitmap index's dictionary was not read")
+            values = self.keys_in(block)
             mine = inside[blocks == block]
             at = np.searchsorted(values, mine)
             hit = at < len(values)
@@ -241,12 +273,10 @@ class BitmapIndex:
     def value_type(self) -> pa.DataType:
         return self.dictionary.type if self.dictionary is not None else self._blocks.value_type
 
-    @property
+    @functools.cached_property
     def values(self) -> pa.Array:
         """The whole dictionary (``SlicesNotRead`` when it is stored in blocks and was read from the head)."""
-        if self.dictionary is None:
-            raise SlicesNotRead("this bitmap index's dictionary is in blocks, read from its head alone")
-        return self.dictionary
+        return self.dictionary if self.dictionary is not None else self._blocks.all_values()
 
     @property
     def _blocks(self) -> DictionaryBlocks:
@@ -452,16 +482,13 @@ class BitmapIndex:
         if layout is None:
             return self
         index = self
-        if self.dictionary is None:
+        if self.dictionary is None:  # the blocks are kept as stored, each decoded where a condition looks in it
             blocks = self._blocks
+            position = sum(blocks.lengths)
             try:
-                parts, position = [], 0
-                for block, length in enumerate(blocks.lengths):
-                    parts.append(blocks.decode(block, stored[position : position + length]))
-                    position += length
+                index = replace(self, blocks=blocks.with_stored(stored[:position]))
             except Exception as exc:
                 raise ValueError(f"damaged bitmap index: {exc}") from None
-            index = replace(self, dictionary=pa.concat_arrays(parts), blocks=None)
             stored = stored[position:]
         return index._with_slices(stored, layout)
 

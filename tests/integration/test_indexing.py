@@ -242,6 +242,47 @@ def test_small_index_files_are_merged_when_they_pile_up(spark, monkeypatch) -> N
     assert zskip.refresh_indexes(spark, table).index_files_merged == 0  # one merged file + one new: few
 
 
+def test_merged_bitmaps_of_a_wide_column_are_asked_by_their_copied_blocks(spark, monkeypatch) -> None:
+    from zskip.indexing import api
+    from zskip.planning.cache import CACHE
+    from zskip.storage import FileAccess
+
+    monkeypatch.setattr(api, "MERGE_AT", 3)
+    table = "lake.idx.wide"
+    spark.sql("DROP TABLE IF EXISTS lake.idx.wide PURGE")
+    # 30,000 values spread over 10^12 in each file: a file's sorted dictionary is tens of kilobytes
+    frame = spark.range(120_000).selectExpr("CAST(floor(rand(7) * 1e12) AS BIGINT) AS w", "id").repartition(4)
+    frame.writeTo(table).using("iceberg").create()
+    assert zskip.create_index(spark, table, "w", kind="bitmap").index_files_merged == 4
+    manifest, _ = read_manifest(load_table(spark, table))
+    rows = manifest.entries.to_pylist()
+    assert len(rows) == 4 and all(row["part_offsets"] for row in rows)  # in blocks, copied side by side
+    copies = {(row["puffin_path"], at) for row in rows for at in row["part_offsets"]}
+    present = spark.table(table).orderBy("id").first()["w"]
+    read: list[tuple[str, int]] = []
+    real = FileAccess.read
+
+    def counting(self, location, *, offset=0, length=None):  # type: ignore[no-untyped-def]
+        read.append((location, offset))
+        return real(self, location, offset=offset, length=length)
+
+    monkeypatch.setattr(FileAccess, "read", counting)
+    for where in (
+        f"w = {present}",
+        f"w = {present + 1}",
+        f"w IN ({present}, 5)",
+        f"w > {present - 10**9} AND w < {present}",
+    ):
+        CACHE.clear()
+        read.clear()
+        assert sorted(zskip.read(spark, table, where).collect()) == sorted(spark.table(table).where(where).collect())
+        if "=" in where and "IN" not in where:  # an equality reads the copies of the blocks that would hold it
+            assert any(found in copies for found in read), where
+    CACHE.clear()
+    plan = zskip.explain(spark, table, f"w = {present + 1}")  # in no file: the heads and blocks rule all out
+    assert plan.files_read == 0
+
+
 def _planned_with_footer_reads(spark, table: str, where: str, monkeypatch) -> tuple[object, list[str]]:
     """``zskip.explain`` of ``where`` planned cold, and the data files whose own footers it read."""
     from zskip.planning.cache import CACHE

@@ -120,7 +120,9 @@ def main(settings: str, work: str) -> None:
     spark = zskip.session(
         warehouse=warehouse, master="local[2]", conf={"spark.sql.shuffle.partitions": "4"} | hadoop | rest | bad
     )
-    found: dict[str, object] = {}
+    found: dict[str, object] = {
+        "manifest cache": spark.conf.get("spark.sql.catalog.lake.io.manifest.cache-enabled", None)
+    }
     for catalog, conf in (("lake", hadoop), ("rest", hadoop | rest)):
         found[catalog] = verbs(spark, catalog, warehouse, conf, Path(work))
     # what a misconfigured catalog gets: one line naming the setting, and the table as it was

@@ -88,6 +88,7 @@ def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> N
         for kind in ("zskip/clustering-", "zskip/indexes/manifest-", "zskip/indexes/index-", "zskip/workload/"):
             assert any(o.startswith(f"{folder}/{kind}") for o in objects), (kind, objects[-20:])
     assert found["rest"]["appender"][0] == 0, found["rest"]["appender"]
+    assert found["manifest cache"] == "true"  # zskip.session's catalog on S3 keeps the manifests it read
     errors = found["errors"]
     for name, setting in (
         ("bad_secret", "fs.s3a.secret.key"),

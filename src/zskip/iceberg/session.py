@@ -51,7 +51,8 @@ def session(
     ``warehouse`` is a local folder, or a URI such as ``s3a://bucket/warehouse`` whose store the
     settings in ``conf`` reach (``spark.hadoop.fs.s3a.*``).  ``object_storage`` puts the S3 libraries
     on Spark's classpath (Iceberg's AWS bundle, and Hadoop's S3A on Spark 4.1); by default they are
-    added when the warehouse or ``conf`` names S3.
+    added when the warehouse or ``conf`` names S3.  A catalog on an object store keeps the manifests
+    it read in memory (Iceberg's ``io.manifest.cache-enabled``; ``conf`` may turn it off).
 
     When a session is already active and has Iceberg configured, it is returned as it is, so code
     written against ``zskip.session()`` runs unchanged on a cluster whose session was built by
@@ -82,6 +83,10 @@ def session(
         "spark.ui.enabled": "false",
         "spark.pyspark.python": os.environ["PYSPARK_PYTHON"],
     }
+    if remote:
+        # on an object store every manifest Iceberg reads to plan a query is a request; manifests never
+        # change, so Iceberg may keep those it read in memory, and a query planned again reads none
+        settings[f"spark.sql.catalog.{catalog}.io.manifest.cache-enabled"] = "true"
     settings.update(conf or {})
     settings.update(_with_iceberg_runtime(conf or {}))
     if object_storage or (object_storage is None and _names_s3(warehouse_uri, conf or {})):

@@ -452,12 +452,9 @@ class BitmapIndex:
         head = data[_PREFIX.size : size]
         if len(head) != size - _PREFIX.size or zlib.crc32(head) != checksum:
             raise ValueError("the head's checksum does not match")
-        (length,) = struct.unpack_from("<I", head)
-        header = json.loads(head[4 : 4 + length])
-        position = 4 + length
-        not_null = BitMap.deserialize(head[position : position + header["not_null"]])
-        position += header["not_null"]
-        dictionary = _dictionary(head[position : position + header["dictionary"]]).combine_chunks()
+        header, stored_not_null, stored_dictionary = _head_parts(head)
+        not_null = BitMap.deserialize(stored_not_null)
+        dictionary = _dictionary(stored_dictionary).combine_chunks()
         layout = SliceLayout(tuple(header["slices"]), int(header["slices_stored"]), int(header["slices_crc32"]))
         if data[:4] == MAGIC_BLOCKS:  # the head holds each block's first value, then the last value
             keys = keys_of(dictionary)
@@ -545,6 +542,15 @@ def _with_header(header: dict[str, Any]) -> bytes:
     return struct.pack("<I", len(encoded)) + encoded
 
 
+def _head_parts(head: bytes) -> tuple[dict[str, Any], bytes, bytes]:
+    """A format 2 or 3 head (after the prefix) as its header, the stored non-null rows and the stored
+    dictionary (of format 3: each block's first value and the last value)."""
+    (length,) = struct.unpack_from("<I", head)
+    header = json.loads(head[4 : 4 + length])
+    at = 4 + length + header["not_null"]
+    return header, head[4 + length : at], head[at : at + header["dictionary"]]
+
+
 def _in_blocks(header: dict[str, Any], not_null: bytes, values: pa.Array, size: int) -> bytes:
     """The prefix, head and blocks of a format 3 blob of the dictionary ``values`` in blocks of ``size``
     (``header``: the slices' part of it; the slices follow what this returns)."""
@@ -570,16 +576,10 @@ def in_blocks(blob: bytes, *, larger_than: int | None = None) -> bytes:
     if blob[:4] != MAGIC:
         return blob
     _, size, _ = _PREFIX.unpack_from(blob)
-    head = blob[_PREFIX.size : size]
-    (length,) = struct.unpack_from("<I", head)
-    header = json.loads(head[4 : 4 + length])
+    header, not_null, dictionary = _head_parts(blob[_PREFIX.size : size])
     if header["dictionary"] <= larger_than:
         return blob
-    at = 4 + length
-    not_null = head[at : at + header["not_null"]]
-    values = _dictionary(
-        head[at + header["not_null"] : at + header["not_null"] + header["dictionary"]]
-    ).combine_chunks()
+    values = _dictionary(dictionary).combine_chunks()
     if len(values) <= BLOCK_VALUES or not _blockable(values.type):
         return blob
     slices = {key: header[key] for key in ("rows", "not_null", "slices", "slices_stored", "slices_crc32")}

@@ -80,11 +80,13 @@ def _java() -> str:
 
 
 @contextmanager
-def _server(name: str, port: int, log: Path, *, env: dict[str, str], args: list[str]) -> Iterator[None]:
+def _server(
+    name: str, port: int, log: Path, *, env: dict[str, str], args: list[str], jvm: tuple[str, ...] = ()
+) -> Iterator[None]:
     classpath = os.pathsep.join(str(p) for p in server_classpath(name))
     with open(log, "w") as out:
         process = subprocess.Popen(
-            [_java(), "-Xmx512m", "-cp", classpath, TEST_SERVERS[name].main, *args],
+            [_java(), "-Xmx512m", *jvm, "-cp", classpath, TEST_SERVERS[name].main, *args],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=dict(os.environ, **env),
@@ -132,8 +134,23 @@ def s3_server(home: Path | None = None) -> Iterator[S3Server]:
         )
     )
     (home / "buckets").mkdir(exist_ok=True)
+    # Logback with no configuration logs every request at DEBUG: gigabytes over a benchmark, and time
+    # spent on each request that a real server does not spend
+    logging_config = home / "logback.xml"
+    logging_config.write_text(
+        '<configuration><appender name="out" class="ch.qos.logback.core.ConsoleAppender"><encoder>'
+        "<pattern>%d %level %logger - %msg%n</pattern></encoder></appender>"
+        '<root level="WARN"><appender-ref ref="out"/></root></configuration>'
+    )
     try:
-        with _server("s3proxy", port, home / "s3proxy.log", env={}, args=["--properties", str(properties)]):
+        with _server(
+            "s3proxy",
+            port,
+            home / "s3proxy.log",
+            env={},
+            args=["--properties", str(properties)],
+            jvm=(f"-Dlogback.configurationFile={logging_config}",),
+        ):
             yield S3Server(endpoint, home / "buckets")
     finally:
         if not keep:

@@ -362,11 +362,11 @@ def test_bitmaps_of_a_range_are_read_only_where_min_max_leave_few_matches_expect
         spark.conf.unset("spark.zskip.planning.bitmapRangeRows")
 
 
-def test_the_range_gate_takes_columns_the_curve_did_not_place_as_independent(spark) -> None:
-    """a and b are the curve's columns; c and e spread evenly through every row group whatever a and b
-    are: shares of ranges on c and e meet each other (and the curve's) independently, so bitmaps that
-    could rule out a row group only where the shares fail to overlap are not read; between two curve
-    columns nothing is assumed (a curve's row group is a box that may be half empty)."""
+def test_the_range_gate_takes_conditions_on_different_columns_as_independent(spark) -> None:
+    """a and b are the curve's columns, c and e spread evenly through every row group: shares of
+    ranges meet each other independently, the curve's columns too, so bitmaps that could rule out a
+    row group only where the shares fail to overlap are not read, and a box small enough to leave
+    fewer than 4 matches expected in a row group reads them."""
     table = "lake.plan.range_gate_curve"
     spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
     spark.range(40_000).selectExpr(
@@ -380,22 +380,32 @@ def test_the_range_gate_takes_columns_the_curve_did_not_place_as_independent(spa
     for column in ("a", "b", "c", "e"):
         zskip.create_index(spark, table, column, kind="bitmap")
 
-    def index_stage(where: str) -> str | None:
+    def index_stage(where: str) -> tuple[str | None, int]:
         result = zskip.explain(spark, table, where)
         assert same_rows(zskip.read(spark, table, where), spark.table(table).where(where)), where
-        return next(s for s in result.stages if s.name.startswith("indexes")).skipped
+        return next(s for s in result.stages if s.name.startswith("indexes")).skipped, result.files_read
+
+    def files_with_matches(where: str) -> int:
+        return spark.table(table).where(where).select(F.input_file_name()).distinct().count()
 
     # 30% and 40% of every row group: "however they overlap" would say none of its rows need match
     # both; independent, 12% of them do
-    assert "bitmapRangeRows" in (index_stage("c < 30 AND e < 40") or "")
+    assert "bitmapRangeRows" in (index_stage("c < 30 AND e < 40")[0] or "")
     spark.conf.set(RANGE_ROWS_SETTING, "0")
     try:
-        assert index_stage("c < 30 AND e < 40") is None  # read whatever they cost, on request
+        assert index_stage("c < 30 AND e < 40")[0] is None  # read whatever they cost, on request
     finally:
         spark.conf.unset(RANGE_ROWS_SETTING)
-    # shares of the curve's two columns may not overlap at all in a row group (a cell straddling both
-    # bounds): read
-    assert index_stage("a < 300 AND b >= 700") is None
+    # a cell straddling both bounds of the curve's columns holds the matches an even spread gives it:
+    # not read, and every file the statistics leave holds a match (the bitmaps would rule out none)
+    straddling = "a < 300 AND b >= 700"
+    skipped, files = index_stage(straddling)
+    assert skipped is not None and "bitmapRangeRows" in skipped
+    assert files == files_with_matches(straddling) > 0
+    # a box a few values wide in each: too few matches expected for the statistics to vouch for any
+    narrow = "a BETWEEN 290 AND 292 AND b BETWEEN 700 AND 702"
+    skipped, files = index_stage(narrow)
+    assert skipped is None and files == files_with_matches(narrow)
 
 
 def test_a_file_list_sent_before_crosses_by_digest_and_is_asked_for_again_when_forgotten(spark, bitmapped) -> None:

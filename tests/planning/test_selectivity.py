@@ -39,17 +39,31 @@ def test_whole_numbers_count_the_values_a_range_covers(leaf, expected) -> None: 
     assert expected_matches(leaf, {1: WHOLE}, ROWS, {1}).tolist() == pytest.approx(expected, nan_ok=True)
 
 
-def test_conditions_hold_together_at_least_what_their_shares_leave_and_nulls_count_against_the_rows() -> None:
+def test_conditions_on_different_columns_are_independent_and_nulls_count_against_the_rows() -> None:
     half_null = column((0.0, 10.0, 50, 50), (0.0, 0.0, 0, 100))  # doubles; the second row group all 0.0
     both = And((Compare(1, "<", 9), Compare(2, ">", 1.0), Not(IsNull(2))))
     got = expected_matches(both, {1: WHOLE, 2: half_null}, ROWS, {1, 2})
-    # 90% of the rows have q < 9 and 45% (half of them NULL) x > 1.0: at least 35% have both, however
-    # they overlap; the second row group's bounds rule it out
-    assert got.tolist() == pytest.approx([35.0, NAN], nan_ok=True)
-    # shares that need not overlap at all guarantee no match: the bitmaps may rule the row group out
-    assert expected_matches(And((Compare(1, "<", 5), Compare(2, ">", 5.0))), {1: WHOLE, 2: half_null}, ROWS, {1, 2})[
-        0
-    ] == pytest.approx(0.0)
+    # 90% of the rows have q < 9 and 45% (half of them NULL) x > 1.0: 40.5% have both; the second row
+    # group's bounds rule it out
+    assert got.tolist() == pytest.approx([40.5, NAN], nan_ok=True)
+    # shares that need not overlap at all still meet where the values spread evenly
+    three = And((Compare(1, "<", 5), Compare(3, "<", 8), Compare(2, "<", 3)))
+    got = expected_matches(three, {1: WHOLE, 2: WHOLE, 3: WHOLE}, ROWS, {1, 2, 3})
+    assert got.tolist() == pytest.approx([0.5 * 0.8 * 0.3 * 100.0, NAN], nan_ok=True)
+
+
+def test_conditions_on_one_column_hold_the_span_between_them() -> None:
+    # a lower and an upper bound hold what lies between them (5-7 of 0-9), not the product of their shares
+    band = And((Compare(1, ">=", 5), Compare(1, "<=", 7)))
+    assert expected_matches(band, {1: WHOLE}, ROWS, {1}).tolist() == pytest.approx([30.0, NAN], nan_ok=True)
+    # ...and meet another column's condition independently
+    other = And((Compare(1, ">=", 5), Compare(2, "<", 5), Compare(1, "<=", 7)))
+    got = expected_matches(other, {1: WHOLE, 2: WHOLE}, ROWS, {1, 2})
+    assert got.tolist() == pytest.approx([15.0, NAN], nan_ok=True)
+    # bounds that leave nothing between them in a row group: no match expected, though each alone
+    # leaves part of it (the statistics cannot rule it out: the bitmaps may)
+    apart = And((Compare(1, ">=", 8), Compare(1, "<", 3)))
+    assert expected_matches(apart, {1: WHOLE}, ROWS, {1}).tolist() == pytest.approx([0.0, NAN], nan_ok=True)
 
 
 def test_dates_are_whole_numbers_of_days() -> None:
@@ -70,19 +84,3 @@ def test_what_cannot_be_estimated_says_so_and_unindexed_conditions_do_not_count(
         And((Compare(1, "<", 5), Compare(2, "<", "m"))), {1: WHOLE}, ROWS, {1}
     ).tolist() == pytest.approx([50.0, NAN], nan_ok=True)
     assert expected_matches(Compare(2, "<", "m"), {}, ROWS, {1}) is None  # no condition on an indexed column
-
-
-def test_conditions_on_columns_the_layout_did_not_place_are_independent() -> None:
-    # field 1 laid out by the curve, field 2 not: q < 5 holds half of the first row group, q2 < 3 three
-    # tenths; together 15 of its 100 rows (independent), where "however they overlap" says none
-    both = And((Compare(1, "<", 5), Compare(2, "<", 3)))
-    columns = {1: WHOLE, 2: WHOLE}
-    assert expected_matches(both, columns, ROWS, {1, 2}, {1}).tolist() == pytest.approx([15.0, NAN], nan_ok=True)
-    assert expected_matches(both, columns, ROWS, {1, 2}).tolist() == pytest.approx([0.0, NAN], nan_ok=True)
-    assert expected_matches(both, columns, ROWS, {1, 2}, {1, 2}).tolist() == pytest.approx([0.0, NAN], nan_ok=True)
-    # no column laid out: every condition independent of the others
-    assert expected_matches(both, columns, ROWS, {1, 2}, set()).tolist() == pytest.approx([15.0, NAN], nan_ok=True)
-    # two conditions on the curve's columns overlap as little as they can, then meet the third independently
-    three = And((Compare(1, "<", 5), Compare(3, "<", 8), Compare(2, "<", 3)))
-    got = expected_matches(three, {1: WHOLE, 2: WHOLE, 3: WHOLE}, ROWS, {1, 2, 3}, {1, 3})
-    assert got.tolist() == pytest.approx([0.3 * 30.0, NAN], nan_ok=True)  # (0.5 + 0.8 - 1) x 0.3 x 100

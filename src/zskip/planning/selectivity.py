@@ -7,21 +7,25 @@ asks what the statistics say: each condition's share of a row group's rows if it
 spread evenly between the row group's min and max, and how much of the row group the conditions
 hold together:
 
-- conditions on columns the layout placed together (a curve's columns: ``laid_out``) hold at least
-  ``max(0, sum of shares - (conditions - 1))`` of it, however their matches overlap: a curve's row
-  group is a box in those columns that may be half empty (two cells of the curve far apart), so no
-  independence is assumed between them;
-- the conditions on any other column, and that least share of the curve's columns, are taken as
-  independent: multiplied.  Nothing placed those columns' values together, so they spread through a
-  row group as through the table.  Without a recorded layout every column counts as placed by it.
+- conditions on one column hold together at least ``max(0, sum of shares - (conditions - 1))`` of
+  it: exactly the span between a lower and an upper bound (``x >= a AND x <= b``), the least they
+  can share otherwise;
+- conditions on different columns are independent: their shares multiply.  Also between the
+  columns a curve placed together: a curve's row group is a box in them that may be half empty (two
+  cells of the curve far apart), but measured on SSB lineorder at scale factor 1 in zskip's Z-order
+  over three columns (150 random boxes on two or three of its columns, 2,559 row groups), of the row
+  groups the least share put under 4 matches 33% held none, and together they held 382,443 matches;
+  of those independence put under 4 matches 44% held none, 1,689 matches in all.  On D7 (a wide
+  band of one curve column, a narrow one of another) independence expected 3,679 matches and the
+  row groups held 3,709.
 
 Where every row group must hold several matches, the bitmaps are not read (their files stay whole,
 which is always sound: this only ever keeps more).
 
 The estimate is only a cost decision.  It misses where values bunch up inside a row group's bounds
-and the range falls in a gap between them, or where columns the layout did not place are correlated
-in the data; ``spark.zskip.planning.bitmapRangeRows`` sets how many matches make the bitmaps not
-worth reading (``0``: always read them).
+and the range falls in a gap between them, or where the columns are correlated in the data (a
+curve's half-empty box among them); ``spark.zskip.planning.bitmapRangeRows`` sets how many matches
+make the bitmaps not worth reading (``0``: always read them).
 
 >>> from zskip.planning.footers import ColumnStats
 >>> col = StatsColumn.of([ColumnStats(0, 9, True, 0, 100), ColumnStats(0, 99, True, 0, 100)])
@@ -33,7 +37,7 @@ worth reading (``0``: always read them).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Set
+from collections.abc import Mapping, Set
 
 import numpy as np
 import pyarrow as pa
@@ -50,28 +54,15 @@ DEFAULT_RANGE_ROWS = 4.0
 
 
 def expected_matches(
-    expr: Expr,
-    columns: Mapping[int, StatsColumn],
-    rows: np.ndarray,
-    indexed: Set[int],
-    laid_out: Collection[int] | None = None,
+    expr: Expr, columns: Mapping[int, StatsColumn], rows: np.ndarray, indexed: Set[int]
 ) -> np.ndarray | None:
     """The number of rows of each row group (``rows`` of them each) that ``expr``'s conjuncts on the
     ``indexed`` fields are expected to match together, each column's values spread evenly between the
-    row group's bounds, NaN where a condition's bounds rule the row group out; ``None`` when one of
-    those conjuncts is not a comparison, ``BETWEEN`` or ``IN`` on a column with numeric, date or
-    timestamp bounds in every row group (then nothing is estimated).
-
-    ``laid_out``: the fields whose values the layout placed together (a curve's), whose conditions
-    overlap as little as they can; the other fields' conditions are independent of them and of each
-    other.  ``None``: the layout is not known, and every field counts as laid out.
-    """
+    row group's bounds and the columns independent, NaN where a condition's bounds rule the row group
+    out; ``None`` when one of those conjuncts is not a comparison, ``BETWEEN`` or ``IN`` on a column
+    with numeric, date or timestamp bounds in every row group (then nothing is estimated)."""
     conjuncts = expr.children if isinstance(expr, And) else (expr,)
-    placed = np.ones(len(rows), dtype=np.float64)  # the least share the laid-out columns' conditions hold
-    spread = np.ones(len(rows), dtype=np.float64)  # the share the other conditions hold, independently
-    possible = np.ones(len(rows), dtype=bool)  # no condition's min/max rules the row group out
-    used = False
-    any_placed = False
+    shares: dict[int, list[np.ndarray]] = {}  # field -> each of its conditions' share of every row group
     for leaf in conjuncts:
         if isinstance(leaf, Not) and isinstance(leaf.child, IsNull):
             continue  # rows with a value: every condition below already counts only those
@@ -83,16 +74,14 @@ def expected_matches(
         share = None if column is None else _share(leaf, column)
         if share is None:
             return None
-        if laid_out is None or leaf.column in laid_out:
-            placed = placed + share - 1.0 if any_placed else share
-            any_placed = True
-        else:
-            spread = spread * share
-        possible &= share > 0
-        used = True
-    if not used:
+        shares.setdefault(leaf.column, []).append(share)
+    if not shares:
         return None
-    together = np.clip(placed, 0.0, 1.0) * spread  # each share is within [0, 1]: so is the product
+    together = np.ones(len(rows), dtype=np.float64)
+    possible = np.ones(len(rows), dtype=bool)  # no condition's min/max rules the row group out
+    for of_column in shares.values():
+        possible &= np.logical_and.reduce([share > 0 for share in of_column])
+        together = together * np.clip(sum(of_column) - (len(of_column) - 1), 0.0, 1.0)
     # a row group the statistics rule out needs no index: NaN says so apart from "no match for sure"
     return np.where(possible, rows.astype(np.float64) * together, np.nan)
 

@@ -97,9 +97,9 @@ def worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexMan
     A predicate of ranges reads whole blobs, and a file's are read only when
 
     - some row group the statistics leave is expected to hold fewer than ``inputs.range_rows``
-      matches (``zskip.planning.selectivity``: however the conditions on the curve's columns overlap,
-      the others independent; in a file the curve did not lay out, however they all overlap); a row
-      group its min/max rules out needs no index either; and
+      matches (``zskip.planning.selectivity``: each column's values spread evenly between the row
+      group's bounds, the columns independent); a row group its min/max rules out needs no index
+      either; and
     - they cost no more than those row groups do: the blobs still to read against the bytes of the
       columns the scan reads in those row groups, plus opening the file when they are all its row
       groups left (Iceberg's ``read.split.open-file-cost``).  A range-encoded bitmap of a column of
@@ -123,18 +123,9 @@ def _worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexMa
     inputs.metadata.prefetch_footers(files)
     columns = {field_id: inputs.metadata.stats_over(files, field_id) for field_id in indexed}
     rows = np.concatenate([np.asarray(inputs.metadata.footer(p).rows, dtype=np.float64) for p in files])
-    # in the files the curve laid out its columns are placed together, the others spread; elsewhere
-    # the layout is not known
-    placed, laid_out = _curve_files(inputs, files)
-    in_curve = np.repeat([p in placed for p in files], [inputs.metadata.row_groups(p) for p in files])
-    all_curve = bool(placed) and bool(in_curve.all())
-    expected = expected_matches(inputs.expr, columns, rows, indexed, laid_out if all_curve else None)
+    expected = expected_matches(inputs.expr, columns, rows, indexed)
     if expected is None:
         return tuple(files)
-    if placed and not all_curve:
-        curve_expected = expected_matches(inputs.expr, columns, rows, indexed, laid_out)
-        assert curve_expected is not None  # the same conditions, estimated: only how they combine differs
-        expected = np.where(in_curve, curve_expected, expected)
     worth: list[str] = []
     start = 0
     for path in files:
@@ -148,17 +139,6 @@ def _worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexMa
         if len(at_stake) and _cheaper_than(inputs, manifest, path, indexed, at_stake, whole=len(at_stake) == len(left)):
             worth.append(path)
     return tuple(worth)
-
-
-def _curve_files(inputs: PlanInputs, files: list[str]) -> tuple[set[str], set[int]]:
-    """Which of ``files`` the table's curve laid out (those with a recorded key range), and the fields
-    it placed; files written since, or any file of a table without a clustering store, have a layout
-    zskip does not know."""
-    store = inputs.metadata.store()
-    if store is None:
-        return set(), set()
-    recorded = inputs.metadata.curve_ranges().number
-    return {p for p in files if p in recorded}, {f for f in store.spec.field_ids if f is not None}
 
 
 def _cheaper_than(

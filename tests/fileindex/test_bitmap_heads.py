@@ -85,22 +85,33 @@ def test_a_dictionary_in_blocks_decides_only_what_the_whole_blob_decides(
     with _blocks_of(size):
         blobs = {column: found[0].index.to_bytes() for column, found in whole.by_column.items()}
     probes = _probes(expr)
-    steps: list[FileIndexes] = []  # the head, the head with the blocks its equalities ask, the whole blob
-    for stage in ("head", "parts", "whole"):
+    # the head, the head with the blocks its equalities ask, the whole blob, and the head with those
+    # blocks and the rest after the blocks (any other block read when a condition looks in it)
+    steps: list[FileIndexes] = []
+    for stage in ("head", "parts", "whole", "after parts"):
         loaded = []
         for column, blob in blobs.items():
             head = head_length(blob)
             assert head is not None
             index = BITMAP.load(blob[:head])
-            if stage == "parts":
+            if stage in ("parts", "after parts"):
                 parts = BITMAP.parts_for(index, probes.get(column, []))
                 index = BITMAP.with_parts(index, {n: blob[head + at : head + at + n_] for n, (at, n_) in parts.items()})
                 assert not BITMAP.parts_for(index, probes.get(column, []))  # nothing more to read for them
-            elif stage == "whole":
+            if stage == "whole":
                 index = BITMAP.load(blob)
+            elif stage == "after parts" and (span := BITMAP.parts_span(index)):
+
+                def part(n: int, at: int, length: int, blob: bytes = blob, head: int = head) -> bytes:
+                    return blob[head + at : head + at + length]
+
+                index = BITMAP.with_rest_after_parts(index, blob[head + span :], part)
+            elif stage == "after parts":
+                index = BITMAP.load(blob)  # no block read with the head: the rest is read whole
             loaded.append((column, BITMAP, index))
         steps.append(FileIndexes.of(whole.row_group_starts, loaded))
     assert evaluate(expr, steps[2]) == expected
+    assert evaluate(expr, steps[3]) == expected  # whatever it looks in
     for partial in steps[:2]:
         with contextlib.suppress(RestNotRead):  # else the whole blob decides it (above)
             assert evaluate(expr, partial) == expected
@@ -280,12 +291,20 @@ def test_a_cold_plan_reads_only_the_heads_of_files_an_equality_rules_out(tmp_pat
     assert cold == whole and [cold[p].row_groups_kept for p in paths] == [0, 0, 1, 0]
     file_2 = rows[2]
     # the heads, then the rest of file 2's blob alone; with a dictionary in blocks, the one block of
-    # file 2's that holds the value between them (the other files' heads put it beyond their values)
+    # file 2's that holds the value between them (the other files' heads put it beyond their values),
+    # and of the rest only the slices after the blocks
     found = BITMAP.load(read_stored(file_2)[: file_2["head"]]).blocks
     assert (found is not None) == blocks
     block = found.lengths[found.block_of(value)] if found is not None else 0  # type: ignore[index]
-    assert sum(n for _, n in READS) == heads + block + file_2["length"] - file_2["head"]
+    all_blocks = sum(found.lengths) if found is not None else 0
+    assert sum(n for _, n in READS) == heads + block + file_2["length"] - file_2["head"] - all_blocks
     assert verdicts(manifest, paths, expr, cache=cache) == whole and READS == []  # warm: nothing read
+    if found is not None:  # another value of file 2, in another block: that block alone is read
+        other = next(v for v in pq.read_table(paths[2])["x"].to_pylist() if found.block_of(v) != found.block_of(value))
+        expr = Compare(1, "=", other)
+        warm = verdicts(manifest, [paths[2]], expr, cache=cache)
+        assert [n for _, n in READS] == [found.lengths[found.block_of(other)]]  # type: ignore[index]
+        assert warm == verdicts(manifest, [paths[2]], expr, cache=None) and warm[paths[2]].row_groups_kept
     wide = Between(1, 0, 30_000_000)
     assert verdicts(manifest, paths, wide, cache=cache) == verdicts(manifest, paths, wide, cache=None)
     # a range reaching the index stage overlaps each file's values: its heads could not rule a file
@@ -308,11 +327,12 @@ def test_a_join_key_set_reads_each_block_its_keys_fall_in_once(tmp_path: Path) -
     head = BITMAP.load(read_stored(file_2)[: file_2["head"]])
     assert head.blocks is not None and len(head.blocks.lengths) > 2
     # the heads, both blocks in one request (the blocks between them are a smaller gap than a request
-    # costs), then the rest of file 2's blob
+    # costs), then of the rest of file 2's blob the slices after its blocks alone
     span = sum(head.blocks.lengths)
     assert span < PART_GAP
     heads = sum(r["head"] for r in rows)
-    assert sum(n for _, n in READS) == heads + span + file_2["length"] - file_2["head"]
+    assert [n for _, n in READS][-1] == file_2["length"] - file_2["head"] - span
+    assert sum(n for _, n in READS) == heads + span + file_2["length"] - file_2["head"] - span
 
 
 def test_a_manifest_written_before_heads_reads_its_blobs_whole(tmp_path: Path) -> None:
@@ -397,11 +417,13 @@ def test_a_range_conjunct_is_read_only_for_the_files_the_equalitys_heads_leave(t
     x_rows = [r for r in rows if r["field_id"] == 1]
     y_of_file_2 = next(r for r in rows if r["field_id"] == 2 and r["data_file"] == paths[2])
     # every file's head of x (with a dictionary in blocks, and the one block of it that would hold the
-    # value: the files interleave in x), the rest of file 2's x, and y's blob of file 2 alone
+    # value: the files interleave in x), the rest of file 2's x (with its blocks read: the slices after
+    # them), and y's blob of file 2 alone
     heads = [BITMAP.load(read_stored(r)[: r["head"]]) for r in x_rows]
     assert all((h.dictionary is None) == blocks for h in heads)
     read = [h.blocks.lengths[h.blocks.block_of(3 * 17 + 2)] if blocks else 0 for h in heads]  # type: ignore[union-attr,index]
-    expected = sum(r["head"] for r in x_rows) + sum(read) + x_rows[2]["length"] - x_rows[2]["head"]
+    after_blocks = sum(heads[2].blocks.lengths) if blocks else 0  # type: ignore[union-attr]
+    expected = sum(r["head"] for r in x_rows) + sum(read) + x_rows[2]["length"] - x_rows[2]["head"] - after_blocks
     assert sum(n for _, n in READS) == expected + y_of_file_2["length"]
     if blocks:  # the heads and a block each: a small part of the dictionaries
         assert sum(r["head"] for r in x_rows) + sum(read) < sum(r["length"] for r in x_rows) / 10
@@ -448,6 +470,7 @@ def test_a_merged_index_file_reads_the_blocks_one_value_needs_of_every_file_in_o
     # the file holding the value: its rest too, and the verdict keeps its row group
     cold = verdicts(moved, paths, Compare(1, "=", present), cache=LruCache(100))
     assert [cold[p].row_groups_kept for p in paths] == [0, 0, 0, 1, 0, 0] and len(READS) == 3
+    assert READS[2][1] == rows[3]["length"] - rows[3]["head"] - sum(blocks[3].lengths)  # type: ignore[union-attr]  # its slices alone
     # a join's key set reads through the copies the same way
     keys = pa.array([present, 7], pa.int64())
     assert key_set_verdicts(moved, paths, [(1, keys)], cache=LruCache(100)) == key_set_verdicts(

@@ -34,7 +34,7 @@ import json
 import math
 import struct
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -120,19 +120,27 @@ class DictionaryBlocks:
     # every block as stored, checked (read with the slices): each is decoded when first needed, so a
     # whole blob costs a plan only the blocks its conditions look in
     stored: bytes | None = field(default=None, repr=False)
+    # reads a block not read yet, by number (an index completed with its slices alone: the blocks
+    # its first conditions needed were read, another condition may look in another)
+    fetch: Callable[[int], bytes] | None = field(default=None, compare=False, repr=False)
     _decoded: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     def keys_in(self, block: int) -> np.ndarray:
-        """The keys of ``block``'s values; ``SlicesNotRead`` when it was not read."""
+        """The keys of ``block``'s values; ``SlicesNotRead`` when it was not read (and cannot be fetched)."""
         keys = dict(self.loaded).get(block)
         if keys is not None:
             return keys
-        if self.stored is None:
-            raise SlicesNotRead(f"block {block} of this bitmap index's dictionary was not read")
         if block not in self._decoded:
-            start = self.start_of(block)
-            self._decoded[block] = keys_of(self.decode(block, self.stored[start : start + self.lengths[block]]))
+            self._decoded[block] = keys_of(self.decode(block, self._stored_block(block)))
         return self._decoded[block]
+
+    def _stored_block(self, block: int) -> bytes:
+        if self.stored is not None:
+            start = self.start_of(block)
+            return self.stored[start : start + self.lengths[block]]
+        if self.fetch is not None:
+            return self.fetch(block)
+        raise SlicesNotRead(f"block {block} of this bitmap index's dictionary was not read")
 
     def with_stored(self, stored: bytes) -> DictionaryBlocks:
         """These blocks with every block as stored (``stored``: the blocks one after another), checked."""
@@ -146,14 +154,10 @@ class DictionaryBlocks:
         return replace(self, stored=stored, _decoded={})
 
     def all_values(self) -> pa.Array:
-        """Every value of the dictionary (``SlicesNotRead`` unless every block was read)."""
-        if self.stored is None:
+        """Every value of the dictionary (``SlicesNotRead`` unless every block was read or can be fetched)."""
+        if self.stored is None and self.fetch is None:
             raise SlicesNotRead("this bitmap index's dictionary is in blocks, read from its head alone")
-        position, parts = 0, []
-        for block, length in enumerate(self.lengths):
-            parts.append(self.decode(block, self.stored[position : position + length]))
-            position += length
-        return pa.concat_arrays(parts)
+        return pa.concat_arrays([self.decode(block, self._stored_block(block)) for block in range(len(self.lengths))])
 
     def key(self, value: Any) -> int:
         """``value`` as a key (``InexactLiteral`` when no value of the dictionary's type is it exactly)."""
@@ -488,6 +492,21 @@ class BitmapIndex:
                 raise ValueError(f"damaged bitmap index: {exc}") from None
             stored = stored[position:]
         return index._with_slices(stored, layout)
+
+    @property
+    def blocks_span(self) -> int:
+        """Bytes the dictionary's blocks take after the head, when some were read with the head (the
+        slices after them complete this index: ``with_slices_after_blocks``); else 0."""
+        blocks = self.blocks
+        if self.layout is None or self.dictionary is not None or blocks is None or not blocks.loaded:
+            return 0
+        return sum(blocks.lengths)
+
+    def with_slices_after_blocks(self, stored: bytes, fetch: Callable[[int], bytes]) -> BitmapIndex:
+        """This index (read from its head, with some of its blocks) with the bit slices ``stored`` (the
+        bytes after the blocks); ``fetch`` reads a block by number when a condition looks in another."""
+        assert self.layout is not None and self.blocks is not None, "an index of a dictionary in blocks, from its head"
+        return replace(self, blocks=replace(self.blocks, fetch=fetch))._with_slices(stored, self.layout)
 
     def _with_slices(self, stored: bytes, layout: SliceLayout) -> BitmapIndex:
         try:

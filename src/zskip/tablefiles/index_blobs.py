@@ -137,6 +137,8 @@ def _read_parts(
             key = _key(row, "head")
             if row["field_id"] not in field_ids or row["field_id"] not in probes or key not in cache:
                 continue
+            if _key(row) in cache:
+                continue  # read whole already: it reads any block it lacks when a condition looks in it
             kind = kind_named(row["kind"])
             head = cache.get_or_load(key, partial(_missing_head, row))
             parts = kind.parts_for(head, probes[row["field_id"]])
@@ -195,7 +197,7 @@ class _Piece:
     the blob whole, its head, or the rest after a cached head."""
 
     row: dict[str, Any]
-    part: str  # "whole", "head" or "rest"
+    part: str  # "whole", "head", "rest", "rest after parts", "stored rest" or "part <n>"
     start: int
     end: int
 
@@ -229,7 +231,7 @@ def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: File
             # decoded several at a time too: a head's dictionary is a small Parquet file, whose reading
             # lets go of Python's lock
             blobs = [(piece, data) for piece, data in parts if piece.part != "stored rest"]
-            at_once([partial(_cache_decoded, piece, data, cache) for piece, data in blobs])
+            at_once([partial(_cache_decoded, piece, data, cache, access) for piece, data in blobs])
     return [_one(piece, cache, access, rests) for piece in wanted]
 
 
@@ -313,7 +315,11 @@ def _wanted(row: dict[str, Any], cache: BlobCache | None, heads: bool) -> _Piece
         return _Piece(row, "head", start, start + int(head))
     if _key(row, "head") in cache:
         rest = _rest_start(row)
-        return _Piece(row, "rest", rest, rest + int(row["length"]) - int(head))
+        try:
+            skip = kind_named(row["kind"]).parts_span(cache.get_or_load(_key(row, "head"), partial(_missing_head, row)))
+        except RestNotRead:  # the head left the cache since
+            return _Piece(row, "whole", start, end)
+        return _Piece(row, "rest after parts" if skip else "rest", rest + skip, rest + int(row["length"]) - int(head))
     return _Piece(row, "whole", start, end)
 
 
@@ -326,9 +332,9 @@ def _one(piece: _Piece, cache: BlobCache | None, access: FileAccess, rests: dict
                 return kind_named(row["kind"]).with_rest(
                     cache.get_or_load(head.key, partial(_missing_head, row)), rests[rest.key]
                 )
-            return _decoded(piece, read_stored(row, access), cache)  # head and rest, one after another
+            return _decoded(piece, read_stored(row, access), cache, access)  # head and rest, one after another
         data = access.read(row["puffin_path"], offset=piece.start, length=piece.end - piece.start)
-        return _decoded(piece, data, cache)
+        return _decoded(piece, data, cache, access)
 
     try:
         return load() if cache is None else cache.get_or_load(piece.key, load)
@@ -344,11 +350,11 @@ def _read_run(run: list[_Piece], *, access: FileAccess) -> list[tuple[_Piece, by
     return [(piece, data[piece.start - start : piece.end - start]) for piece in run]
 
 
-def _cache_decoded(piece: _Piece, data: bytes, cache: BlobCache) -> None:
+def _cache_decoded(piece: _Piece, data: bytes, cache: BlobCache, access: FileAccess) -> None:
     """Cache the blob ``data`` (the bytes of ``piece``) decodes to; one that does not decode is left
     for ``_load_many`` to read again and report."""
     try:
-        decoded = _decoded(piece, data, cache)
+        decoded = _decoded(piece, data, cache, access)
     except (CorruptIndexError, RestNotRead, ValueError):
         return
     cache.get_or_load(piece.key, partial(_given, decoded))
@@ -400,18 +406,32 @@ def _gap(before: _Piece, after: _Piece) -> int:
     return APART_HEAD_GAP if all(_apart(p.row) for p in heads) else HEAD_GAP
 
 
-def _decoded(piece: _Piece, data: bytes, cache: BlobCache | None) -> Any:
+def _decoded(piece: _Piece, data: bytes, cache: BlobCache | None, access: FileAccess) -> Any:
     """The index ``data`` (the bytes of ``piece``) loads as."""
     row = piece.row
     kind = kind_named(row["kind"])
     if piece.part == "head":
         return kind.load(data)  # a head is stored as it is written: its own checksum is inside
-    if piece.part == "rest":
+    if piece.part in ("rest", "rest after parts"):
         assert cache is not None
         head = cache.get_or_load(_key(row, "head"), partial(_missing_head, row))
+        if piece.part == "rest after parts":
+            return kind.with_rest_after_parts(head, data, partial(_read_part, row, access))
         return kind.with_rest(head, data)
     name = f"{row['kind']} index of {row['column']} for {row['data_file']}"
     return kind.load(decode_blob(data, codec=row["codec"], checksum=row["checksum"], name=name))
+
+
+def _read_part(row: dict[str, Any], access: FileAccess, part: int, at: int, length: int) -> bytes:
+    """Part ``part`` of ``row``'s rest (``at`` bytes into it, ``length`` long): its copy beside other
+    files' parts where the index file keeps one, else in the rest.  A failed read says the part is
+    damaged (``ValueError``): the index then says nothing of the condition that looked in it."""
+    copies = row.get("part_offsets")
+    begin = int(copies[part]) if copies else _rest_start(row) + at
+    try:
+        return access.read(row["puffin_path"], offset=begin, length=length)
+    except OSError as exc:
+        raise ValueError(f"part {part} of the index of {row['column']} for {row['data_file']}: {exc}") from None
 
 
 def _missing_head(row: dict[str, Any]) -> Any:

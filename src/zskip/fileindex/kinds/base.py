@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -113,6 +113,18 @@ class IndexKind(ABC):
     def with_parts(self, index: Any, parts: Mapping[int, bytes]) -> Any:
         """``index``, loaded from its head, with the ``parts`` of its rest (``parts_for``) read."""
         return index
+
+    def parts_span(self, index: Any) -> int:
+        """How many bytes at the start of the rest hold its parts, when ``index`` (loaded from its head)
+        already has the parts it was asked for read: the rest after them completes it, any other part
+        read when a condition looks in it (``with_rest_after_parts``).  0: only the whole rest does."""
+        return 0
+
+    def with_rest_after_parts(self, index: Any, rest: bytes, part: Callable[[int, int, int], bytes]) -> Any:
+        """``index``, loaded from its head with some parts, completed with the bytes of the rest after
+        its parts (``parts_span``); ``part(number, bytes after the head where it starts, length)``
+        reads any other part it needs."""
+        raise NotImplementedError(f"{self.name} indexes have no parts")
 
     # merging index files: a merged file may store a blob in another form that loads the same (a
     # bitmap's dictionary in blocks), and keeps a copy of the parts of every data file's blob of a

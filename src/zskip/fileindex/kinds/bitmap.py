@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -66,6 +66,16 @@ class BitmapKind(IndexKind):
 
     def with_parts(self, index: BitmapIndex, parts: Mapping[int, bytes]) -> BitmapIndex:
         return index.with_blocks(parts)
+
+    def parts_span(self, index: BitmapIndex) -> int:
+        return index.blocks_span
+
+    def with_rest_after_parts(
+        self, index: BitmapIndex, rest: bytes, part: Callable[[int, int, int], bytes]
+    ) -> BitmapIndex:
+        blocks = index.blocks
+        assert blocks is not None
+        return index.with_slices_after_blocks(rest, lambda n: part(n, blocks.start_of(n), blocks.lengths[n]))
 
     def merged_form(self, blob: bytes) -> bytes:
         return in_blocks(blob)

@@ -162,7 +162,8 @@ def main() -> None:
             f"SSB scale factor 1 lineorder as `bench/object_storage.py` lays it out (zskip's Z-order over "
             f"{', '.join(CURVE)}): {len(paths)} files, {len(groups):,} row groups. Each box holds two or three "
             f"of {', '.join((*CURVE, *OTHER))} to a band of {', '.join(f'{w:.1%}' for w in WIDTHS)} of the "
-            "table's values (lo_discount in 30% of them); D5 and D7 are document 001's. A row group is at "
+            "table's values (in 30% of the boxes the columns are drawn from all four, else from the curve's "
+            "three); D5 and D7 are document 001's. A row group is at "
             f"stake when its estimate is under {AT_STAKE:g} matches: the range gate reads bitmaps for those only, "
             "and bitmaps rule out only the row groups that hold no match.",
             markdown_table(header, rows),

@@ -13,11 +13,11 @@ hold together:
 - conditions on different columns are independent: their shares multiply.  Also between the
   columns a curve placed together: a curve's row group is a box in them that may be half empty (two
   cells of the curve far apart), but measured on SSB lineorder at scale factor 1 in zskip's Z-order
-  over three columns (150 random boxes on two or three of its columns, 2,559 row groups), of the row
-  groups the least share put under 4 matches 33% held none, and together they held 382,443 matches;
-  of those independence put under 4 matches 44% held none, 1,689 matches in all.  On D7 (a wide
-  band of one curve column, a narrow one of another) independence expected 3,679 matches and the
-  row groups held 3,709.
+  over three columns (``bench/range_estimate.py``, docs/benchmarks/range-estimate.md: 150 random
+  boxes on two or three columns, 2,551 row groups), of the row groups "the least share" put under 4
+  matches 33% held none, and together they held 383,737 matches; of those independence put under 4
+  matches 37% held none, 2,464 matches in all.  On D7 (a wide band of one curve column, a narrow one
+  of another) independence expected 3,679 matches and the row groups held 3,709.
 
 Where every row group must hold several matches, the bitmaps are not read (their files stay whole,
 which is always sound: this only ever keeps more).

@@ -133,7 +133,7 @@ def test_a_copy_of_the_first_format_loads_whole(tmp_path: Path) -> None:
     facts, _ = decode(encode(tail))
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, facts.schema) as stream:
-        stream.write_table(facts)
+        stream.write(facts)
     older = len(sink.getvalue().to_pybytes()).to_bytes(4, "little") + sink.getvalue().to_pybytes() + tail
     assert head_length(older) is None
     loaded = footer_from_copy(older)

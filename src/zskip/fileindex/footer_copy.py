@@ -217,7 +217,7 @@ def head_length(copy: bytes) -> int | None:
     return int(_PREFIX.unpack_from(copy)[1])
 
 
-def decode(copy: bytes) -> tuple[pa.Table, bytes]:
+def decode(copy: bytes) -> tuple[pa.RecordBatch | pa.Table, bytes]:
     """The row-group facts and the footer (a Parquet file's tail) a whole copy holds; ``ValueError``
     when it is not one."""
     facts, footer, _ = decode_head(copy)
@@ -226,7 +226,7 @@ def decode(copy: bytes) -> tuple[pa.Table, bytes]:
     return facts, footer
 
 
-def decode_head(copy: bytes) -> tuple[pa.Table, bytes | None, CopyRest | None]:
+def decode_head(copy: bytes) -> tuple[pa.RecordBatch | pa.Table, bytes | None, CopyRest | None]:
     """The facts a copy's head holds, with the footer when ``copy`` is the whole copy (format 1 copies
     are whole); else ``None`` and where the rest is (``decode_rest``).  ``ValueError`` when it is
     not a copy, or it is damaged."""
@@ -241,15 +241,47 @@ def decode_head(copy: bytes) -> tuple[pa.Table, bytes | None, CopyRest | None]:
         raise ValueError("a damaged footer copy: its head's checksum does not match")
     try:
         raw = pa.Codec(_CODEC).decompress(stored, decompressed_size=facts_length, asbytes=True)
-        facts = pa.ipc.open_stream(pa.py_buffer(raw)).read_all()
-    except pa.ArrowException as exc:
-        raise ValueError(f"not a footer copy: {exc}") from None
-    if not {"rows", "start", "length"} <= set(facts.column_names):
+        facts = _facts_of(raw)
+    except (pa.ArrowException, StopIteration) as exc:  # StopIteration: no schema in the stream
+        raise ValueError(f"not a footer copy: {exc or 'its facts are empty'}") from None
+    if any(facts.schema.get_field_index(name) < 0 for name in ("rows", "start", "length")):
         raise ValueError("not a footer copy: its facts lack rows and byte ranges")
     rest = CopyRest(footer_length, rest_crc)
     if len(copy) > head:
         return facts, decode_rest(rest, copy[head:]), None
     return facts, None, rest
+
+
+def _facts_of(stream: bytes) -> pa.RecordBatch | pa.Table:
+    """The facts' Arrow IPC stream: its one record batch (a table if it holds several).  Its schema (a
+    field per column statistic: most of the stream's decoding) is parsed once per process: the copies
+    of a table's files share it."""
+    messages = pa.ipc.MessageReader.open_stream(pa.py_buffer(stream))
+    first = messages.read_next_message()
+    schema = _schema_of(first)
+    if schema is None:  # dictionary-encoded columns: their batches need the dictionaries' messages
+        return pa.ipc.open_stream(pa.py_buffer(stream)).read_all()
+    batches = []
+    while True:
+        try:
+            batches.append(pa.ipc.read_record_batch(messages.read_next_message(), schema))
+        except StopIteration:
+            break
+    return batches[0] if len(batches) == 1 else pa.Table.from_batches(batches, schema)
+
+
+_SCHEMAS: dict[bytes, pa.Schema | None] = {}  # by the schema message's bytes; None: it has dictionaries
+_SCHEMAS_KEPT = 64
+
+
+def _schema_of(message: pa.ipc.Message) -> pa.Schema | None:
+    key = message.metadata.to_pybytes()
+    if key not in _SCHEMAS:
+        schema = pa.ipc.read_schema(message)
+        if len(_SCHEMAS) >= _SCHEMAS_KEPT:
+            _SCHEMAS.clear()
+        _SCHEMAS[key] = None if any(pa.types.is_dictionary(f.type) for f in schema) else schema
+    return _SCHEMAS[key]
 
 
 def decode_rest(rest: CopyRest, stored: bytes) -> bytes:

@@ -20,7 +20,7 @@ import dataclasses
 import functools
 import io
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +90,43 @@ def _table_of(rows: Iterable[BlobEntry | FooterCopy], schema: pa.Schema) -> pa.T
     return pa.Table.from_pylist([{name: getattr(row, name) for name in schema.names} for row in rows], schema=schema)
 
 
+class _RowsByFile(Mapping[str, tuple[dict[str, Any], ...]]):
+    """A table's rows grouped by data file, each file's made into dicts when first asked for: a cold
+    plan asks for its candidate files' entries, often a small part of the manifest."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._names = table.column_names
+        self._table = table
+        self._positions: dict[str, list[int]] = {}
+        for position, path in enumerate(table["data_file"].to_pylist()):
+            self._positions.setdefault(path, []).append(position)
+        self._rows: dict[str, tuple[dict[str, Any], ...]] = {}
+
+    @functools.cached_property
+    def _columns(self) -> list[list[Any]]:
+        return [column.to_pylist() for column in self._table.columns]
+
+    def __getitem__(self, path: str) -> tuple[dict[str, Any], ...]:
+        rows = self._rows.get(path)
+        if rows is None:  # two threads may both build it: the same rows
+            columns = self._columns
+            rows = tuple(
+                {name: column[at] for name, column in zip(self._names, columns, strict=True)}
+                for at in self._positions[path]
+            )
+            self._rows[path] = rows
+        return rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._positions)
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._positions
+
+
 @dataclass(frozen=True)
 class IndexManifest:
     definitions: tuple[IndexDefinition, ...]
@@ -115,12 +152,9 @@ class IndexManifest:
 
     @functools.cached_property
     def entries_by_file(self) -> Mapping[str, tuple[dict[str, Any], ...]]:
-        """Every entry as a row, grouped by its data file (built once per manifest: planning looks
-        up a few files per query, and the manifest never changes)."""
-        grouped: dict[str, list[dict[str, Any]]] = {}
-        for row in self.entries.to_pylist():
-            grouped.setdefault(row["data_file"], []).append(row)
-        return {path: tuple(rows) for path, rows in grouped.items()}
+        """Every entry as a row, grouped by its data file (one per manifest: planning looks up a few
+        files per query, and the manifest never changes)."""
+        return _RowsByFile(self.entries)
 
     @functools.cached_property
     def footer_copies(self) -> Mapping[str, dict[str, Any]]:

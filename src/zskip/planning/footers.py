@@ -51,7 +51,7 @@ class Footer:
         *,
         metadata: pq.FileMetaData | None = None,
         leaf_ids: dict[int, int] | None = None,
-        facts: pa.Table | None = None,
+        facts: pa.RecordBatch | pa.Table | None = None,
         tail: bytes | None = None,
         tail_loader: Callable[[], bytes] | None = None,
     ) -> None:
@@ -61,6 +61,8 @@ class Footer:
         self._metadata = metadata
         self._leaves = {field_id: leaf for leaf, field_id in (leaf_ids or {}).items()}  # field id -> leaf column
         self._facts = facts
+        # the copy's columns by name, once: ``Table.column_names`` builds a new list at each call
+        self._columns = {name: i for i, name in enumerate(facts.column_names)} if facts is not None else {}
         self._tail = tail
         self._load_tail = tail_loader
         self._parsing = threading.Lock()
@@ -74,7 +76,7 @@ class Footer:
         """(first byte, length) per row group."""
         if self._ranges is None:  # two threads may both work it out: the same answer, once stored
             if self._facts is not None:
-                starts, lengths = self._facts["start"].to_pylist(), self._facts["length"].to_pylist()
+                starts, lengths = self._fact("start").to_pylist(), self._fact("length").to_pylist()
                 self._ranges = tuple(zip(starts, lengths, strict=True))
             else:
                 metadata = self._parsed()
@@ -98,15 +100,21 @@ class Footer:
     def arrays(self, field_id: int) -> ColumnArrays | None:
         """Column ``field_id``'s statistics as arrays, when a footer copy holds them (bounds included)."""
         facts = self._facts
-        if facts is None or f"{field_id}.min" not in facts.column_names:
+        if facts is None or f"{field_id}.min" not in self._columns:
             return None
-        known = facts[f"{field_id}.known"].to_numpy()
-        has = facts[f"{field_id}.has_min_max"].to_numpy()
-        nulls = facts[f"{field_id}.nulls"].to_numpy(zero_copy_only=False).astype(np.float64)
-        values = facts[f"{field_id}.values"].to_numpy(zero_copy_only=False).astype(np.float64)
-        low = facts[f"{field_id}.min"].combine_chunks()
-        high = facts[f"{field_id}.max"].combine_chunks()
-        return known, has, nulls, values, low, high
+        known, has, nulls, values, low, high = (self._fact(f"{field_id}.{part}") for part in _PARTS)
+        return (
+            known.to_numpy(zero_copy_only=False),
+            has.to_numpy(zero_copy_only=False),
+            nulls.to_numpy(zero_copy_only=False).astype(np.float64),
+            values.to_numpy(zero_copy_only=False).astype(np.float64),
+            _whole(low),
+            _whole(high),
+        )
+
+    def _fact(self, name: str) -> pa.Array | pa.ChunkedArray:
+        assert self._facts is not None
+        return self._facts.column(self._columns[name])
 
     def bytes_of(self, field_ids: Iterable[int]) -> np.ndarray | None:
         """The compressed bytes of the top-level columns ``field_ids`` in each row group (what reading them
@@ -114,13 +122,12 @@ class Footer:
         Parquet footer is not parsed for this).  A field the file lacks costs nothing."""
         wanted = set(field_ids)
         total = np.zeros(len(self.rows), dtype=np.float64)
-        facts = self._facts
-        if facts is not None:
-            if not any(name.endswith(".bytes") for name in facts.column_names):
+        if self._facts is not None:
+            if not self._has_bytes:
                 return None
             for field_id in wanted:
-                if f"{field_id}.bytes" in facts.column_names:
-                    total += facts[f"{field_id}.bytes"].to_numpy(zero_copy_only=False)
+                if f"{field_id}.bytes" in self._columns:
+                    total += self._fact(f"{field_id}.bytes").to_numpy(zero_copy_only=False)
             return total
         if self._metadata is None:
             return None
@@ -129,19 +136,23 @@ class Footer:
                 total += np.asarray(chunks, dtype=np.float64)
         return total
 
+    @functools.cached_property
+    def _has_bytes(self) -> bool:
+        return any(name.endswith(".bytes") for name in self._columns)
+
     def column(self, field_id: int) -> tuple[ColumnStats | None, ...]:
         """The statistics of column ``field_id`` in each row group (``None`` where there are none usable)."""
         if self._stats is not None:
             return tuple(group.get(field_id) for group in self._stats)
         facts = self._facts
-        if facts is not None and f"{field_id}.known" not in facts.column_names and facts.num_columns > 3:
+        if facts is not None and f"{field_id}.known" not in self._columns and facts.num_columns > 3:
             # a copy records every column that is one leaf: the file lacks this one, or it is nested
             return tuple(None for _ in self.rows)
-        if facts is not None and f"{field_id}.min" in facts.column_names:
+        if facts is not None and f"{field_id}.min" in self._columns:
             return tuple(
                 ColumnStats(low, high, has, nulls, values) if known else None
                 for known, has, nulls, values, low, high in zip(
-                    *(facts[f"{field_id}.{part}"].to_pylist() for part in _PARTS), strict=True
+                    *(self._fact(f"{field_id}.{part}").to_pylist() for part in _PARTS), strict=True
                 )
             )
         metadata = self._parsed()
@@ -149,6 +160,10 @@ class Footer:
         if leaf is None or metadata is None:
             return tuple(None for _ in self.rows)
         return tuple(chunk_stats(metadata.row_group(g).column(leaf)) for g in range(len(self.rows)))
+
+
+def _whole(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def read_footer(path: str, access: FileAccess = LOCAL, *, size: int | None = None) -> Footer:

@@ -61,8 +61,7 @@ class Footer:
         self._metadata = metadata
         self._leaves = {field_id: leaf for leaf, field_id in (leaf_ids or {}).items()}  # field id -> leaf column
         self._facts = facts
-        # the copy's columns by name, once: ``Table.column_names`` builds a new list at each call
-        self._columns = {name: i for i, name in enumerate(facts.column_names)} if facts is not None else {}
+        self._schema = facts.schema if facts is not None else None
         self._tail = tail
         self._load_tail = tail_loader
         self._parsing = threading.Lock()
@@ -100,7 +99,7 @@ class Footer:
     def arrays(self, field_id: int) -> ColumnArrays | None:
         """Column ``field_id``'s statistics as arrays, when a footer copy holds them (bounds included)."""
         facts = self._facts
-        if facts is None or f"{field_id}.min" not in self._columns:
+        if facts is None or not self._holds(f"{field_id}.min"):
             return None
         known, has, nulls, values, low, high = (self._fact(f"{field_id}.{part}") for part in _PARTS)
         return (
@@ -112,9 +111,14 @@ class Footer:
             _whole(high),
         )
 
+    def _holds(self, name: str) -> bool:
+        """Whether the copy has the column ``name`` (looked up in its schema: ``column_names`` builds a
+        list of every column's name at each call, and a copy has a few per column of the table)."""
+        return self._schema is not None and self._schema.get_field_index(name) >= 0
+
     def _fact(self, name: str) -> pa.Array | pa.ChunkedArray:
-        assert self._facts is not None
-        return self._facts.column(self._columns[name])
+        assert self._facts is not None and self._schema is not None
+        return self._facts.column(self._schema.get_field_index(name))
 
     def bytes_of(self, field_ids: Iterable[int]) -> np.ndarray | None:
         """The compressed bytes of the top-level columns ``field_ids`` in each row group (what reading them
@@ -126,7 +130,7 @@ class Footer:
             if not self._has_bytes:
                 return None
             for field_id in wanted:
-                if f"{field_id}.bytes" in self._columns:
+                if self._holds(f"{field_id}.bytes"):
                     total += self._fact(f"{field_id}.bytes").to_numpy(zero_copy_only=False)
             return total
         if self._metadata is None:
@@ -138,17 +142,17 @@ class Footer:
 
     @functools.cached_property
     def _has_bytes(self) -> bool:
-        return any(name.endswith(".bytes") for name in self._columns)
+        return self._schema is not None and any(name.endswith(".bytes") for name in self._schema.names)
 
     def column(self, field_id: int) -> tuple[ColumnStats | None, ...]:
         """The statistics of column ``field_id`` in each row group (``None`` where there are none usable)."""
         if self._stats is not None:
             return tuple(group.get(field_id) for group in self._stats)
         facts = self._facts
-        if facts is not None and f"{field_id}.known" not in self._columns and facts.num_columns > 3:
+        if facts is not None and not self._holds(f"{field_id}.known") and facts.num_columns > 3:
             # a copy records every column that is one leaf: the file lacks this one, or it is nested
             return tuple(None for _ in self.rows)
-        if facts is not None and f"{field_id}.min" in self._columns:
+        if facts is not None and self._holds(f"{field_id}.min"):
             return tuple(
                 ColumnStats(low, high, has, nulls, values) if known else None
                 for known, has, nulls, values, low, high in zip(

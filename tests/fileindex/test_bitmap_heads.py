@@ -8,6 +8,7 @@ import dataclasses
 import io
 import json
 import struct
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -196,6 +197,49 @@ def test_an_equality_on_a_dictionary_in_blocks_reads_one_block() -> None:
     damaged = {n: b"x" + blob[head + at + 1 : head + at + n_] for n, (at, n_) in parts.items()}
     with pytest.raises(ValueError, match="damaged"):
         BITMAP.with_parts(index, damaged)
+
+
+def _without_fence_keys(blob: bytes) -> bytes:
+    """A format 3 blob as written before heads recorded their fences' keys and type in the header."""
+    magic, size, _ = struct.unpack_from("<4sII", blob)
+    (length,) = struct.unpack_from("<I", blob, 12)
+    header = json.loads(blob[16 : 16 + length])
+    assert "fence_keys" in header and "key_type" in header
+    del header["fence_keys"], header["key_type"]
+    encoded = json.dumps(header).encode()
+    head = struct.pack("<I", len(encoded)) + encoded + blob[16 + length : size]
+    return struct.pack("<4sII", magic, 12 + len(head), zlib.crc32(head)) + head + blob[size:]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pa.array(np.arange(-9_000, 30_000, 3), pa.int64()),
+        pa.array(np.arange(0, 4_000), pa.uint32()),
+        pa.array(np.arange(-100, 100), pa.int8()),
+        pa.array(np.arange(0, 6_000), pa.int32()).cast(pa.date32()),
+        pa.array(np.arange(0, 6_000) * 1_000_003, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+        pa.array(np.arange(0, 6_000) * 7, pa.int64()).cast(pa.timestamp("ns")),
+    ],
+    ids=["int64", "uint32", "int8", "date32", "timestamp-utc", "timestamp-ns"],
+)
+def test_a_head_reads_its_fences_from_its_header_as_the_parquet_fences_give_them(values: pa.Array) -> None:
+    with _blocks_of(64):
+        blob = BitmapIndex.build(values).to_bytes()
+    older = _without_fence_keys(blob)
+    new, old = (BitmapIndex.from_bytes(b[: head_length(b)]).blocks for b in (blob, older))
+    assert new is not None and old is not None
+    assert new.value_type == old.value_type == values.type
+    assert new.fences.dtype == old.fences.dtype and list(new.fences) == list(old.fences) and new.last == old.last
+    probe = values[len(values) // 2].as_py()
+    for b in (blob, older):  # the same answers from either head, with the block read
+        head = head_length(b)
+        assert head is not None
+        index = BITMAP.load(b[:head])
+        parts = BITMAP.parts_for(index, [probe])
+        read = BITMAP.with_parts(index, {n: b[head + at : head + at + n_] for n, (at, n_) in parts.items()})
+        assert read.bounds(probe) == (len(values) // 2, len(values) // 2 + 1)
+    assert BITMAP.load(older).rows_with(values.slice(5, 3)) == BITMAP.load(blob).rows_with(values.slice(5, 3))
 
 
 def test_a_value_the_file_lacks_and_a_range_over_all_its_values_need_no_slices() -> None:

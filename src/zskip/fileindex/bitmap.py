@@ -473,10 +473,9 @@ class BitmapIndex:
             raise ValueError("the head's checksum does not match")
         header, stored_not_null, stored_dictionary = _head_parts(head)
         not_null = BitMap.deserialize(stored_not_null)
-        dictionary = _dictionary(stored_dictionary).combine_chunks()
         layout = SliceLayout(tuple(header["slices"]), int(header["slices_stored"]), int(header["slices_crc32"]))
         if data[:4] == MAGIC_BLOCKS:  # the head holds each block's first value, then the last value
-            keys = keys_of(dictionary)
+            keys, kind = _fence_keys(header, stored_dictionary)
             blocks = DictionaryBlocks(
                 size=int(header["block_values"]),
                 cardinality=int(header["cardinality"]),
@@ -484,10 +483,11 @@ class BitmapIndex:
                 last=int(keys[-1]),
                 lengths=tuple(int(n) for n in header["blocks"]),
                 checksums=tuple(int(n) for n in header["blocks_crc32"]),
-                value_type=dictionary.type,
+                value_type=kind,
             )
             index = cls(int(header["rows"]), None, not_null, None, layout, blocks)
         else:
+            dictionary = _dictionary(stored_dictionary).combine_chunks()
             index = cls(int(header["rows"]), dictionary, not_null, None, layout)
         return index.with_slices(data[size:]) if len(data) > size else index
 
@@ -596,6 +596,9 @@ def _in_blocks(header: dict[str, Any], not_null: bytes, values: pa.Array, size: 
     fences = _parquet(values.take(pa.array([*range(0, len(values), size), len(values) - 1])))
     header = header | {
         "dictionary": len(fences),
+        # the fences' keys and type again, read without decoding the Parquet file (``_fence_keys``)
+        "fence_keys": keys_of(_dictionary(fences).combine_chunks()).tolist(),
+        "key_type": _type_tag(values.type),
         "cardinality": len(values),
         "block_values": size,
         "blocks": [len(b) for b in blocks],
@@ -638,6 +641,33 @@ def stored_blocks(blob: bytes) -> list[tuple[int, bytes]]:
         out.append((int(fence), blob[position : position + length]))
         position += length
     return out
+
+
+def _fence_keys(header: dict[str, Any], stored: bytes) -> tuple[np.ndarray, pa.DataType]:
+    """The keys of a format 3 head's fences and the dictionary's type: from its header when it
+    records them (a cold plan reads a head per candidate file, and a Parquet file costs far more to
+    read than a list of numbers), else from the Parquet file of fences (heads written before headers recorded them)."""
+    keys, tag = header.get("fence_keys"), header.get("key_type")
+    if keys is not None and tag is not None:
+        return np.asarray(keys, dtype=np.int64), _type_of_tag(tag)
+    fences = _dictionary(stored).combine_chunks()
+    return keys_of(fences), fences.type
+
+
+def _type_tag(kind: pa.DataType) -> dict[str, Any]:
+    """A blockable type (``_blockable``) as a header's value: its alias, and a timestamp's zone."""
+    if pa.types.is_timestamp(kind):
+        return {"alias": f"timestamp[{kind.unit}]", "tz": kind.tz}
+    return {"alias": "date32" if pa.types.is_date32(kind) else str(kind)}
+
+
+def _type_of_tag(tag: dict[str, Any]) -> pa.DataType:
+    kind = pa.type_for_alias(tag["alias"])
+    if pa.types.is_timestamp(kind) and tag.get("tz"):
+        return pa.timestamp(kind.unit, tz=tag["tz"])
+    if not _blockable(kind):
+        raise ValueError(f"a dictionary in blocks of type {kind}")
+    return kind
 
 
 def _blockable(kind: pa.DataType) -> bool:

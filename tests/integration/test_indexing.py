@@ -336,6 +336,41 @@ def test_planning_reads_the_footer_copies_the_index_files_hold_not_the_data_file
     )
 
 
+def test_footer_copies_read_ahead_are_decoded_only_when_a_stage_asks_for_them(spark, monkeypatch) -> None:
+    from zskip.planning.cache import CACHE
+    from zskip.planning.metadata import SnapshotMetadata
+    from zskip.planning.pipeline import _table_metadata
+    from zskip.storage import FileAccess
+
+    table = make_table(spark, "lake.idx.copies_ahead", rows=12_000, files=4, properties=SMALL_ROW_GROUPS)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    metadata: SnapshotMetadata = _table_metadata(spark, table)
+    paths = data_files(spark, table)["file_path"].to_pylist()
+    CACHE.clear()
+    metadata.manifest()
+    reads: list[str] = []
+    real = FileAccess.read
+
+    def counting(self, location, *, offset=0, length=None):  # type: ignore[no-untyped-def]
+        reads.append(location)
+        return real(self, location, offset=offset, length=length)
+
+    monkeypatch.setattr(FileAccess, "read", counting)
+    metadata.read_copies_ahead(paths)
+    read_ahead = len(reads)
+    assert read_ahead == len(set(reads)) > 0  # each index file's copies in one request
+    assert not any(("footer", p) in CACHE for p in paths)  # read, not decoded
+    first = metadata.footer(paths[0])
+    assert len(reads) == read_ahead and ("footer", paths[0]) in CACHE and ("footer copy", paths[0]) not in CACHE
+    metadata.prefetch_footers(paths)  # the others from the bytes read ahead too
+    assert len(reads) == read_ahead and not any(("footer copy", p) in CACHE for p in paths)
+    monkeypatch.undo()
+    CACHE.clear()
+    again = metadata.footer(paths[0])  # nothing read ahead: read and decoded as before
+    field_a = load_table(spark, table).resolve(["a"])[0].id
+    assert again.rows == first.rows and again.column(field_a) == first.column(field_a) and len(first.rows) > 1
+
+
 def test_refresh_copies_the_footers_of_files_indexed_before_copies_were_made(spark) -> None:
     table = make_table(spark, "lake.idx.old_footers", rows=8_000, files=3)
     zskip.create_index(spark, table, "a", kind="bitmap")

@@ -52,6 +52,9 @@ class MemoryMetadata:
     def prefetch_footers(self, paths: list[str]) -> None:
         pass
 
+    def read_copies_ahead(self, paths: list[str]) -> None:
+        pass
+
     def stats_column(self, path: str, field_id: int) -> StatsColumn:
         key = (path, field_id)
         if key not in self.cache:

@@ -115,6 +115,11 @@ class LruCache:
             while len(self._items) > self.max_entries:
                 self._items.popitem(last=False)
 
+    def discard(self, key: Hashable) -> None:
+        """Forget ``key``'s value, if kept."""
+        with self._lock:
+            self._items.pop(key, None)
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()

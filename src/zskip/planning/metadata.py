@@ -113,10 +113,18 @@ class SnapshotMetadata:
         return copy
 
     def _footers_from_copies(self, copies: Mapping[str, dict[str, Any]]) -> dict[str, Footer]:
-        """The footers the copies ``copies`` hold (read together), by data file; one that cannot be read
-        is left out, with a warning, and its data file's own footer is read instead."""
+        """The footers the copies ``copies`` hold (read together, but for those read ahead), by data
+        file; one that cannot be read is left out, with a warning, and its data file's own footer is
+        read instead."""
+        found: dict[str, bytes | Exception] = {}
+        for path in copies:
+            if (ahead := self._copy_read_ahead(path)) is not None:
+                found[path] = ahead
+        to_read = [path for path in copies if path not in found]
+        found.update(zip(to_read, footer_copies([copies[p] for p in to_read], self.storage), strict=True))
         out = {}
-        for path, data in zip(copies, footer_copies(list(copies.values()), self.storage), strict=True):
+        for path in copies:
+            data = found[path]
             if not isinstance(data, Exception):
                 try:
                     out[path] = footer_from_copy(data, functools.partial(self._copy_rest, path, copies[path]))
@@ -125,6 +133,37 @@ class SnapshotMetadata:
                     data = exc
             log.warning("reading the footer of %s itself: its copy cannot be used: %s", path, data)
         return out
+
+    def read_copies_ahead(self, paths: Sequence[str]) -> None:
+        """Read the footer copies of ``paths`` (those whose footers are not cached) in one round, and
+        keep their bytes undecoded: a footer is decoded from them when a stage asks for it.  For
+        reading on another thread while something else is read: an equality's bitmap heads often rule
+        out most candidate files, whose footers are then never needed, and decoding them meanwhile
+        would hold Python's lock that the index reads need."""
+        copies = {
+            path: copy
+            for path in dict.fromkeys(paths)
+            if ("footer", path) not in CACHE and (copy := self._footer_copy(path)) is not None
+        }
+
+        def read(keys: list[Hashable]) -> dict[Hashable, bytes]:
+            rows = [copies[key[1]] for key in keys]  # type: ignore[index]
+            found = footer_copies(rows, self.storage)
+            return {key: data for key, data in zip(keys, found, strict=True) if not isinstance(data, Exception)}
+
+        if copies:
+            CACHE.load_many([("footer copy", path) for path in copies], read)
+
+    def _copy_read_ahead(self, path: str) -> bytes | None:
+        """The bytes of ``path``'s footer copy ``read_copies_ahead`` read (waited for while it reads
+        them), else ``None``; taken out of the cache: the footer decoded from them is kept instead."""
+        key = ("footer copy", path)
+        try:
+            data: bytes = CACHE.get_or_load(key, _not_read_ahead)
+        except _NotReadAhead:
+            return None
+        CACHE.discard(key)
+        return data
 
     def _copy_rest(self, path: str, row: Mapping[str, Any], rest: CopyRest) -> bytes:
         """The Parquet footer of ``path`` after its copy's head (``row``, the manifest's) was read: from
@@ -243,6 +282,14 @@ class SnapshotMetadata:
         if self.manifest_path and ("manifest", self.manifest_path) not in CACHE:
             reads.append(self._cached_manifest)
         in_background(reads)
+
+
+class _NotReadAhead(Exception):
+    pass
+
+
+def _not_read_ahead() -> bytes:
+    raise _NotReadAhead
 
 
 def _or_none(load: Callable[[], T], errors: tuple[type[Exception], ...], what: str) -> T | None:

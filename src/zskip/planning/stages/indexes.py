@@ -30,9 +30,9 @@ def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
         return candidates
     if _holds_values(inputs.expr):
         # the heads of an equality's bitmaps come first, and the footers of the files they keep (and of
-        # those they rule out: whether Spark's own scan would read them) after: read those footers
-        # while the heads are read, not one more round trip after them
-        in_background([functools.partial(inputs.metadata.prefetch_footers, list(candidates.files))])
+        # one they rule out: whether Spark's own scan would read it) after: read those footers' copies
+        # while the heads are read, not one more round trip after them (decoded when asked for)
+        in_background([functools.partial(inputs.metadata.read_copies_ahead, list(candidates.files))])
     return apply_verdicts(inputs, candidates, _verdicts(inputs, candidates, manifest))
 
 

@@ -228,6 +228,17 @@ class FileAccess:
             raise storage_error(exc, location, self) from exc
         return data if isinstance(data, bytes) else data.to_pybytes()
 
+    def open_ahead(self, location: str) -> None:
+        """Open the handle ranged reads of ``location`` use (``read``), when it is on object storage:
+        opening asks the store for the object's length, one round trip a later read then skips."""
+        if self.settings_for(location) is None:
+            return
+        filesystem, path = self.resolve(location)
+        try:
+            _open_object(self, location, filesystem, path)
+        except OSError as exc:
+            raise storage_error(exc, location, self) from exc
+
     def write(self, location: str, data: bytes) -> None:
         """Write a whole file (zskip's files are written once and never changed)."""
         filesystem, path = self.resolve(location)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -39,6 +40,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 BULK_FOOTERS = 256  # up to this many kept files, their footers are read with the store and manifest
+# Index files opened while Spark plans (those the manifest names most): a merged table has a few, one
+# per indexed column; a table indexed batch by batch has many, each read by fewer plans.
+OPEN_AHEAD_FILES = 8
 
 
 @dataclass(frozen=True)
@@ -280,8 +284,24 @@ class SnapshotMetadata:
         if self.store_path and ("store", self.store_path) not in CACHE:
             reads.append(self._cached_store)
         if self.manifest_path and ("manifest", self.manifest_path) not in CACHE:
-            reads.append(self._cached_manifest)
+            reads.append(self._open_index_files_ahead)
         in_background(reads)
+
+    def _open_index_files_ahead(self) -> None:
+        """Read the index manifest, then open (on object storage) the index files it names most often,
+        all at once: the length each asks the store for is then known when the index stage reads
+        it, one round trip off each of its rounds that reads an index file first."""
+        manifest = self._cached_manifest()
+        assert self.manifest_path
+        if self.storage.settings_for(self.manifest_path) is None:
+            return
+        counts = Counter(manifest.entries["puffin_path"].to_pylist())
+        counts.update(manifest.footers["puffin_path"].to_pylist())
+        # each on a reading thread of its own (this runs on one: ``at_once`` would open them in turn); one
+        # that fails is logged, and the read that needs the file reports it
+        in_background(
+            [functools.partial(self.storage.open_ahead, path) for path, _ in counts.most_common(OPEN_AHEAD_FILES)]
+        )
 
 
 class _NotReadAhead(Exception):

@@ -106,7 +106,7 @@ def test_ranged_reads_of_one_object_ask_its_length_once(servers) -> None:  # typ
     from bench.s3_requests import ZSKIP, counting_relay
 
     from tests.integration.object_store import ACCESS_KEY, SECRET_KEY
-    from zskip.storage import FileAccess
+    from zskip.storage import FileAccess, forget_open_objects
 
     s3, _ = servers
     with counting_relay(s3.endpoint) as (relay, counts):
@@ -125,4 +125,28 @@ def test_ranged_reads_of_one_object_ask_its_length_once(servers) -> None:  # typ
             if asked.get(f"{ZSKIP} GET", 0) >= 6:
                 break
             time.sleep(0.05)
-    assert (asked[f"{ZSKIP} HEAD"], asked[f"{ZSKIP} GET"]) == (1, 6)
+        assert (asked[f"{ZSKIP} HEAD"], asked[f"{ZSKIP} GET"]) == (1, 6)
+        # opened ahead (as planning opens index files while Spark plans), the reads ask no length
+        forget_open_objects()
+        before = counts.snapshot()
+        access.open_ahead("s3://lake/ranged/blobs.bin")
+        opened = _asked_once_counted(counts, before, f"{ZSKIP} HEAD")
+        assert access.read("s3://lake/ranged/blobs.bin", offset=5, length=2) == bytes([5, 6])
+        read = _asked_once_counted(counts, opened, f"{ZSKIP} GET")
+        assert _asked(before, opened).get(f"{ZSKIP} HEAD") == 1
+        assert _asked(opened, read).get(f"{ZSKIP} HEAD", 0) == 0 and _asked(opened, read)[f"{ZSKIP} GET"] == 1
+
+
+def _asked(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {key: after.get(key, 0) - before.get(key, 0) for key in after}
+
+
+def _asked_once_counted(counts, before: dict[str, int], request: str) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """The relay's counts once it has counted one ``request`` since ``before`` (it counts a request when
+    it has passed the answer on)."""
+    for _ in range(100):
+        after = counts.snapshot()
+        if _asked(before, after).get(request, 0) >= 1:
+            return after  # type: ignore[no-any-return]
+        time.sleep(0.05)
+    raise AssertionError(f"no {request} counted")

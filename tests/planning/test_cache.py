@@ -113,3 +113,27 @@ def test_a_bulk_load_is_waited_for_key_by_key_and_a_key_it_did_not_give_is_loade
         thread.join()
     assert asked == [["a", "b", "c"]] and sorted(results, key=str) == [1, 9] and alone == ["c"]
     assert cache.get_or_load("b", lambda: 0) == 2 and cache.get_or_load("kept", lambda: 1) == 0
+
+
+def test_taking_a_key_waits_for_its_load_and_leaves_it_unkept() -> None:
+    cache = LruCache(10)
+    assert cache.take("absent") is None
+    started, release = threading.Event(), threading.Event()
+
+    def bulk(keys: list) -> dict:
+        started.set()
+        release.wait()
+        return {"copy": b"bytes"}
+
+    ahead = threading.Thread(target=lambda: cache.load_many(["copy"], bulk))
+    ahead.start()
+    started.wait()
+    taken: list[object] = []
+    taker = threading.Thread(target=lambda: taken.append(cache.take("copy")))
+    taker.start()
+    time.sleep(0.1)
+    assert taken == []  # waits for the load in progress
+    release.set()
+    for thread in (ahead, taker):
+        thread.join()
+    assert taken == [b"bytes"] and "copy" not in cache and cache.take("copy") is None

@@ -115,10 +115,18 @@ class LruCache:
             while len(self._items) > self.max_entries:
                 self._items.popitem(last=False)
 
-    def discard(self, key: Hashable) -> None:
-        """Forget ``key``'s value, if kept."""
+    def take(self, key: Hashable) -> Any:
+        """The value kept under ``key``, no longer kept (a load of it in progress is waited for); ``None``
+        when it is neither kept nor being loaded (something read ahead to be used once, then dropped)."""
         with self._lock:
-            self._items.pop(key, None)
+            if key in self._items:
+                return self._items.pop(key)
+            loading = self._loading.get(key)
+        if loading is None or loading.thread == threading.get_ident():
+            return None
+        loading.wait()
+        with self._lock:
+            return self._items.pop(key, None)
 
     def clear(self) -> None:
         with self._lock:

@@ -161,12 +161,7 @@ class SnapshotMetadata:
     def _copy_read_ahead(self, path: str) -> bytes | None:
         """The bytes of ``path``'s footer copy ``read_copies_ahead`` read (waited for while it reads
         them), else ``None``; taken out of the cache: the footer decoded from them is kept instead."""
-        key = ("footer copy", path)
-        try:
-            data: bytes = CACHE.get_or_load(key, _not_read_ahead)
-        except _NotReadAhead:
-            return None
-        CACHE.discard(key)
+        data: bytes | None = CACHE.take(("footer copy", path))
         return data
 
     def _copy_rest(self, path: str, row: Mapping[str, Any], rest: CopyRest) -> bytes:
@@ -302,14 +297,6 @@ class SnapshotMetadata:
         in_background(
             [functools.partial(self.storage.open_ahead, path) for path, _ in counts.most_common(OPEN_AHEAD_FILES)]
         )
-
-
-class _NotReadAhead(Exception):
-    pass
-
-
-def _not_read_ahead() -> bytes:
-    raise _NotReadAhead
 
 
 def _or_none(load: Callable[[], T], errors: tuple[type[Exception], ...], what: str) -> T | None:

@@ -593,11 +593,12 @@ def _in_blocks(header: dict[str, Any], not_null: bytes, values: pa.Array, size: 
     """The prefix, head and blocks of a format 3 blob of the dictionary ``values`` in blocks of ``size``
     (``header``: the slices' part of it; the slices follow what this returns)."""
     blocks = [_parquet(values.slice(start, size)) for start in range(0, len(values), size)]
-    fences = _parquet(values.take(pa.array([*range(0, len(values), size), len(values) - 1])))
+    fence_values = values.take(pa.array([*range(0, len(values), size), len(values) - 1]))
+    fences = _parquet(fence_values)
     header = header | {
         "dictionary": len(fences),
         # the fences' keys and type again, read without decoding the Parquet file (``_fence_keys``)
-        "fence_keys": keys_of(_dictionary(fences).combine_chunks()).tolist(),
+        "fence_keys": keys_of(fence_values).tolist(),
         "key_type": _type_tag(values.type),
         "cardinality": len(values),
         "block_values": size,

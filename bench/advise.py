@@ -2,6 +2,8 @@
 
     python bench/advise.py                       # SSB SF 1 and TPC-H lineitem SF 1
     python bench/advise.py --datasets ssb-mixed  # all 13 SSB queries and D1-D7 as one workload
+    python bench/advise.py --datasets ssb-mixed --scale-factor 10   # the same at SF 10
+    python bench/advise.py --datasets ssb-tradeoff  # one curve weighted between its two halves
 
 For each dataset, in one run: a fresh copy of the table as loaded is given to ``zskip.advise`` with
 the workload as SQL queries and ``apply=True`` (it optimizes and builds the indexes it chose); a
@@ -31,7 +33,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, write_report
 from bench.layouts import lay_out_once
-from bench.ssb import CLUSTER, FAIR, INDEXED, _loaded, _swap, counts, queries, run_queries, star_layout
+from bench.ssb import (
+    CLUSTER,
+    FAIR,
+    INDEXED,
+    SSB_TABLES,
+    _fair_reads,
+    _loaded,
+    _swap,
+    counts,
+    queries,
+    run_queries,
+    star_dimensions,
+    star_layout,
+)
 from zskip import advise, create_index
 from zskip.datasets import LINEITEM_CLUSTER_COLUMNS, lineitem_queries, load_lineitem, load_ssb
 from zskip.expr.rewrite import without_implied_not_null
@@ -139,23 +154,26 @@ def _result(
     } | measured
 
 
-def _ssb_sf1(spark: Any, args: argparse.Namespace) -> tuple[str, str, int, int]:
-    """SSB at scale factor 1 (loaded once, 64 files, row groups of 256 KiB): its namespace, lineorder,
-    the file size a layout writes (lineorder's size over 64) and the row-group size."""
-    ns = "lake.ssb"
+def _ssb_tables(spark: Any, args: argparse.Namespace, scale_factor: float = 1.0) -> tuple[str, str, int, int]:
+    """SSB at ``scale_factor`` (loaded once into its own namespace, 64 files, row groups of 256 KiB):
+    its namespace, lineorder, the file size a layout writes (lineorder's size over 64) and the
+    row-group size."""
+    ns = "lake.ssb" if scale_factor == 1 else "lake.ssb_sf" + f"{scale_factor:g}".replace(".", "_")
     row_group = parse_size("256KB")
     if _loaded(spark, ns, 64) is None:
         load_ssb(
-            spark, ns, scale_factor=1.0, data_dir=Path(args.data_dir), files=64,
+            spark, ns, scale_factor=scale_factor, data_dir=Path(args.data_dir), files=64,
             properties={"write.parquet.row-group-size-bytes": str(row_group)},
         )  # fmt: skip
+    for table in SSB_TABLES:
+        _fair_reads(spark, f"{ns}.{table}")  # as loaded too: every side reads in tasks of the same kind
     base = f"{ns}.lineorder"
     size = sum(data_files(spark, base)["file_size_in_bytes"].to_pylist())
     return ns, base, max(size // 64, 1 << 20), row_group
 
 
 def ssb(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
-    ns, base, target, row_group = _ssb_sf1(spark, args)
+    ns, base, target, row_group = _ssb_tables(spark, args)
     every = queries(spark, ns)
     advised_table, reference_table = f"{ns}.lineorder_advised", f"{ns}.lineorder_reference"
     advice, advice_seconds, apply_seconds = _advised(
@@ -191,7 +209,7 @@ MIXED_SIDES = ("(a) as loaded", "(c) Iceberg zorder", "(d) zskip zorder raw, + b
 
 def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
     """SSB's 13 queries and D1-D7 as one workload: the advised layout against (a), (c), (d) and (g)."""
-    ns, base, target, row_group = _ssb_sf1(spark, args)
+    ns, base, target, row_group = _ssb_tables(spark, args, args.scale_factor)
     every = queries(spark, ns)
     advised_table = f"{ns}.lineorder_mixed"
     workload = _swap(every, base, advised_table)
@@ -237,11 +255,16 @@ def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
         ),
     }
     for label, (table, recipe, through_zskip) in recipes.items():
-        seconds[label] = _reference(spark, base, table, recipe, row_group)
+        if args.reuse_layouts and spark.catalog.tableExists(table):
+            print(f"reusing {table} as {label}", flush=True)
+        else:
+            seconds[label] = _reference(spark, base, table, recipe, row_group)
         sides[label] = run_queries(spark, _swap(every, base, table), table, through_zskip=through_zskip, runs=args.runs)
         print(label, flush=True)
     return {
-        "dataset": "SSB SF 1 lineorder, 13 SSB queries and D1-D7 as one workload",
+        "dataset": f"SSB SF {args.scale_factor:g} lineorder, 13 SSB queries and D1-D7 as one workload",
+        "scale_factor": args.scale_factor,
+        "max_columns": args.max_columns,
         "advice": json.loads(advice.to_json()),
         "advice_text": str(advice),
         "advice_seconds": advice_seconds,
@@ -253,6 +276,91 @@ def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
         },
         "runs": args.runs,
     }
+
+
+TRADEOFF_WEIGHTS = ((4, 1), (3, 1), (2, 1), (3, 2), (1, 1), (2, 3), (1, 2), (1, 4))  # dimensions : D columns
+D_COLUMNS = ("lo_ordtotalprice", "lo_revenue")  # the columns D1-D7 filter
+
+
+def ssb_tradeoff(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """Can one curve serve both halves of the mixed workload?  Zorders over (g)'s four dimensions and the
+    two columns D1-D7 filter, the dimensions weighted against those columns from 4:1 to 1:4, each laid
+    out for real: row groups each half reads (zskip's planner, join stage included), beside (g) and
+    (d) as ``ssb_mixed`` lays them out."""
+    ns, base, target, row_group = _ssb_tables(spark, args, args.scale_factor)
+    every = queries(spark, ns)
+    layouts: dict[str, tuple[str, Layout]] = {
+        "(g) zskip star": (f"{ns}.lineorder_mixed_g", star_layout(
+            spark, ns, target_file_size_bytes=target, row_group_size_bytes=row_group)),
+        "(d) zskip zorder raw, + bitmap": (f"{ns}.lineorder_mixed_d", _indexed(spark, zskip_layout(
+            spark, CLUSTER, curve="zorder", mapping="raw", target_file_size_bytes=target,
+            row_group_size_bytes=row_group))),
+    }  # fmt: skip
+    axes = [*star_dimensions(ns), *D_COLUMNS]
+    for dims, facts in TRADEOFF_WEIGHTS:
+        weights = {d.foreign_key: float(dims) for d in star_dimensions(ns)} | {c: float(facts) for c in D_COLUMNS}
+        layouts[f"zorder {dims}:{facts}"] = (
+            f"{ns}.lineorder_tradeoff",
+            _indexed(spark, zskip_layout(
+                spark, axes, curve="zorder", mapping="rank", weights=weights, target_file_size_bytes=target,
+                row_group_size_bytes=row_group)),
+        )  # fmt: skip
+    out: dict[str, dict[str, float]] = {}
+    for label, (table, recipe) in layouts.items():
+        if not (args.reuse_layouts and label.startswith("(") and spark.catalog.tableExists(table)):
+            _reference(spark, base, table, recipe, row_group)
+        swapped = _swap(every, base, table)
+        out[label] = {n: counts(spark, q, table, through_zskip=True)["row_groups"] for n, q in swapped.items()}
+        print(label, {h: sum(out[label][n] for n in out[label] if n[:2] in h) for h in (("Q2", "Q3", "Q4"), ("D",))})
+    return {"dataset": f"SSB SF {args.scale_factor:g} lineorder", "scale_factor": args.scale_factor, "row_groups": out}
+
+
+def tradeoff_lines(result: dict[str, Any], seconds: float) -> list[str]:
+    """advise-tradeoff.md: each half's row groups under each weighting, against (g) and (d)."""
+    groups = result["row_groups"]
+
+    def half(label: str, which: tuple[str, ...]) -> float:
+        return sum(v for n, v in groups[label].items() if n.startswith(which))
+
+    star, doc001 = ("Q2", "Q3", "Q4"), ("D",)
+    g, d = half("(g) zskip star", star), half("(d) zskip zorder raw, + bitmap", doc001)
+    body = [
+        [label, f"{half(label, ('Q1',)):,.0f}", f"{half(label, star):,.0f}", f"{half(label, star) / max(g, 1):.2f}x",
+         f"{half(label, doc001):,.0f}", f"{half(label, doc001) / max(d, 1):.2f}x",
+         "yes" if half(label, star) <= 1.5 * g and half(label, doc001) <= 1.5 * d else "no"]
+        for label in groups
+    ]  # fmt: skip
+    return [
+        "# One curve for both halves of the mixed SSB workload?",
+        "",
+        f"One run of `python bench/advise.py --datasets ssb-tradeoff` on {machine()}, {seconds / 60:.0f} minutes "
+        f"in all. {result['dataset']}: copies laid out as (g) (hilbert through its four dimensions) and (d) "
+        "(zorder raw over lo_ordtotalprice, lo_revenue, lo_quantity + bitmaps), and as zorders (rank) over "
+        "(g)'s four dimension axes and the two columns D1-D7 filter (lo_ordtotalprice, lo_revenue), the "
+        "dimensions weighted against those columns from 4:1 to 1:4 (`optimize(..., weights=)`), with the "
+        "same bitmaps as (d). Row groups are those zskip's planner keeps (join stage included), summed over "
+        "each half.",
+        "",
+        markdown_table(
+            [
+                "layout",
+                "row groups, Q1.1-Q1.3",
+                "row groups, Q2.1-Q4.3",
+                "over (g)",
+                "row groups, D1-D7",
+                "over (d)",
+                "both within 1.5x",
+            ],
+            body,
+        ),
+        "",
+        "A row group holds a fixed number of rows, so the prefix of the curve that tells row groups apart "
+        "has a fixed number of bits: each bit given to lo_ordtotalprice or lo_revenue halves the row groups "
+        "of the D filters on it and is taken from a dimension, doubling the row groups of the star queries "
+        "filtering that dimension. The lineorder columns D1-D7 filter are independent of the dimensions "
+        "the star queries filter, so no weighting keeps both halves near the layout made for each.",
+        "",
+    ]
 
 
 def _without_results(side: dict[str, dict]) -> dict[str, dict]:
@@ -382,6 +490,16 @@ def lay_label(layout: dict[str, Any]) -> str:
     return " + ".join([head, *(f"{i['kind']} on {i['column']}" for i in layout["indexes"])])
 
 
+def _options(result: dict[str, Any]) -> str:
+    """The command line's options beyond the defaults, as the mixed run was given them."""
+    out = ""
+    if result.get("scale_factor", 1.0) != 1:
+        out += f" --scale-factor {result['scale_factor']:g}"
+    if result.get("max_columns", 4) != 4:
+        out += f" --max-columns {result['max_columns']}"
+    return out
+
+
 def mixed_lines(result: dict[str, Any], seconds: float) -> list[str]:
     """advise-mixed.md: the advised layout beside (a), (c), (d) and (g) on every query of the workload."""
     sides, advice = result["sides"], result["advice"]
@@ -415,7 +533,8 @@ def mixed_lines(result: dict[str, Any], seconds: float) -> list[str]:
     return [
         "# zskip advise on one mixed workload",
         "",
-        f"One run of `python bench/advise.py --datasets ssb-mixed --runs {result['runs']}` on {machine()}, "
+        f"One run of `python bench/advise.py --datasets ssb-mixed --runs {result['runs']}"
+        f"{_options(result)}` on {machine()}, "
         f"{seconds / 60:.0f} minutes in all. {result['dataset']}: a fresh copy of lineorder as loaded gets "
         "`zskip.advise(..., queries=WORKLOAD, apply=True)` with all 20 queries; four more copies are laid out "
         "as docs/benchmarks/ssb.md's (a), (c), (d) and (g). Every query runs on every copy: through `zskip.sql` on "
@@ -452,21 +571,38 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--warehouse", default=str(Path(tempfile.gettempdir()) / "zskip-bench-warehouse"))
     parser.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "zskip-tpch"))
-    parser.add_argument("--datasets", default="ssb,lineitem", help="ssb, lineitem and/or ssb-mixed")
+    parser.add_argument(
+        "--datasets", default="ssb,lineitem", help="ssb, lineitem, ssb-mixed and/or ssb-tradeoff (comma-separated)"
+    )
     parser.add_argument("--runs", type=int, default=3, help="timed runs per query (ssb-mixed)")
     parser.add_argument("--max-columns", type=int, default=4, help="most axes a candidate layout has (ssb-mixed)")
+    parser.add_argument("--scale-factor", type=float, default=1.0, help="SSB scale factor (ssb-mixed)")
+    parser.add_argument(
+        "--reuse-layouts",
+        action="store_true",
+        help="keep the reference copies (c), (d), (g) an earlier ssb-mixed run laid out at this scale factor",
+    )
     parser.add_argument("--output", default=str(DOCS))
     args = parser.parse_args(argv)
+    if args.scale_factor != 1 and not set(args.datasets.split(",")) <= {"ssb-mixed", "ssb-tradeoff"}:
+        parser.error("--scale-factor applies to --datasets ssb-mixed and ssb-tradeoff (ssb and lineitem run at 1)")
     started = time.perf_counter()
     spark = bench_session(args.warehouse)
     output = Path(args.output)
     results = []
     for name in args.datasets.split(","):
+        if name == "ssb-tradeoff":
+            result = ssb_tradeoff(spark, args)
+            report = "advise-tradeoff" if args.scale_factor == 1 else f"advise-tradeoff-sf{args.scale_factor:g}"
+            write_report(report, tradeoff_lines(result, time.perf_counter() - started), output)
+            (output / f"{report}.json").write_text(json.dumps(result, indent=2, default=str))
+            continue
         if name == "ssb-mixed":
             mixed = ssb_mixed(spark, args)
             print(mixed["advice_text"], flush=True)
-            write_report("advise-mixed", mixed_lines(mixed, time.perf_counter() - started), output)
-            (output / "advise-mixed.json").write_text(json.dumps(mixed, indent=2, default=str))
+            report = "advise-mixed" if args.scale_factor == 1 else f"advise-mixed-sf{args.scale_factor:g}"
+            write_report(report, mixed_lines(mixed, time.perf_counter() - started), output)
+            (output / f"{report}.json").write_text(json.dumps(mixed, indent=2, default=str))
             continue
         results.append({"ssb": ssb, "lineitem": lineitem}[name](spark, args))
         print(results[-1]["advice_text"], flush=True)

@@ -10,6 +10,7 @@ import click
 
 SCRIPTS = {
     "advise": "advise.py",
+    "advise-skewed": "advise_skewed.py",
     "curves": "curves.py",
     "optimize": "optimize.py",
     "indexes": "indexes.py",

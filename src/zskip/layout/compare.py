@@ -96,10 +96,12 @@ def zskip_layout(
     *,
     curve: str = "hilbert",
     mapping: str = "rank",
+    weights: Mapping[str, float] | None = None,
     target_file_size_bytes: int,
     row_group_size_bytes: int,
 ) -> Layout:
-    """A full ``zskip.optimize`` along ``curve`` over ``by``, into files and row groups of the sizes given."""
+    """A full ``zskip.optimize`` along ``curve`` over ``by`` (each column ``weights``' share of a zorder),
+    into files and row groups of the sizes given."""
 
     def lay(table: str) -> Any:
         return optimize(
@@ -108,6 +110,7 @@ def zskip_layout(
             by=by,
             curve=curve,
             mapping=mapping,
+            weights=weights,
             mode="full",
             target_file_size=target_file_size_bytes,
             row_group_size=row_group_size_bytes,

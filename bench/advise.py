@@ -68,7 +68,7 @@ def _scan_predicate(spark: Any, query: str, table: str) -> str:
     return to_sql(without_implied_not_null(expr))
 
 
-def _forecast_of(spark: Any, advice: Advice, query: str, table: str) -> QueryForecast:
+def forecast_of(spark: Any, advice: Advice, query: str, table: str) -> QueryForecast:
     """The advisor's forecast for ``query``'s scan of ``table``: found by the scan's own filter and
     each filtered dimension's, as the advisor shows them (star queries share their own filter)."""
     (scanned,) = [s for s in scanned_queries(spark, query) if s.table == table]
@@ -126,7 +126,7 @@ def _per_query(spark: Any, advice: Advice, workload: dict[str, str], table: str,
     out = {}
     for name, query in workload.items():
         measured = _measured(spark, query, table, joins=joins)
-        forecast = _forecast_of(spark, advice, query, table)
+        forecast = forecast_of(spark, advice, query, table)
         out[name] = measured | {
             "forecast_files": forecast.files,
             "forecast_row_groups": forecast.row_groups,
@@ -220,7 +220,7 @@ def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     sides["advised"] = run_queries(spark, workload, advised_table, through_zskip=True, runs=args.runs)
     for name, query in workload.items():
-        forecast = _forecast_of(spark, advice, query, advised_table)
+        forecast = forecast_of(spark, advice, query, advised_table)
         sides["advised"][name] |= {"forecast_files": forecast.files, "forecast_row_groups": forecast.row_groups}
     print("advised", flush=True)
     sides["(a) as loaded"] = run_queries(spark, every, base, through_zskip=False, runs=args.runs)
@@ -627,7 +627,10 @@ def main(argv: list[str] | None = None) -> None:
         "## Where the advisor falls short",
         "",
         "- The workloads here filter lineorder's own columns (and Q1.x the date dimension); the star queries and "
-        "clustering through dimensions are weighed in advise-mixed.md (`--datasets ssb-mixed`).",
+        "clustering through dimensions are weighed in advise-mixed.md (`--datasets ssb-mixed`, scale factor 10 in "
+        "advise-mixed-sf10.md), how far one curve can serve the star queries and D1-D7 at once in "
+        "advise-tradeoff.md (`--datasets ssb-tradeoff`), and the advisor against every hand layout of a skewed "
+        "table it has not seen in advise-skewed.md (`bench/advise_skewed.py`).",
         "- Row groups are simulated from a sample: a simulated row group holds the rows of a real one thinned "
         "out, so its min/max is a little narrower; and the rows per row group come from the writer's bytes per "
         "row, which clustering changes. Equality on nearly unique values is overestimated by a few row groups "

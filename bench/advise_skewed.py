@@ -29,6 +29,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.advise import forecast_of
 from bench.common import DOCS, bench_session, machine, markdown_table, write_report
 from zskip import advise, explain
 from zskip.iceberg.files import data_files
@@ -114,10 +115,9 @@ def run(spark: Any) -> dict[str, Any]:
 
     seconds, advice = copy_and_lay_out(spark, TABLE, advised_table, advised, properties=PROPERTIES)
     measured = _counted(spark, advised_table)
-    forecasts = {q.predicate: q for q in advice.best.queries}
-    for name, where in FILTERS.items():
-        shown = next(p for p in forecasts if _same_filter(p, where))
-        measured[name] |= {"forecast_files": forecasts[shown].files, "forecast_row_groups": forecasts[shown].row_groups}
+    for name, query in zip(FILTERS, queries, strict=True):
+        forecast = forecast_of(spark, advice, query, advised_table)
+        measured[name] |= {"forecast_files": forecast.files, "forecast_row_groups": forecast.row_groups}
     print(f"advised {advice.best.label}: {sum(m['files'] for m in measured.values())} files", flush=True)
     hand = {}
     for columns, curve in hand_layouts():
@@ -141,11 +141,6 @@ def run(spark: Any) -> dict[str, Any]:
         "advised": measured,
         "hand": hand,
     }
-
-
-def _same_filter(shown: str, where: str) -> bool:
-    """Whether the advisor's rendering of a filter is ``where`` (it writes timestamps with their zone)."""
-    return shown.replace("+00:00'", "'").replace(" ", "") == where.replace(" ", "")
 
 
 def lines(result: dict[str, Any], minutes: float) -> list[str]:

@@ -7,7 +7,7 @@ status, a log-normal amount, a Zipf-distributed country, a skewed device: 24 fil
 256 KiB) and nine filters on two or three of its columns each, as a new user would write them.  A
 fresh copy gets ``zskip.advise(..., queries=WORKLOAD, apply=True)``; more copies are laid out by hand
 with a rank curve over every pair and every triple of the six columns (hilbert), over all six and over
-the four the workload filters most (hilbert and zorder): 41 layouts.  Every layout is counted the same
+the four the workload filters most (hilbert and zorder): 39 layouts.  Every layout is counted the same
 way, by zskip's planner on the real tables: files and row groups the nine filters read.  The advisor's
 forecast of files per filter is set beside what its layout then reads.  Writes
 docs/benchmarks/advise-skewed.md and advise-skewed.json.

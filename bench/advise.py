@@ -205,6 +205,7 @@ def ssb(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 MIXED_SIDES = ("(a) as loaded", "(c) Iceberg zorder", "(d) zskip zorder raw, + bitmap", "(g) zskip star")
+OWN_HALF = {"(d) zskip zorder raw, + bitmap": "D", "(g) zskip star": "Q"}  # the queries each was made for
 
 
 def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -259,12 +260,16 @@ def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
             print(f"reusing {table} as {label}", flush=True)
         else:
             seconds[label] = _reference(spark, base, table, recipe, row_group)
-        sides[label] = run_queries(spark, _swap(every, base, table), table, through_zskip=through_zskip, runs=args.runs)
+        swapped = _swap(every, base, table)
+        if args.own_halves and label in OWN_HALF:  # (d) made for D1-D7, (g) for the SSB queries
+            swapped = {n: q for n, q in swapped.items() if n.startswith(OWN_HALF[label])}
+        sides[label] = run_queries(spark, swapped, table, through_zskip=through_zskip, runs=args.runs)
         print(label, flush=True)
     return {
         "dataset": f"SSB SF {args.scale_factor:g} lineorder, 13 SSB queries and D1-D7 as one workload",
         "scale_factor": args.scale_factor,
         "max_columns": args.max_columns,
+        "own_halves": args.own_halves,
         "advice": json.loads(advice.to_json()),
         "advice_text": str(advice),
         "advice_seconds": advice_seconds,
@@ -272,7 +277,8 @@ def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
         "layout_seconds": seconds,
         "sides": {label: _without_results(side) for label, side in sides.items()},
         "same_rows": {
-            n: all(side[n]["result"] == sides["(a) as loaded"][n]["result"] for side in sides.values()) for n in every
+            n: all(side[n]["result"] == sides["(a) as loaded"][n]["result"] for side in sides.values() if n in side)
+            for n in every
         },
         "runs": args.runs,
     }
@@ -495,9 +501,20 @@ def _options(result: dict[str, Any]) -> str:
     out = ""
     if result.get("scale_factor", 1.0) != 1:
         out += f" --scale-factor {result['scale_factor']:g}"
+    if result.get("own_halves"):
+        out += " --own-halves"
     if result.get("max_columns", 4) != 4:
         out += f" --max-columns {result['max_columns']}"
     return out
+
+
+def _seconds(total: float | None) -> str:
+    return "-" if total is None else f"{total:.2f}"
+
+
+def _groups(side: dict[str, dict], which: list[str]) -> str:
+    """Row groups ``side`` read over ``which``, or "-" where it did not run them all."""
+    return f"{sum(side[n]['row_groups'] for n in which):,.0f}" if all(n in side for n in which) else "-"
 
 
 def mixed_lines(result: dict[str, Any], seconds: float) -> list[str]:
@@ -512,9 +529,14 @@ def mixed_lines(result: dict[str, Any], seconds: float) -> list[str]:
         r = advised[n]
         row = [n, f"{r['forecast_files']:.1f} / {r['forecast_row_groups']:.1f}"]
         row.append(f"{r['files']:.0f} / {r['row_groups']:,.0f} / {r['seconds']:.2f}")
-        row += [f"{sides[label][n]['row_groups']:,.0f} / {sides[label][n]['seconds']:.2f}" for label in MIXED_SIDES]
+        row += [
+            f"{sides[label][n]['row_groups']:,.0f} / {sides[label][n]['seconds']:.2f}" if n in sides[label] else "-"
+            for label in MIXED_SIDES
+        ]
         body.append(row)
-    total = {label: sum(r["seconds"] for r in side.values()) for label, side in sides.items()}
+    # a side run on its own half alone (--own-halves) has no total over the workload
+    total = {label: sum(r["seconds"] for r in side.values()) if len(side) == len(names) else None
+             for label, side in sides.items()}  # fmt: skip
     stars = [n for n in names if n[:2] in ("Q2", "Q3", "Q4")]
     doc001 = [n for n in names if n.startswith("D")]
 
@@ -550,7 +572,7 @@ def mixed_lines(result: dict[str, Any], seconds: float) -> list[str]:
         "| layout | total s | row groups, Q2.1-Q4.3 | row groups, D1-D7 |",
         "|---|---|---|---|",
         *(
-            f"| {label} | {total[label]:.2f} | {groups(label, stars):,.0f} | {groups(label, doc001):,.0f} |"
+            f"| {label} | {_seconds(total[label])} | {_groups(sides[label], stars)} | {_groups(sides[label], doc001)} |"
             for label in ("advised", *MIXED_SIDES)
         ),
         "",
@@ -581,6 +603,11 @@ def main(argv: list[str] | None = None) -> None:
         "--reuse-layouts",
         action="store_true",
         help="keep the reference copies (c), (d), (g) an earlier ssb-mixed run laid out at this scale factor",
+    )
+    parser.add_argument(
+        "--own-halves",
+        action="store_true",
+        help="ssb-mixed: run (d) on D1-D7 and (g) on the SSB queries alone, the halves each was made for",
     )
     parser.add_argument("--output", default=str(DOCS))
     args = parser.parse_args(argv)

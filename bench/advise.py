@@ -317,7 +317,7 @@ def ssb_tradeoff(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
             _reference(spark, base, table, recipe, row_group)
         swapped = _swap(every, base, table)
         out[label] = {n: counts(spark, q, table, through_zskip=True)["row_groups"] for n, q in swapped.items()}
-        print(label, {h: sum(out[label][n] for n in out[label] if n[:2] in h) for h in (("Q2", "Q3", "Q4"), ("D",))})
+        print(label, {h: sum(v for n, v in out[label].items() if n.startswith(h)) for h in (("Q2", "Q3", "Q4"), "D")})
     return {"dataset": f"SSB SF {args.scale_factor:g} lineorder", "scale_factor": args.scale_factor, "row_groups": out}
 
 

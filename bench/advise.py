@@ -208,25 +208,10 @@ MIXED_SIDES = ("(a) as loaded", "(c) Iceberg zorder", "(d) zskip zorder raw, + b
 OWN_HALF = {"(d) zskip zorder raw, + bitmap": "D", "(g) zskip star": "Q"}  # the queries each was made for
 
 
-def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """SSB's 13 queries and D1-D7 as one workload: the advised layout against (a), (c), (d) and (g)."""
-    ns, base, target, row_group = _ssb_tables(spark, args, args.scale_factor)
-    every = queries(spark, ns)
-    advised_table = f"{ns}.lineorder_mixed"
-    workload = _swap(every, base, advised_table)
-    advice, advice_seconds, apply_seconds = _advised(
-        spark, base, advised_table, workload, target, row_group, max_columns=args.max_columns
-    )
-    sides: dict[str, dict[str, dict]] = {}
-    seconds: dict[str, float] = {}
-    sides["advised"] = run_queries(spark, workload, advised_table, through_zskip=True, runs=args.runs)
-    for name, query in workload.items():
-        forecast = forecast_of(spark, advice, query, advised_table)
-        sides["advised"][name] |= {"forecast_files": forecast.files, "forecast_row_groups": forecast.row_groups}
-    print("advised", flush=True)
-    sides["(a) as loaded"] = run_queries(spark, every, base, through_zskip=False, runs=args.runs)
-    print("(a)", flush=True)
-    recipes: dict[str, tuple[str, Layout, bool]] = {
+def _mixed_references(spark: Any, ns: str, target: int, row_group: int) -> dict[str, tuple[str, Layout, bool]]:
+    """(c), (d) and (g) of docs/benchmarks/ssb.md as the mixed runs lay them out: each one's copy of
+    lineorder, its recipe, and whether its queries run through zskip."""
+    return {
         "(c) Iceberg zorder": (
             f"{ns}.lineorder_mixed_c",
             iceberg_layout(
@@ -255,6 +240,32 @@ def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
             True,
         ),
     }
+
+
+def _report_name(name: str, scale_factor: float) -> str:
+    """A report's file name: ``name`` at scale factor 1, ``name-sfN`` at another."""
+    return name if scale_factor == 1 else f"{name}-sf{scale_factor:g}"
+
+
+def ssb_mixed(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """SSB's 13 queries and D1-D7 as one workload: the advised layout against (a), (c), (d) and (g)."""
+    ns, base, target, row_group = _ssb_tables(spark, args, args.scale_factor)
+    every = queries(spark, ns)
+    advised_table = f"{ns}.lineorder_mixed"
+    workload = _swap(every, base, advised_table)
+    advice, advice_seconds, apply_seconds = _advised(
+        spark, base, advised_table, workload, target, row_group, max_columns=args.max_columns
+    )
+    sides: dict[str, dict[str, dict]] = {}
+    seconds: dict[str, float] = {}
+    sides["advised"] = run_queries(spark, workload, advised_table, through_zskip=True, runs=args.runs)
+    for name, query in workload.items():
+        forecast = forecast_of(spark, advice, query, advised_table)
+        sides["advised"][name] |= {"forecast_files": forecast.files, "forecast_row_groups": forecast.row_groups}
+    print("advised", flush=True)
+    sides["(a) as loaded"] = run_queries(spark, every, base, through_zskip=False, runs=args.runs)
+    print("(a)", flush=True)
+    recipes = _mixed_references(spark, ns, target, row_group)
     for label, (table, recipe, through_zskip) in recipes.items():
         if args.reuse_layouts and spark.catalog.tableExists(table):
             print(f"reusing {table} as {label}", flush=True)
@@ -295,13 +306,10 @@ def ssb_tradeoff(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
     (d) as ``ssb_mixed`` lays them out."""
     ns, base, target, row_group = _ssb_tables(spark, args, args.scale_factor)
     every = queries(spark, ns)
+    references = _mixed_references(spark, ns, target, row_group)
     layouts: dict[str, tuple[str, Layout]] = {
-        "(g) zskip star": (f"{ns}.lineorder_mixed_g", star_layout(
-            spark, ns, target_file_size_bytes=target, row_group_size_bytes=row_group)),
-        "(d) zskip zorder raw, + bitmap": (f"{ns}.lineorder_mixed_d", _indexed(spark, zskip_layout(
-            spark, CLUSTER, curve="zorder", mapping="raw", target_file_size_bytes=target,
-            row_group_size_bytes=row_group))),
-    }  # fmt: skip
+        label: references[label][:2] for label in ("(g) zskip star", "(d) zskip zorder raw, + bitmap")
+    }
     axes = [*star_dimensions(ns), *D_COLUMNS]
     for dims, facts in TRADEOFF_WEIGHTS:
         weights = {d.foreign_key: float(dims) for d in star_dimensions(ns)} | {c: float(facts) for c in D_COLUMNS}
@@ -620,14 +628,14 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.datasets.split(","):
         if name == "ssb-tradeoff":
             result = ssb_tradeoff(spark, args)
-            report = "advise-tradeoff" if args.scale_factor == 1 else f"advise-tradeoff-sf{args.scale_factor:g}"
+            report = _report_name("advise-tradeoff", args.scale_factor)
             write_report(report, tradeoff_lines(result, time.perf_counter() - started), output)
             (output / f"{report}.json").write_text(json.dumps(result, indent=2, default=str))
             continue
         if name == "ssb-mixed":
             mixed = ssb_mixed(spark, args)
             print(mixed["advice_text"], flush=True)
-            report = "advise-mixed" if args.scale_factor == 1 else f"advise-mixed-sf{args.scale_factor:g}"
+            report = _report_name("advise-mixed", args.scale_factor)
             write_report(report, mixed_lines(mixed, time.perf_counter() - started), output)
             (output / f"{report}.json").write_text(json.dumps(mixed, indent=2, default=str))
             continue

@@ -29,11 +29,11 @@ demo: $(BIN)/.installed
 	$(BIN)/zskip demo
 
 test: $(BIN)/.installed lint typecheck smoke-spark3.5
-	$(BIN)/pytest
+	$(BIN)/pytest --durations=25  # the slowest tests named: CI's time is budgeted
 
 # the smoke suite (tests marked smoke) on Spark 3.5
 smoke-spark3.5: $(BIN35)/.installed
-	ZSKIP_READ_TABLES=2 $(BIN35)/pytest -m smoke -p no:cacheprovider
+	ZSKIP_READ_TABLES=2 $(BIN35)/pytest -m smoke -p no:cacheprovider --durations=10
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

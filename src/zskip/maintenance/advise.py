@@ -648,7 +648,7 @@ class _Simulator:
         ``column`` (None: the current layout, whose statistics the simulation does not hold)."""
         cells = self._cells[key]
         part = index_conjunct(self.workload[number].expr, column)
-        if not cells.stats or part is None:
+        if not cells.stats_columns or part is None:
             return None
         if (key, column, number) not in self._admitted_cache:
             self._admitted_cache[(key, column, number)] = kept_by_minmax(cells, part, self.floats)

@@ -17,10 +17,8 @@ with the chance a Poisson model of the matches' density gives (``read_chances``)
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -30,7 +28,7 @@ from zskip.expr import And, Column, Expr, columns_of
 from zskip.expr.rewrite import rewrite_not, without_implied_not_null
 from zskip.layout.cuts import FileCuts
 from zskip.planning.footers import ColumnStats
-from zskip.planning.minmax_arrays import StatsColumn, might_match_arrays
+from zskip.planning.minmax_arrays import ARROW_ERRORS, StatsColumn, might_match_arrays
 
 __all__ = ["Cells", "cut_sample", "index_conjunct", "kept_by_minmax", "read_chances"]
 
@@ -44,18 +42,22 @@ class Cells:
     sample_rows: np.ndarray  # sample rows in each row group
     real_rows: np.ndarray  # table rows in each row group (estimated for a simulated layout)
     group_of_row: np.ndarray  # the row group of each sample row (in the sample's order)
-    # min/max of each row group's sample rows, by lower-cased column (simulated layouts only)
-    stats: tuple[Mapping[str, ColumnStats], ...] = ()
+    # min/max of each row group's sample rows, one set of arrays per column (simulated layouts only):
+    # arrays, not an object per row group, as every query of the workload is checked on them at once
+    # and an advice keeps every candidate's (objects took most of its memory and much of its time)
+    stats_columns: Mapping[str, StatsColumn] = field(default_factory=dict)
 
     @property
     def row_groups(self) -> int:
         return len(self.file_of)
 
-    @functools.cached_property
-    def stats_columns(self) -> dict[str, StatsColumn]:
-        """``stats`` as one array per column (built once: every query of the workload is checked on them)."""
-        names = dict.fromkeys(name for group in self.stats for name in group)
-        return {name: StatsColumn.of([group.get(name) for group in self.stats]) for name in names}
+    @property
+    def stats(self) -> tuple[dict[str, ColumnStats], ...]:
+        """Each row group's statistics as objects, by column (built when asked: for checks one row
+        group at a time; none for a layout that is not simulated)."""
+        per_column = {name: column.stats for name, column in self.stats_columns.items()}
+        groups = self.row_groups if per_column else 0
+        return tuple({name: stats[i] for name, stats in per_column.items()} for i in range(groups))
 
     def files_read(self, chances: np.ndarray) -> float:
         """Files expected to be opened when each row group is read with its chance in ``chances``."""
@@ -99,7 +101,7 @@ def cut_sample(
         sample_rows=group_sizes,
         real_rows=(sizes[file_of] * scale / per_file[file_of]).astype(float),
         group_of_row=group_of_row,
-        stats=group_stats(sample.take(pa.array(order)), starts, rows / max(len(starts), 1), cells_of),
+        stats_columns=group_stats(sample.take(pa.array(order)), starts, rows / max(len(starts), 1), cells_of),
     )
 
 
@@ -108,7 +110,7 @@ def group_stats(
     starts: np.ndarray,
     real_rows: float | None = None,
     cells_of: Mapping[str, Callable[[pa.Array], np.ndarray]] | None = None,
-) -> tuple[dict[str, ColumnStats], ...]:
+) -> dict[str, StatsColumn]:
     """Min/max, NULLs and values of every column over each run of rows ``starts[i]:starts[i+1]``.
 
     With ``real_rows`` (rows a real row group holds), each run's bounds are widened to what that many
@@ -123,20 +125,35 @@ def group_stats(
     at its ends.  A row group holds every real row of the curve cells it spans, so its bounds on a
     clustered column end where a rank's values end, not where the sample's few rows in it happen to.
     """
-    groups = len(starts)
-    per_group: list[dict[str, ColumnStats]] = [{} for _ in range(groups)]
+    out: dict[str, StatsColumn] = {}
     for name in ordered.column_names:
         column = ordered.column(name).combine_chunks()
         valid = column.is_valid().to_numpy(zero_copy_only=False)
         if pa.types.is_floating(column.type):
             valid = valid & ~np.isnan(column.fill_null(0).to_numpy(zero_copy_only=False))  # NaN is in no bound
-        values = np.add.reduceat(valid.astype(np.int64), starts) if len(valid) else np.zeros(groups, np.int64)
+        values = np.add.reduceat(valid.astype(np.int64), starts) if len(valid) else np.zeros(len(starts), np.int64)
         nulls = np.add.reduceat((~column.is_valid().to_numpy(zero_copy_only=False)).astype(np.int64), starts)
         ranks = (cells_of or {}).get(name) if real_rows is not None else None
         lows, highs = _bounds(column, starts, valid, values, real_rows, ranks)
-        for i in range(groups):
-            per_group[i][name] = ColumnStats(lows[i], highs[i], bool(values[i]), int(nulls[i]), int(values[i]))
-    return tuple(per_group)
+        out[name] = _stats_column(lows, highs, values, nulls)
+    return out
+
+
+def _stats_column(lows: pa.Array | None, highs: pa.Array | None, values: np.ndarray, nulls: np.ndarray) -> StatsColumn:
+    """One column's statistics over the runs, as the planner holds a footer's: arrays, and objects
+    built only if a check asks for them (bounds Arrow cannot order)."""
+    groups = len(values)
+    held = values > 0
+
+    def objects() -> tuple[ColumnStats, ...]:
+        low = lows.to_pylist() if lows is not None else [None] * groups
+        high = highs.to_pylist() if highs is not None else [None] * groups
+        return tuple(ColumnStats(low[i], high[i], bool(held[i]), int(nulls[i]), int(values[i])) for i in range(groups))
+
+    known, null_count, counted = np.ones(groups, dtype=bool), nulls.astype(np.float64), values.astype(np.float64)
+    if lows is None or highs is None:
+        return StatsColumn(objects, known, held, null_count, counted, None, None)
+    return StatsColumn.of_arrays(objects, known, held, null_count, counted, lows, highs)
 
 
 def _bounds(
@@ -146,7 +163,7 @@ def _bounds(
     values: np.ndarray,
     real_rows: float | None,
     ranks: Callable[[pa.Array], np.ndarray] | None = None,
-) -> tuple[list[Any], list[Any]]:
+) -> tuple[pa.Array | None, pa.Array | None]:
     """Per-run min and max of ``column`` (widened for ``real_rows`` and to the edges of ``ranks``'
     cells, see ``group_stats``)."""
     counted = pc.value_counts(column.filter(pa.array(valid)))
@@ -154,7 +171,7 @@ def _bounds(
     distinct = counted.field("values").take(order)
     counts = counted.field("counts").take(order).to_numpy(zero_copy_only=False).astype(float)
     if len(distinct) == 0:
-        return [None] * len(starts), [None] * len(starts)
+        return pa.nulls(len(starts)), pa.nulls(len(starts))
     index = pc.index_in(column, value_set=distinct).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     low = np.minimum.reduceat(np.where(valid, index, len(distinct)), starts)
     high = np.maximum.reduceat(np.where(valid, index, -1), starts)
@@ -179,16 +196,21 @@ def _bounds(
         last = np.searchsorted(rank, rank[np.clip(high, 0, len(distinct) - 1)], side="right") - 1
         low = np.where(held, np.minimum(low, first), low)
         high = np.where(held, np.maximum(high, last), high)
-    python = distinct.to_pylist()
-    lows = [python[int(low[i])] if values[i] else None for i in range(len(starts))]
-    highs = [python[int(high[i])] if values[i] else None for i in range(len(starts))]
-    return lows, highs
+    try:  # typed as Arrow types the Python values (a footer's bounds come to the planner as those)
+        typed = pa.array(distinct.to_pylist())
+    except ARROW_ERRORS:
+        return None, None
+    empty = values == 0
+    last = len(distinct) - 1
+    low_at = pa.array(np.clip(low, 0, last), mask=empty)  # a run without values has no bounds
+    high_at = pa.array(np.clip(high, 0, last), mask=empty)
+    return typed.take(low_at), typed.take(high_at)
 
 
 def kept_by_minmax(cells: Cells, expr: Expr, floats: frozenset[Column]) -> np.ndarray:
     """Whether each simulated row group's statistics admit a row where ``expr`` is TRUE (all row
     groups at once, as the planner checks real ones; none without simulated statistics)."""
-    return might_match_arrays(rewrite_not(expr), cells.stats_columns, floats, len(cells.stats))
+    return might_match_arrays(rewrite_not(expr), cells.stats_columns, floats, cells.row_groups)
 
 
 def index_conjunct(expr: Expr, column: str) -> Expr | None:

@@ -16,9 +16,10 @@ keys are looked up between each row group's min/max of the foreign key.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyarrow as pa
@@ -62,6 +63,25 @@ class StarJoin:
     filter: str  # the dimension side's conditions (Spark SQL)
     columns: tuple[str, ...]  # the dimension's columns they name
     keys: pa.Array | None  # the distinct keys they match (None: too many to prune by)
+    # each dimension record's coordinates of ``keys`` (see ``key_ranks``): the same for every candidate
+    _coordinates: dict[int, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+
+    @functools.cached_property
+    def order_keys(self) -> np.ndarray:
+        """``keys`` as order keys, distinct and sorted (empty without keys)."""
+        return np.unique(order_key_u64(self.keys)) if self.keys is not None else np.zeros(0, dtype=np.uint64)
+
+    def key_ranks(self, mapping: DimensionMapping) -> np.ndarray:
+        """The ranks of ``keys`` along ``mapping``.  Their coordinates through the recorded dimension
+        order are looked up once per record: every width the advisor tries for one axis shares the
+        record (the lookup took much of an advice's time when repeated per candidate)."""
+        held = self._coordinates.get(id(mapping.keys))
+        if held is None or held[0] is not mapping.keys:  # the record held too: its id names no other
+            held = (mapping.keys, mapping.coordinates(self.order_keys))
+            self._coordinates[id(mapping.keys)] = held
+        return mapping.coordinate_ranks(held[1])
 
     def reaches(self, dimension: Dimension) -> bool:
         """Whether ``dimension``'s axis is this join's foreign key through this dimension's key."""
@@ -210,12 +230,12 @@ def join_kept(
             return np.zeros(groups, dtype=bool)
         foreign = next((column for name, column in stats.items() if name.lower() == join.foreign_key.lower()), None)
         if foreign is not None:
-            kept &= row_groups_holding_keys(foreign, join.keys)
+            kept &= row_groups_holding_keys(foreign, join.keys, join.order_keys)
         axis = next((a for a in axes if join.reaches(a)), None)
         on_axis = stats.get(rank_column(axis)) if axis is not None else None
         if axis is None or on_axis is None or on_axis.low is None or on_axis.high is None:
             continue
-        ranks = axes[axis].ranks(order_key_u64(join.keys))
+        ranks = join.key_ranks(axes[axis])
         low = np.asarray(on_axis.low.to_numpy(zero_copy_only=False), dtype=np.uint64)
         high = np.asarray(on_axis.high.to_numpy(zero_copy_only=False), dtype=np.uint64)
         bounded = on_axis.known & on_axis.has_min_max
@@ -258,7 +278,7 @@ def curve_join_kept(
         axis = next((a for a in axes if join.reaches(a)), None)
         if axis is None or join.keys is None or len(join.keys) == 0:
             continue
-        ranks = axes[axis].ranks(order_key_u64(join.keys))
+        ranks = join.key_ranks(axes[axis])
         low, high = int(ranks.min()), int(ranks.max())
         if axis.foreign_key in bounds:
             low, high = max(low, bounds[axis.foreign_key][0]), min(high, bounds[axis.foreign_key][1])

@@ -106,13 +106,14 @@ def ranges_holding_keys(keys: np.ndarray, low: np.ndarray, high: np.ndarray) -> 
     return found
 
 
-def row_groups_holding_keys(column: StatsColumn, keys: pa.Array) -> np.ndarray:
+def row_groups_holding_keys(column: StatsColumn, keys: pa.Array, sorted_keys: np.ndarray | None = None) -> np.ndarray:
     """Whether each row group's min/max of a foreign key (``column``'s statistics) holds one of ``keys``.
 
     Keys and bounds are compared as order keys (``zskip.curves.order_key_u64``): never decreasing in the
     value, so a key inside a row group's bounds is inside their order keys (text compares by its first
     8 bytes, which can only keep more).  A row group without bounds is kept, one of only NULLs is not
-    (a NULL key never joins)."""
+    (a NULL key never joins).  ``sorted_keys``: the keys' order keys, distinct and sorted, where the
+    caller holds them already (the advisor checks the same keys against every candidate layout)."""
     bounded = column.known & column.has_min_max
     only_nulls = column.known & (column.values == 0)
     bounds = _as_keys(column.low, keys.type), _as_keys(column.high, keys.type)
@@ -121,7 +122,9 @@ def row_groups_holding_keys(column: StatsColumn, keys: pa.Array) -> np.ndarray:
     else:  # bounds of another kind than the keys: none of them bounds anything
         bounded = np.zeros(len(column), dtype=bool)
         low, high = np.zeros(len(column), dtype=np.uint64), np.zeros(len(column), dtype=np.uint64)
-    return ranges_holding_keys(np.unique(order_key_u64(keys)), low, high) | (~bounded & ~only_nulls)
+    if sorted_keys is None:
+        sorted_keys = np.unique(order_key_u64(keys))
+    return ranges_holding_keys(sorted_keys, low, high) | (~bounded & ~only_nulls)
 
 
 def _as_keys(bounds: pa.Array | None, kind: pa.DataType) -> pa.Array | None:

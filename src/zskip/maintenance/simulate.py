@@ -52,7 +52,7 @@ class Cells:
         return len(self.file_of)
 
     @property
-    def stats(self) -> tuple[dict[str, ColumnStats], ...]:
+    def stats(self) -> tuple[dict[str, ColumnStats | None], ...]:
         """Each row group's statistics as objects, by column (built when asked: for checks one row
         group at a time; none for a layout that is not simulated)."""
         per_column = {name: column.stats for name, column in self.stats_columns.items()}

@@ -513,7 +513,21 @@ def _options(result: dict[str, Any]) -> str:
         out += " --own-halves"
     if result.get("max_columns", 4) != 4:
         out += f" --max-columns {result['max_columns']}"
+    if _reused(result):
+        out += " --reuse-layouts"
     return out
+
+
+def _warm_runs(runs: int) -> str:
+    return "one warm run" if runs == 1 else f"the median of {runs} warm runs"
+
+
+def _reused(result: dict[str, Any]) -> list[str]:
+    """The reference copies an earlier run had laid out and this one queried as they were (a copy laid
+    out by this run has its seconds recorded)."""
+    if "layout_seconds" not in result:
+        return []
+    return [label for label in MIXED_SIDES if label != "(a) as loaded" and label not in result["layout_seconds"]]
 
 
 def _seconds(total: float | None) -> str:
@@ -570,7 +584,12 @@ def mixed_lines(result: dict[str, Any], seconds: float) -> list[str]:
         "as docs/benchmarks/ssb.md's (a), (c), (d) and (g). Every query runs on every copy: through `zskip.sql` on "
         "zskip's layouts, through `spark.sql` on (a) and (c). Row groups are counted as ssb.md counts them "
         "(zskip: those its stages keep, join stage included; plain Spark: those whose statistics cannot rule "
-        f"the filter out); time is the median of {result['runs']} warm runs, planning included.",
+        f"the filter out); time is {_warm_runs(result['runs'])}, planning included."
+        + (
+            f" {', '.join(_reused(result))}: laid out by an earlier run with the same recipe and queried as it was."
+            if _reused(result)
+            else ""
+        ),
         "",
         f"The advice took **{result['advice_seconds']:.1f} s**, applying it {result['apply_seconds']:.1f} s. "
         f"**Advised: {advice['best']}.**",

@@ -139,20 +139,17 @@ def group_stats(
     return out
 
 
-def _stats_column(lows: pa.Array | None, highs: pa.Array | None, values: np.ndarray, nulls: np.ndarray) -> StatsColumn:
+def _stats_column(lows: pa.Array, highs: pa.Array, values: np.ndarray, nulls: np.ndarray) -> StatsColumn:
     """One column's statistics over the runs, as the planner holds a footer's: arrays, and objects
     built only if a check asks for them (bounds Arrow cannot order)."""
     groups = len(values)
     held = values > 0
 
     def objects() -> tuple[ColumnStats, ...]:
-        low = lows.to_pylist() if lows is not None else [None] * groups
-        high = highs.to_pylist() if highs is not None else [None] * groups
+        low, high = lows.to_pylist(), highs.to_pylist()
         return tuple(ColumnStats(low[i], high[i], bool(held[i]), int(nulls[i]), int(values[i])) for i in range(groups))
 
     known, null_count, counted = np.ones(groups, dtype=bool), nulls.astype(np.float64), values.astype(np.float64)
-    if lows is None or highs is None:
-        return StatsColumn(objects, known, held, null_count, counted, None, None)
     return StatsColumn.of_arrays(objects, known, held, null_count, counted, lows, highs)
 
 
@@ -163,7 +160,7 @@ def _bounds(
     values: np.ndarray,
     real_rows: float | None,
     ranks: Callable[[pa.Array], np.ndarray] | None = None,
-) -> tuple[pa.Array | None, pa.Array | None]:
+) -> tuple[pa.Array, pa.Array]:
     """Per-run min and max of ``column`` (widened for ``real_rows`` and to the edges of ``ranks``'
     cells, see ``group_stats``)."""
     counted = pc.value_counts(column.filter(pa.array(valid)))
@@ -198,8 +195,8 @@ def _bounds(
         high = np.where(held, np.maximum(high, last), high)
     try:  # typed as Arrow types the Python values (a footer's bounds come to the planner as those)
         typed = pa.array(distinct.to_pylist())
-    except ARROW_ERRORS:
-        return None, None
+    except ARROW_ERRORS:  # kept as sampled: arrays the planner may not order, objects it checks one by one
+        typed = distinct
     empty = values == 0
     last = len(distinct) - 1
     low_at = pa.array(np.clip(low, 0, last), mask=empty)  # a run without values has no bounds

@@ -779,7 +779,7 @@ public class Bridge {
       columns.add(key.name());
       Table table = iceberg.table();
       org.apache.iceberg.data.IcebergGenerics.ScanBuilder read = org.apache.iceberg.data.IcebergGenerics.read(table)
-          .where(iceberg.filter()).select(columns);
+          .where(nullsNeverMatch(Expressions.rewriteNot(iceberg.filter()))).select(columns);
       Snapshot current = table.currentSnapshot();
       if (current == null || current.snapshotId() != snapshot.snapshotId()) {
         read = read.useSnapshot(snapshot.snapshotId()); // the current one reads in the table's schema, as Spark does
@@ -796,12 +796,41 @@ public class Bridge {
               : type.equals("date") ? (Object) Long.valueOf(((java.time.LocalDate) value).toEpochDay())
               : (Object) value.toString());
         }
-      } catch (org.apache.iceberg.exceptions.ValidationException e) {
-        return null; // a column or filter this reader binds differently: Spark's own job reads the keys
+      } catch (RuntimeException e) {
+        // a column or filter this reader binds or evaluates differently: Spark's own job reads the keys
+        return null;
       } finally {
         records.close();
       }
       return distinct;
+    }
+
+    /**
+     * {@code filter} (its NOTs pushed to the predicates) as SQL's WHERE reads it: a comparison of a NULL
+     * is never true.  Iceberg's row evaluator is two-valued and not made for NULLs (an IN of a NULL string
+     * throws), where Spark leaves a row out of the join whenever its condition is NULL; with every NOT at a
+     * predicate, AND and OR of predicates true only on values give exactly the rows SQL keeps.
+     */
+    static Expression nullsNeverMatch(Expression filter) {
+      if (filter instanceof org.apache.iceberg.expressions.And) {
+        org.apache.iceberg.expressions.And and = (org.apache.iceberg.expressions.And) filter;
+        return Expressions.and(nullsNeverMatch(and.left()), nullsNeverMatch(and.right()));
+      }
+      if (filter instanceof org.apache.iceberg.expressions.Or) {
+        org.apache.iceberg.expressions.Or or = (org.apache.iceberg.expressions.Or) filter;
+        return Expressions.or(nullsNeverMatch(or.left()), nullsNeverMatch(or.right()));
+      }
+      if (!(filter instanceof UnboundPredicate)) {
+        return filter; // true, false, or a bound predicate (left as it is; an error falls back to Spark's job)
+      }
+      UnboundPredicate predicate = (UnboundPredicate) filter;
+      Expression.Operation op = predicate.op();
+      if (op == Expression.Operation.IS_NULL || op == Expression.Operation.NOT_NULL
+          || op == Expression.Operation.IS_NAN || op == Expression.Operation.NOT_NAN) {
+        return predicate; // true or false on NULLs too, as in SQL
+      }
+      return Expressions.and(
+          Expressions.notNull((org.apache.iceberg.expressions.UnboundTerm) predicate.term()), predicate);
     }
 
     /** Everything planning needs about each scan and relation, as JSON. */

@@ -14,9 +14,10 @@ from zskip.display import Displayed
 from zskip.errors import InvalidOptionError
 from zskip.expr import to_sql
 from zskip.iceberg.predicates import filter_of, filtered_frame
-from zskip.iceberg.scans import QueryScans
+from zskip.iceberg.scans import IcebergScan, QueryScans
 from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import reads_other_state
+from zskip.planning.fallback import falls_back, unplanned
 from zskip.planning.metadata import read_ahead
 from zskip.planning.pipeline import STAGES, plan_scan
 from zskip.planning.plan import PLANNING_PROPERTIES, PlanInputs, ScanPlan, Stage, StageResult
@@ -122,11 +123,25 @@ def plan_table(
     nowhere)."""
     started = time.perf_counter()
     frame, scans, scan = filter_of(spark, table, where, PLANNING_PROPERTIES, ahead=read_ahead(spark))
+    return _planned(spark, table, frame, scans, scan, started, recorder=recorder, stages=stages), scans
+
+
+def _planned(
+    spark: SparkSession,
+    table: str,
+    frame: DataFrame,
+    scans: QueryScans,
+    scan: IcebergScan | None,
+    started: float,
+    *,
+    recorder: WorkloadRecorder | None = RECORDER,
+    stages: tuple[Stage, ...] = STAGES,
+) -> ScanPlan:
     analysed = time.perf_counter() - started
     plan = plan_scan(spark, frame, scan, table=table, analysis_seconds=analysed, stages=stages, settings=scans.settings)
     if recorder is not None:
         recorder.record(spark, plan, settings=scans.settings)  # never raises
-    return plan, scans
+    return plan
 
 
 @reaching_storage
@@ -162,7 +177,19 @@ def read(spark: SparkSession, table: str, where: str | Column) -> DataFrame:
     if isinstance(table, str) and reads_other_state(table):
         # zskip's metadata describes the current snapshot; a branch, tag or older snapshot is read as it is
         return filtered_frame(spark, table, where)
-    plan, scans = plan_table(spark, table, where)
+    started = time.perf_counter()
+    # the user's errors (no such table or column, a filter Spark refuses) are raised here, as Spark raises them
+    frame, scans, scan = filter_of(spark, table, where, PLANNING_PROPERTIES, ahead=read_ahead(spark))
+    try:
+        return _staged_read(spark, table, where, _planned(spark, table, frame, scans, scan, started), scans)
+    except Exception as exc:
+        if not falls_back(exc):
+            raise
+        unplanned(f"the read of {table}", exc)
+        return frame
+
+
+def _staged_read(spark: SparkSession, table: str, where: str | Column, plan: ScanPlan, scans: QueryScans) -> DataFrame:
     if log.isEnabledFor(logging.INFO):  # the totals cost a listing of the snapshot: only when shown
         log.info(
             "read %s where %s: %d of %d files, %d of %d row groups",

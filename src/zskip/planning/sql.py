@@ -23,8 +23,9 @@ from pyspark.sql import DataFrame, SparkSession
 from zskip.errors import InvalidQueryError
 from zskip.expr import Expr
 from zskip.iceberg.scans import IcebergScan, QueryScans, query_scans
-from zskip.iceberg.spark_errors import is_spark_error, raise_for_query, reaching_storage
+from zskip.iceberg.spark_errors import is_spark_error, raise_for_query, reaching_storage, storage_failure
 from zskip.iceberg.statements import analysed_query, parse_query
+from zskip.planning.fallback import falls_back, unplanned
 from zskip.planning.joins import JoinFilter, keys_loader
 from zskip.planning.metadata import read_ahead
 from zskip.planning.pipeline import plan_scan
@@ -50,6 +51,9 @@ def _analyse(spark: SparkSession, query: str) -> tuple[bool, DataFrame]:
     except Exception as exc:
         if not is_spark_error(exc):
             raise
+        failure = storage_failure(exc)  # the tables' store out of reach is not the query's fault
+        if failure is not None:
+            raise failure from None
         raise_for_query(exc, query=query)
 
 
@@ -105,11 +109,23 @@ def sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> DataFrame
     Only queries run: DDL, DML, CALL, SET, CACHE and several statements raise
     ``UnsupportedStatementError`` before Spark sees them.  ``join_keys=False``: do not prune a scan
     by the keys of the filtered dimensions it is joined to (each such dimension costs a small Spark
-    job on its first query).
+    job on its first query).  A query zskip cannot plan (a metadata table, a shape its planning fails
+    on) runs as Spark plans it, and a WARNING line says why.
     """
     time_travel, frame = _analyse(spark, query)
     if time_travel:
         return frame
+    try:
+        return _pruned(spark, frame, join_keys=join_keys)
+    except Exception as exc:
+        if not falls_back(exc):
+            raise
+        unplanned("a query", exc)
+        return frame
+
+
+def _pruned(spark: SparkSession, frame: DataFrame, *, join_keys: bool) -> DataFrame:
+    """``frame`` (an analysed query) with each table relation reading only what its scans kept."""
     scans = query_scans(frame, PLANNING_PROPERTIES, ahead=read_ahead(spark))
     frame = scans.planned  # as planned: reading the snapshots' file lists
     if not scans.scans:
@@ -132,9 +148,25 @@ def explain_sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> l
     """An ``Explain`` for every Iceberg scan of ``query`` (nothing is read or staged; queries only).
 
     ``join_keys``: as for ``sql`` (the joined dimensions' key jobs do run here when it is True).
+    A query zskip does not plan (time travel, or a shape its planning fails on) gives an empty list
+    and a WARNING line saying why; ``zskip.sql`` runs such a query as Spark plans it.
     """
     started = time.perf_counter()
-    frame = _analysed_current(spark, query, " (zskip.sql runs such a query unchanged)")
+    time_travel, frame = _analyse(spark, query)
+    if time_travel:
+        unplanned("this query", "it reads a table AS OF a version or time, or a branch, tag or snapshot; zskip "
+                  "plans current snapshots only")  # fmt: skip
+        return []
+    try:
+        return _explained(spark, frame, started, join_keys=join_keys)
+    except Exception as exc:
+        if not falls_back(exc):
+            raise
+        unplanned("this query", exc)
+        return []
+
+
+def _explained(spark: SparkSession, frame: DataFrame, started: float, *, join_keys: bool) -> list[Any]:
     scans = query_scans(frame, PLANNING_PROPERTIES, ahead=read_ahead(spark))
     analysed = time.perf_counter() - started
     out = []

@@ -65,6 +65,13 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 public class Bridge {
+
+  /** Whether {@code table} (a Spark catalog table) is an Iceberg table's data, not one of its metadata tables. */
+  public static boolean dataTable(Object table) {
+    return table instanceof SparkTable
+        && !(((SparkTable) table).table() instanceof org.apache.iceberg.BaseMetadataTable);
+  }
+
   static final int DIRECT = 6000; // characters an answer may have and still cross py4j directly
   // a join's dimension side Spark estimates at most this big sends its keys without a distinct
   static final String SMALL_SIDE = "spark.zskip.planning.smallJoinSideBytes";
@@ -219,7 +226,7 @@ public class Bridge {
     pending.add(frame.queryExecution().analyzed());
     while (!pending.isEmpty()) {
       LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
-      if (node instanceof DataSourceV2Relation && ((DataSourceV2Relation) node).table() instanceof SparkTable) {
+      if (node instanceof DataSourceV2Relation && dataTable(((DataSourceV2Relation) node).table())) {
         SparkTable relation = (SparkTable) ((DataSourceV2Relation) node).table();
         if (seen.add(relation.table().name())) {
           json.writeStartObject();
@@ -375,7 +382,7 @@ public class Bridge {
     pending.add(analysed);
     while (!pending.isEmpty()) {
       LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
-      if (node instanceof DataSourceV2Relation && ((DataSourceV2Relation) node).table() instanceof SparkTable) {
+      if (node instanceof DataSourceV2Relation && dataTable(((DataSourceV2Relation) node).table())) {
         DataSourceV2Relation relation = (DataSourceV2Relation) node;
         SparkTable table = SnapshotFiles.reading((SparkTable) relation.table());
         if (table != null) {
@@ -464,10 +471,21 @@ public class Bridge {
       this.root = null;
       this.properties = properties;
       frame = this.frame;
-      SparkPlan plan = frame.queryExecution().sparkPlan();
-      scala.collection.Iterator leaves = plan.collectLeaves().iterator();
-      while (leaves.hasNext()) {
-        Object leaf = leaves.next();
+      List leaves = new ArrayList();
+      List physical = new ArrayList();
+      physical.add(frame.queryExecution().sparkPlan());
+      while (!physical.isEmpty()) {
+        SparkPlan node = (SparkPlan) physical.remove(physical.size() - 1);
+        if (node instanceof org.apache.spark.sql.execution.SampleExec) {
+          continue; // TABLESAMPLE draws from the scan's partitions as Spark splits them: fewer files, other rows
+        }
+        if (node.children().isEmpty()) {
+          leaves.add(0, node); // in the order of collectLeaves: left to right
+        }
+        physical.addAll(javaList(node.children()));
+      }
+      for (int l = 0; l < leaves.size(); l++) {
+        Object leaf = leaves.get(l);
         if (!(leaf instanceof BatchScanExec)) {
           continue;
         }
@@ -476,6 +494,9 @@ public class Bridge {
           continue;
         }
         Table table = (Table) call(scan, "table");
+        if (table instanceof org.apache.iceberg.BaseMetadataTable) {
+          continue; // t.files, t.snapshots, ...: their tasks read metadata, not data files zskip knows
+        }
         List tasks = (List) call(scan, "tasks");
         scans.add(new Object[] {scan, table, tasks, exprIds(((BatchScanExec) leaf).output()), null});
       }
@@ -483,7 +504,7 @@ public class Bridge {
       pending.add(frame.queryExecution().analyzed());
       while (!pending.isEmpty()) {
         LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
-        if (node instanceof DataSourceV2Relation && ((DataSourceV2Relation) node).table() instanceof SparkTable) {
+        if (node instanceof DataSourceV2Relation && dataTable(((DataSourceV2Relation) node).table())) {
           relations.add(node);
         }
         scala.collection.Iterator children = node.children().iterator();
@@ -527,7 +548,7 @@ public class Bridge {
         if (join.condition().isEmpty()) {
           continue;
         }
-        String type = join.joinType().sql();
+        String type = joinKind(join);
         List conjuncts = new ArrayList();
         splitAnd((org.apache.spark.sql.catalyst.expressions.Expression) join.condition().get(), conjuncts);
         for (int i = 0; i < conjuncts.size(); i++) {
@@ -590,6 +611,17 @@ public class Bridge {
           pushedFilters});
     }
 
+    /**
+     * The join's type as SQL spells it ("INNER", "LEFT SEMI", ...); "EXISTENCE" for the join Spark makes of
+     * a subquery inside OR or NOT, which has no SQL of its own (asking throws) and keeps every left row.
+     */
+    static String joinKind(org.apache.spark.sql.catalyst.plans.logical.Join join) {
+      if (join.joinType() instanceof org.apache.spark.sql.catalyst.plans.ExistenceJoin) {
+        return "EXISTENCE";
+      }
+      return join.joinType().sql();
+    }
+
     /** Whether every row {@code node} yields comes from one row of the scan producing {@code id}, key unchanged. */
     boolean rowWise(LogicalPlan node, long id) {
       if (node instanceof org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation) {
@@ -602,7 +634,7 @@ public class Bridge {
       }
       if (node instanceof org.apache.spark.sql.catalyst.plans.logical.Join) {
         org.apache.spark.sql.catalyst.plans.logical.Join join = (org.apache.spark.sql.catalyst.plans.logical.Join) node;
-        String type = join.joinType().sql();
+        String type = joinKind(join);
         boolean left = carries(join.left(), id);
         if (type.equals("INNER") || type.equals("CROSS") || (left && (type.equals("LEFT SEMI")
             || type.equals("LEFT ANTI") || type.equals("LEFT OUTER"))) || (!left && type.equals("RIGHT OUTER"))) {
@@ -621,7 +653,7 @@ public class Bridge {
       if (node instanceof org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation) {
         org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation relation =
             (org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation) node;
-        if (!(relation.relation().table() instanceof SparkTable) || !carries(node, id)) {
+        if (!dataTable(relation.relation().table()) || !carries(node, id)) {
           return null;
         }
         Object scan = relation.scan();

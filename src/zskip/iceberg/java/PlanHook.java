@@ -83,6 +83,9 @@ public class PlanHook extends org.apache.spark.sql.catalyst.rules.Rule {
     boolean joins = false;
     while (!pending.isEmpty()) {
       LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
+      if (node instanceof org.apache.spark.sql.catalyst.plans.logical.Sample) {
+        continue; // TABLESAMPLE draws from the scan's partitions as Spark splits them: fewer files, other rows
+      }
       pending.addAll(Bridge.javaList(node.children()));
       joins |= node instanceof org.apache.spark.sql.catalyst.plans.logical.Join;
       if (node instanceof V2WriteCommand) {
@@ -94,7 +97,7 @@ public class PlanHook extends org.apache.spark.sql.catalyst.rules.Rule {
       }
       DataSourceV2ScanRelation relation = (DataSourceV2ScanRelation) node;
       Table table = relation.relation().table();
-      if (!relation.scan().getClass().getName().equals(BATCH_SCAN) || !(table instanceof SparkTable)) {
+      if (!relation.scan().getClass().getName().equals(BATCH_SCAN) || !Bridge.dataTable(table)) {
         continue;
       }
       SparkTable spark = (SparkTable) table;

@@ -50,7 +50,7 @@ SELECTIVE = "a = 5 AND s = 'k3'"
 
 SHAPES: dict[str, str] = {
     "filter": f"SELECT * FROM {T} WHERE {SELECTIVE}",
-    "view": f"SELECT count(*) FROM shapes_view WHERE b < 5000",
+    "view": "SELECT count(*) FROM shapes_view WHERE b < 5000",
     "cte": f"WITH c AS (SELECT * FROM {T} WHERE a BETWEEN 10 AND 12) SELECT s, count(*) FROM c GROUP BY s",
     "self join": f"SELECT x.id, y.id FROM {T} x JOIN {T} y ON x.id = y.id WHERE x.a = 7 AND y.s = 'k1'",
     "union": f"SELECT id FROM {T} WHERE a = 3 UNION SELECT id FROM {T} WHERE s = 'k9' AND a < 100",
@@ -65,7 +65,8 @@ SHAPES: dict[str, str] = {
     "scalar subquery": f"SELECT count(*) FROM {T} WHERE a = (SELECT max(a_id) FROM {U} WHERE grp = 'g2')",
     "correlated scalar": f"SELECT t.id, (SELECT count(*) FROM {U} u WHERE u.a_id = t.a) FROM {T} t WHERE t.a = 9",
     "subquery in or": f"SELECT count(*) FROM {T} WHERE a = 5 OR a IN (SELECT a FROM {T} WHERE s = 'k7' AND b < 10)",
-    "subquery under not": f"SELECT count(*) FROM {T} WHERE NOT (a > 10 AND a IN (SELECT a_id FROM {U} WHERE grp = 'g3'))",
+    "subquery under not": f"SELECT count(*) FROM {T} WHERE NOT (a > 10 AND a IN "
+    f"(SELECT a_id FROM {U} WHERE grp = 'g3'))",
     "window": f"SELECT id, row_number() OVER (PARTITION BY s ORDER BY b) FROM {T} WHERE a = 11",
     "time travel version": f"SELECT count(*) FROM {T} VERSION AS OF 'before_append' WHERE a = 5",
     "branch": f"SELECT count(*) FROM {T}.branch_audit WHERE a = 5",
@@ -81,7 +82,8 @@ SHAPES: dict[str, str] = {
     "tablesample": f"SELECT count(*) FROM {T} TABLESAMPLE (50 PERCENT) REPEATABLE (7) WHERE a = 6",
     "values join": f"SELECT v.n, count(*) FROM {T} t JOIN VALUES (1, 'one'), (2, 'two') AS v(k, n) "
     "ON t.a = v.k GROUP BY v.n",
-    "struct comparison": f"SELECT count(*) FROM {T} WHERE named_struct('a', a, 's', s) = named_struct('a', 5, 's', 'k3')",
+    "struct comparison": f"SELECT count(*) FROM {T} WHERE named_struct('a', a, 's', s) = "
+    "named_struct('a', 5, 's', 'k3')",
     "left join": f"SELECT count(*), count(u.grp) FROM {T} t LEFT JOIN {U} u ON t.a = u.a_id WHERE t.s = 'k4'",
     "right join": f"SELECT count(*), count(t.id) FROM {T} t RIGHT JOIN {U} u ON t.a = u.a_id AND t.b < 100 "
     "WHERE u.grp = 'g6'",

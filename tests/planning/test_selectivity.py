@@ -84,3 +84,58 @@ def test_what_cannot_be_estimated_says_so_and_unindexed_conditions_do_not_count(
         And((Compare(1, "<", 5), Compare(2, "<", "m"))), {1: WHOLE}, ROWS, {1}
     ).tolist() == pytest.approx([50.0, NAN], nan_ok=True)
     assert expected_matches(Compare(2, "<", "m"), {}, ROWS, {1}) is None  # no condition on an indexed column
+
+
+INF = float("inf")
+
+
+def float_column(kind: object, *groups: tuple[float, float]) -> StatsColumn:
+    """Row groups of 100 values and no NULLs with these (min, max), as ``kind`` (float32 or float64) arrays."""
+    import pyarrow as pa
+
+    n = len(groups)
+    return StatsColumn.of_arrays(
+        lambda: [ColumnStats(lo, hi, True, 0, 100) for lo, hi in groups],
+        np.ones(n, dtype=bool),
+        np.ones(n, dtype=bool),
+        np.zeros(n),
+        np.full(n, 100.0),
+        pa.array([lo for lo, _ in groups], kind),
+        pa.array([hi for _, hi in groups], kind),
+    )
+
+
+@pytest.mark.parametrize("kind", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "leaf",
+    [Compare(1, "<", 5.0), Compare(1, ">", 5.0), Compare(1, "=", 0.0), Compare(1, "!=", 0.0), Between(1, -1.0, 1.0),
+     In(1, (0.0, 2.5)), Compare(1, "<", INF), Compare(1, ">", -INF)],  # fmt: skip
+)
+def test_nan_infinite_and_negative_zero_bounds_warn_nothing_and_leave_the_index_to_decide(kind, leaf) -> None:  # type: ignore[no-untyped-def]
+    import warnings
+
+    import pyarrow as pa
+
+    col = float_column(
+        pa.float32() if kind == "float32" else pa.float64(),
+        (0.0, 10.0),  # finite: estimated as always
+        (NAN, NAN),
+        (-INF, 10.0),
+        (0.0, INF),
+        (-INF, INF),
+        (-0.0, -0.0),  # a row group of zeros (one of them negative)
+    )
+    rows = np.full(6, 100.0)
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        got = expected_matches(leaf, {1: col}, rows, {1})
+    assert got is not None
+    # non-finite bounds: not ruled out (NaN would say min/max rule them out) and well under the
+    # 4 matches that make bitmaps not worth reading
+    assert not np.isnan(got[1:4]).any() and (got[1:4] < 1e-3).all(), got
+    finite = expected_matches(leaf, {1: float_column(pa.float64(), (0.0, 10.0))}, np.array([100.0]), {1})
+    assert finite is not None
+    assert got[0] == pytest.approx(finite[0], nan_ok=True)  # the finite row group as estimated alone
+    zero = {"<": 100.0, ">": NAN, "=": 100.0, "!=": NAN}
+    if isinstance(leaf, Compare) and leaf.value == 5.0 or isinstance(leaf, Compare) and leaf.value == 0.0:
+        assert got[5] == pytest.approx(zero[leaf.op], nan_ok=True), got  # -0.0 is 0.0

@@ -49,6 +49,8 @@ from zskip.planning.minmax_arrays import ARROW_ERRORS, StatsColumn, _scalar
 __all__ = ["DEFAULT_RANGE_ROWS", "RANGE_ROWS_SETTING", "as_numbers", "expected_matches"]
 
 RANGE_ROWS_SETTING = "spark.zskip.planning.bitmapRangeRows"
+# The share of a row group whose bounds are NaN or infinite: small enough that its bitmaps are read.
+UNKNOWN_SHARE = 1e-9
 # At 4 expected matches an even spread leaves a row group without one about 2% of the time (Poisson).
 DEFAULT_RANGE_ROWS = 4.0
 
@@ -98,6 +100,11 @@ def _share(leaf: Leaf, column: StatsColumn) -> np.ndarray | None:
     low, high = as_numbers(column.low), as_numbers(column.high)
     if low is None or high is None:
         return None
+    # a float column's bounds may be NaN or infinite: no even spread between them to speak of, so those
+    # row groups are estimated apart (below) and their bounds stand in as 0 to keep the arithmetic finite
+    finite = np.isfinite(low) & np.isfinite(high)
+    if not bool(np.all(finite)):
+        low, high = np.where(finite, low, 0.0), np.where(finite, high, 0.0)
     discrete = not (pa.types.is_floating(kind) or pa.types.is_decimal(kind))
     # discrete values: the whole numbers from low to high; continuous ones: the interval between them
     width = high - low + (1.0 if discrete else 0.0)
@@ -152,7 +159,10 @@ def _share(leaf: Leaf, column: StatsColumn) -> np.ndarray | None:
     else:
         return None
     share = np.where(width > 0, np.divide(covered, width, out=np.zeros_like(width), where=width > 0), point)
-    return np.clip(share, 0.0, 1.0) * present
+    share = np.clip(share, 0.0, 1.0) * present
+    # bounds that are not finite numbers say nothing of how many rows match: as if few did, so the exact
+    # index decides (reading it only costs; a row group the bounds rule out is still ruled out by min/max)
+    return np.where(finite, share, UNKNOWN_SHARE)
 
 
 def as_numbers(values: pa.Array) -> np.ndarray | None:

@@ -41,7 +41,8 @@ def is_spark_error(exc: BaseException) -> bool:
 
 def error_class(exc: BaseException) -> str:
     """Spark's error class of ``exc`` (``""`` when it has none)."""
-    getter = getattr(exc, "getErrorClass", None)
+    # getCondition since Spark 4.0 (getErrorClass warns there), getErrorClass before
+    getter = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
     if getter is not None:
         try:
             return str(getter() or "")

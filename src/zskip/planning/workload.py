@@ -29,7 +29,7 @@ from pyspark.sql import SparkSession
 
 from zskip.expr import bind, columns_of, to_sql
 from zskip.expr.rewrite import without_implied_not_null
-from zskip.iceberg.spark_errors import reaching_storage
+from zskip.iceberg.spark_errors import error_class, first_line, is_spark_error, reaching_storage
 from zskip.iceberg.table import load_table
 from zskip.storage import LOCAL, FileAccess
 from zskip.tablefiles.workload_log import (
@@ -71,16 +71,39 @@ class _Pending:
     rows: list[tuple[dict[str, object], SnapshotMetadata]]
     storage: FileAccess
 
-    def complete_rows(self) -> list[dict[str, object]]:
+    def complete_rows(self, deadline: float | None = None) -> list[dict[str, object]]:
+        """The records with their snapshots' totals.  Totals are tried once per snapshot and not at all
+        past ``deadline`` (``time.monotonic()``): a record without them keeps the rest.  Raises
+        ``TableGone`` when the table no longer exists (its records have nowhere to go)."""
         out = []
+        tried: dict[int, tuple[int | None, int | None]] = {}
         for row, metadata in self.rows:
-            try:
-                files_total, row_groups_total = metadata.totals()
-            except Exception as exc:  # the session may be gone at exit: the record keeps the rest
-                log.debug("no totals for the workload record of %s: %s", self.table, exc)
-                files_total = row_groups_total = None  # type: ignore[assignment]
-            out.append(row | {"files_total": files_total, "row_groups_total": row_groups_total})
+            totals = tried.get(id(metadata))
+            if totals is None:
+                totals = (None, None)
+                if deadline is None or time.monotonic() < deadline:
+                    if not tried and not _exists(metadata):
+                        raise TableGone(self.table)  # asked first: a listing of a gone table logs Spark's error
+                    try:
+                        totals = metadata.totals()
+                    except Exception as exc:  # the session may be gone at exit: the record keeps the rest
+                        if is_spark_error(exc) and error_class(exc).startswith("TABLE_OR_VIEW_NOT_FOUND"):
+                            raise TableGone(self.table) from None
+                        log.debug("no totals for the workload records of %s: %s", self.table, first_line(exc))
+                tried[id(metadata)] = totals
+            out.append(row | {"files_total": totals[0], "row_groups_total": totals[1]})
         return out
+
+
+def _exists(metadata: SnapshotMetadata) -> bool:
+    try:
+        return bool(metadata.spark.catalog.tableExists(metadata.table))
+    except Exception:  # the session is gone: the listing below will say so, as before
+        return True
+
+
+class TableGone(Exception):
+    """The table of some workload records was dropped before they were written."""
 
 
 class WorkloadRecorder:
@@ -147,8 +170,9 @@ class WorkloadRecorder:
         for write in writes:
             write.result()
 
-    def flush(self, locations: Iterable[str] | None = None) -> int:
-        """Write the records waiting for ``locations`` (default: all); how many were written."""
+    def flush(self, locations: Iterable[str] | None = None, *, deadline: float | None = None) -> int:
+        """Write the records waiting for ``locations`` (default: all); how many were written.
+        ``deadline`` (``time.monotonic()``): past it, records are written without their snapshots' totals."""
         with self._lock:
             chosen = list(self._pending) if locations is None else [x for x in locations if x in self._pending]
             batches = [(x, self._pending.pop(x)) for x in chosen]
@@ -157,8 +181,11 @@ class WorkloadRecorder:
         for batch in batches:
             location, pending = batch
             try:
-                append_records(location, pending.complete_rows(), pending.storage)
+                append_records(location, pending.complete_rows(deadline), pending.storage)
                 written += len(pending.rows)
+            except TableGone:
+                log.debug("zskip workload log: %s was dropped; its %d records are not written", pending.table,
+                          len(pending.rows))  # fmt: skip
             except Exception as exc:
                 self._failed(f"writing the workload log of {pending.table}", exc)
             finally:
@@ -176,7 +203,10 @@ class WorkloadRecorder:
             if not batches:
                 return []
             found = _Pending(batches[0].table, [row for p in batches for row in p.rows], batches[0].storage)
-        return found.complete_rows()
+        try:
+            return found.complete_rows()
+        except TableGone:
+            return []
 
     def _failed(self, what: str, exc: Exception) -> None:
         self.errors += 1
@@ -195,7 +225,15 @@ def _join_record(join: JoinKeys) -> dict[str, object]:
 
 
 RECORDER = WorkloadRecorder()
-atexit.register(RECORDER.flush)
+# at exit the records are written in at most this long, then without their totals (a listing each)
+EXIT_SECONDS = 5.0
+
+
+def _flush_at_exit() -> None:
+    RECORDER.flush(deadline=time.monotonic() + EXIT_SECONDS)
+
+
+atexit.register(_flush_at_exit)
 
 
 def flush_workload() -> int:

@@ -32,10 +32,11 @@ from zskip.indexing import (
     create_index,
     drop_index,
     list_indexes,
+    optimize,
     refresh_indexes,
     vacuum,
 )
-from zskip.layout import Dimension, OptimizeResult, optimize
+from zskip.layout import Dimension, OptimizeResult
 from zskip.layout.inspection import InspectResult, inspect
 from zskip.maintenance import Advice, MaintainResult, TableStatus, advise, maintain, maintain_cycles, status
 from zskip.planning import Explain, explain, explain_sql, read, sql

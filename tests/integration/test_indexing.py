@@ -465,3 +465,30 @@ def test_the_index_manifest_and_clustering_store_are_read_while_spark_plans_and_
     assert [loc for _, loc in reads].count(manifest) == 2 and [loc for _, loc in reads].count(store) == 1
     monkeypatch.undo()
     assert zskip.sql(spark, f"SELECT id FROM {table} WHERE {where}").count() == 0
+
+
+def test_optimize_leaves_every_index_covering_every_live_file(spark) -> None:
+    """Index, optimize (full and incremental), and each index covers every file the rewrite wrote, in the same
+    run: a query right after optimize rules out as many files by its indexes as a refresh would give."""
+    table = make_table(spark, "lake.idx.upkeep", rows=12_000, files=6, properties=SMALL_ROW_GROUPS)
+    zskip.create_index(spark, table, "s", kind="bitmap")
+    zskip.create_index(spark, table, "b", kind="bloom", fpp=0.05)
+    done = zskip.optimize(spark, table, by=["a", "d"], target_file_size=60_000, mode="full")
+    assert done.files_written > 0
+    assert set(done.indexes) == {"s:bitmap", "b:bloom"}, done
+    assert done.files_indexed == done.files_written and "cover the" in done.index_note, done
+    assert any(label == "indexes" for label, _ in done.display_rows())
+    for info in zskip.list_indexes(spark, table):
+        assert info.files_indexed == info.files_total > 0, info
+    spark.sql(f"INSERT INTO {table} SELECT * FROM {table} WHERE a < 100")
+    again = zskip.optimize(spark, table, by=["a", "d"], target_file_size=60_000)
+    assert again.files_written > 0
+    for info in zskip.list_indexes(spark, table):
+        assert info.files_indexed == info.files_total, info
+    assert zskip.refresh_indexes(spark, table).files_indexed == 0  # nothing left for a refresh to do
+
+
+def test_optimize_of_a_table_without_indexes_says_nothing_of_them(spark) -> None:
+    table = make_table(spark, "lake.idx.no_upkeep", rows=4_000, files=3)
+    done = zskip.optimize(spark, table, by=["a"], target_file_size=60_000, mode="full")
+    assert done.indexes == () and done.index_note == "" and done.files_indexed == 0

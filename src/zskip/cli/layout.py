@@ -89,7 +89,7 @@ def optimize(
     Plain columns come first on the curve, then dimensions in the order given.
     """
     from zskip.errors import InvalidOptionError
-    from zskip.layout import optimize as run
+    from zskip.indexing import optimize as run
     from zskip.layout.dimensions import Dimension, parse_dimension
 
     clustered: list[str | Dimension] = [*(_columns(by) or []), *[parse_dimension(text) for text in dimensions]]

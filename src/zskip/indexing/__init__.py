@@ -10,6 +10,7 @@ from zskip.indexing.api import (
     refresh_indexes,
     vacuum,
 )
+from zskip.indexing.upkeep import optimize
 from zskip.tablefiles.index_blobs import index_verdicts
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "drop_index",
     "index_verdicts",
     "list_indexes",
+    "optimize",
     "refresh_indexes",
     "vacuum",
 ]

@@ -103,6 +103,12 @@ class OptimizeResult(Displayed):
     snapshot_ids: tuple[int, ...] = field(default_factory=tuple)
     # wall seconds of each step (see ``STEPS``), summed over groups and batches
     step_seconds: Mapping[str, float] = field(default_factory=dict)
+    # the table's indexes after the run (``zskip.optimize`` refreshes them once it committed): their
+    # labels, the data files indexed for them, the seconds it took, and what to know
+    indexes: tuple[str, ...] = ()
+    files_indexed: int = 0
+    index_seconds: float = 0.0
+    index_note: str = ""
 
     @property
     def noop(self) -> bool:
@@ -110,7 +116,12 @@ class OptimizeResult(Displayed):
 
     def to_json(self) -> str:
         return json.dumps(
-            self.__dict__ | {"snapshot_ids": list(self.snapshot_ids), "step_seconds": dict(self.step_seconds)},
+            self.__dict__
+            | {
+                "snapshot_ids": list(self.snapshot_ids),
+                "step_seconds": dict(self.step_seconds),
+                "indexes": list(self.indexes),
+            },
             indent=2,
         )
 
@@ -127,6 +138,7 @@ class OptimizeResult(Displayed):
             ("written", f"{self.files_written:,} files in {self.groups:,} groups, {self.commits:,} commits"),
             ("snapshot", str(self.snapshot_id)),
             ("time", f"{self.duration_seconds:.1f} s" + (f" ({steps})" if steps else "")),
+            *([("indexes", self.index_note)] if self.index_note else []),
         ]
 
 
@@ -183,7 +195,8 @@ def optimize(
 
     The steps, each a function below: check the options, resolve the table and its columns, select
     the files to rewrite, fit the spec (or keep the recorded one), then per batch of groups rewrite
-    each group and commit the batch with its key ranges.
+    each group and commit the batch with its key ranges.  ``zskip.optimize`` then indexes the files
+    written for the table's indexes (``zskip.indexing.upkeep``), so they cover every live file again.
 
     >>> zskip.optimize(spark, "lake.db.events", by=["user_id", "ts"])   # doctest: +SKIP
     OptimizeResult(table='lake.db.events', files_before=412, files_after=57, ...)

@@ -53,8 +53,9 @@ from zskip.iceberg.predicates import filter_of
 from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import IcebergTable, load_table
 from zskip.indexing.api import create_index
+from zskip.indexing.upkeep import optimize
 from zskip.layout.dimensions import Dimension
-from zskip.layout.optimize import DEFAULT_ROW_GROUP_SIZE, ROW_GROUP_PROPERTY, optimize
+from zskip.layout.optimize import DEFAULT_ROW_GROUP_SIZE, ROW_GROUP_PROPERTY
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
 from zskip.maintenance.axis_weights import axis_weights
 from zskip.maintenance.forecasts import (

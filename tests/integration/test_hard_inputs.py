@@ -383,8 +383,7 @@ def test_branches_tags_and_older_snapshots_are_read_as_they_are(spark) -> None:
         assert zskip.sql(spark, query).first()["n"] == len(expected)
         with pytest.raises(InvalidOptionError, match="branch, tag or snapshot"):
             zskip.explain(spark, name, where)
-        with pytest.raises(InvalidQueryError, match="current snapshots only"):
-            zskip.explain_sql(spark, query)
+        assert zskip.explain_sql(spark, query) == []  # never raises; one WARNING line says why
     query = f"SELECT count(*) AS n FROM {table} VERSION AS OF {first} WHERE {where}"
     assert zskip.sql(spark, query).first()["n"] == spark.sql(query).first()["n"] > 0
     assert zskip.read(spark, table, where).count() == 0

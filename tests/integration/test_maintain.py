@@ -194,3 +194,31 @@ def test_cli_maintain_once_and_watching(spark, warehouse: Path, capsys) -> None:
     first, second = (json.loads(line) for line in out.strip().splitlines())
     assert (first["cycle"], first["changed"], second["cycle"]) == (1, False, 2)
     assert second["reason"].startswith("no new snapshot")
+
+
+def test_maintain_keeps_the_layout_going_through_partition_evolution(spark) -> None:
+    """Partition fields added, replaced and dropped on clustered columns (truncate, bucket, days, identity):
+    every maintain cycle clusters the new rows, loses none, and a column partitioned by value is left out of
+    the curve with one line saying so."""
+    table = make_table(spark, "lake.maintain.evolving", rows=8_000, files=4)
+    zskip.optimize(spark, table, by=["s", "a", "d"], target_file_size="64KB", row_group_size="16KB")
+    first = APPENDED_FIRST_ID + 900_000
+    steps = [
+        "ADD PARTITION FIELD truncate(2, s) AS s2",  # many values of s in each partition: s stays on the curve
+        "ADD PARTITION FIELD bucket(4, a) AS ab",
+        "REPLACE PARTITION FIELD s2 WITH years(d) AS dy",
+        "DROP PARTITION FIELD ab",
+        "ADD PARTITION FIELD s",  # one value of s in each partition: the curve goes on without it
+    ]
+    for number, step in enumerate(steps):
+        spark.sql(f"ALTER TABLE {table} {step}")
+        generated_rows(spark, first + number * 1_000, first + (number + 1) * 1_000).writeTo(table).append()
+        before = fingerprint(spark, table)
+        result = zskip.maintain(spark, table)
+        assert fingerprint(spark, table) == before, step
+        assert result.optimize is not None and not result.optimize.noop, (step, result.reason)
+        assert zskip.status(spark, table).up_to_date, (step, result.reason)
+        if step == "ADD PARTITION FIELD s":
+            assert result.reason.startswith("clustering by a, d alone: s is an identity partition column now"), result
+        else:
+            assert "identity partition" not in result.reason, result

@@ -98,7 +98,9 @@ def raise_for_query(exc: BaseException, *, query: str) -> NoReturn:
 
 
 _LOCATION = re.compile(r"\b(s3a?|s3n)://([^/\s\"']+)[^\s\"']*")
-_DENIED = ("AccessDenied", "Access Denied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "Forbidden", "403")
+_DENIED = ("AccessDenied", "Access Denied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "Forbidden")
+# a 403 status as the SDKs write it (a bare "403" also turns up in stack traces' line numbers)
+_STATUS_403 = re.compile(r"(status code|http status|statuscode|error code)\W{0,3}403\b|\b403 forbidden", re.IGNORECASE)
 _UNREACHABLE = ("Connection refused", "UnknownHost", "Unable to execute HTTP request", "ConnectException",
                 "connect timed out", "Connect to ")  # fmt: skip
 _NO_BUCKET = ("NoSuchBucket", "UnknownStoreException", "bucket does not exist", "Bucket does not exist")
@@ -109,8 +111,8 @@ def storage_failure(exc: BaseException) -> StorageError | None:
     object store (refused credentials, an unreachable endpoint, a missing bucket); None otherwise."""
     if isinstance(exc, StorageError):
         return exc
-    if not is_spark_error(exc):
-        return None
+    if not is_spark_error(exc) or _kind(exc) != "other":
+        return None  # a table or column the query names wrongly: the user's to fix, not the store's
     text = str(exc)
     found = _LOCATION.search(text)
     location, scheme, bucket = (found.group(0), found.group(1), found.group(2)) if found else ("the table", "", "")
@@ -127,7 +129,7 @@ def storage_failure(exc: BaseException) -> StorageError | None:
             f"bucket {bucket or '?'!r} does not exist (reaching {location}): create it, or fix the catalog's "
             f"warehouse or {keys['endpoint']}{where}"
         )
-    if any(marker in text for marker in _DENIED):
+    if any(marker in text for marker in _DENIED) or _STATUS_403.search(text):
         return StorageError(
             f"the object store refused the credentials reaching {location}: check {keys['access']} and "
             f"{keys['secret']}{where}"

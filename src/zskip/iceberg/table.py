@@ -208,15 +208,16 @@ class IcebergTable:
         converted = self.jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(self.java.schema())
         return StructType.fromJson(json.loads(converted.json()))
 
-    def partition_source_columns(self) -> list[str]:
-        """Names of the columns any partition spec of the table derives partitions from."""
-        names: set[str] = set()
+    def identity_partition_columns(self) -> list[str]:
+        """Names of the columns the current partition spec partitions by value (``identity``): a file
+        written now holds one value of each.  Other transforms (bucket, truncate, years to hours) leave
+        many values of their column in a partition."""
         schema = self.java.schema()
-        for spec in self.java.specs().values():
-            for field in spec.fields():
-                column = schema.findColumnName(field.sourceId())
-                if column is not None:
-                    names.add(str(column))
+        names = {
+            str(column)
+            for field in self.java.spec().fields()
+            if field.transform().isIdentity() and (column := schema.findColumnName(field.sourceId())) is not None
+        }
         return sorted(names)
 
     def is_partitioned(self) -> bool:

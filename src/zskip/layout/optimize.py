@@ -378,8 +378,8 @@ class Target:
 
 
 def resolve_target(spark: SparkSession, table: str, options: OptimizeOptions) -> Target:
-    """Load the table and resolve the columns and dimensions; refuse partition columns (files are
-    clustered within each partition already) and more columns than the curve can hold."""
+    """Load the table and resolve the columns and dimensions; refuse columns the table partitions by
+    value (each new file holds one value of them) and more columns than the curve can hold."""
     iceberg = load_table(spark, table)
     resolved = iceberg.resolve(list(options.columns))
     twice = [f.name for i, f in enumerate(resolved) if f in resolved[:i]]
@@ -397,12 +397,13 @@ def resolve_target(spark: SparkSession, table: str, options: OptimizeOptions) ->
         for column in types
         if given[column] in options.dimensions
     }
-    partition_columns = set(iceberg.partition_source_columns())
+    # a bucket, truncate or time partition holds many values of its column: clustering by it still narrows files
+    partition_columns = set(iceberg.identity_partition_columns())
     clash = [c for c in types if c in partition_columns]
     if clash:
         raise InvalidOptionError(
-            f"{', '.join(clash)} partition{'s' if len(clash) == 1 else ''} {table}; files are clustered "
-            "within each partition already, so cluster by other columns"
+            f"{', '.join(clash)} partition{'s' if len(clash) == 1 else ''} {table} by value, so each partition "
+            "holds one value of it and its files are clustered by it already: cluster by other columns"
         )
     try:
         widths = bits_for_weights(options.weights) if options.weights is not None else None

@@ -316,16 +316,19 @@ def _same_table(scanned: str, table: str) -> bool:
 
 
 def _pool(iceberg: IcebergTable, workload: list[WorkloadQuery]) -> tuple[list[str], dict[str, DataType]]:
-    """The columns candidates are drawn from: the most filtered (by scans), partition columns left out."""
+    """The columns candidates are drawn from: the most filtered (by scans), the columns the table
+    partitions by value left out (optimize refuses them)."""
     weights: Counter[str] = Counter()
     for query in workload:
         for column in _filtered_columns(query.expr):
             weights[column] += query.weight
-    partition = set(iceberg.partition_source_columns())
+    partition = set(iceberg.identity_partition_columns())
     names = [c for c, _ in weights.most_common() if c not in partition][:POOL_COLUMNS]
     types = _column_types(iceberg, names)
     if not types and not any(q.joins for q in workload):
-        raise InvalidOptionError(f"the workload filters no column of {iceberg.name} that is not a partition column")
+        raise InvalidOptionError(
+            f"the workload filters no column of {iceberg.name} that is not an identity partition column"
+        )
     return names, types
 
 

@@ -66,6 +66,23 @@ class RecordedLayout:
     target_file_size: int
     weights: tuple[float, ...] | None = None  # per column of ``by``; None: every column alike
 
+    def without_value_partitions(self, partitioned: set[str]) -> tuple[RecordedLayout | None, str]:
+        """The layout without the columns the table now partitions by value (a partition evolution since
+        the last optimize: each new file holds one value of them, and optimize refuses them), and a line
+        saying what changed ("" when nothing did; ``None``: no column is left to cluster by)."""
+        names = [c.foreign_key if isinstance(c, Dimension) else c for c in self.by]
+        gone = [n for n in names if n in partitioned]
+        if not gone:
+            return self, ""
+        kept = [i for i, n in enumerate(names) if n not in partitioned]
+        what = "is an identity partition column" if len(gone) == 1 else "are identity partition columns"
+        said = f"{', '.join(gone)} {what} now"
+        if not kept:
+            return None, f"not clustered: {said} and no other column is clustered"
+        weights = tuple(self.weights[i] for i in kept) if self.weights is not None else None
+        left = dataclasses.replace(self, by=tuple(self.by[i] for i in kept), weights=weights)
+        return left, f"clustering by {', '.join(names[i] for i in kept)} alone: {said}"
+
     def weights_by_column(self) -> dict[str, float] | None:
         """``weights`` as ``zskip.optimize`` takes them: by the name of each column of ``by``."""
         if self.weights is None:
@@ -245,6 +262,11 @@ def run_cycle(spark: SparkSession, table: str, number: int, attempts: int, progr
     iceberg = load_table(spark, table)
     before = iceberg.current_snapshot_id()
     layout = recorded_layout(iceberg)
+    evolved = ""
+    if layout is not None:
+        layout, evolved = layout.without_value_partitions(set(iceberg.identity_partition_columns()))
+        if evolved:
+            log.warning("maintain %s: %s", table, evolved)
     has_indexes = bool(read_manifest(iceberg, strict=True)[0].definitions)
     retries = [0]
 
@@ -292,7 +314,7 @@ def run_cycle(spark: SparkSession, table: str, number: int, attempts: int, progr
         indexes=indexed,
         retries=retries[0],
         duration_seconds=time.monotonic() - started,
-        reason=_reason(layout, optimized, indexed),
+        reason="; ".join(filter(None, (evolved, _reason(layout, optimized, indexed)))),
     )
     log.info("maintain %s cycle %d: %s (%.1f s)", table, number, result.reason, result.duration_seconds)
     return result

@@ -101,6 +101,20 @@ def verbs(spark, catalog: str, warehouse: str, conf: dict[str, str], work: Path)
     return found
 
 
+EVERY_VERB = {
+    "status": lambda spark, t: zskip.status(spark, t),
+    "optimize": lambda spark, t: zskip.optimize(spark, t, by=["a"]),
+    "read": lambda spark, t: zskip.read(spark, t, WHERE).collect(),
+    "explain": lambda spark, t: zskip.explain(spark, t, WHERE),
+    "sql": lambda spark, t: zskip.sql(spark, f"SELECT count(*) FROM {t} WHERE {WHERE}").collect(),
+    "explain_sql": lambda spark, t: zskip.explain_sql(spark, f"SELECT count(*) FROM {t} WHERE {WHERE}"),
+    "create_index": lambda spark, t: zskip.create_index(spark, t, "b", kind="bloom"),
+    "refresh_indexes": lambda spark, t: zskip.refresh_indexes(spark, t),
+    "list_indexes": lambda spark, t: zskip.list_indexes(spark, t),
+    "maintain": lambda spark, t: zskip.maintain(spark, t),
+}
+
+
 def refused(spark, call) -> str:  # type: ignore[no-untyped-def]
     """The one-line message of the error ``call`` raises (or what went wrong instead)."""
     try:
@@ -132,6 +146,12 @@ def main(settings: str, work: str) -> None:
         for name in ("bad_secret", "bad_endpoint", "no_bucket", "rest_bad_secret")
     }
     found["errors"]["optimize_bad_secret"] = refused(spark, lambda: zskip.optimize(spark, "bad_secret.db.t", by=["a"]))
+    # every verb, through a wrong secret (S3A and S3FileIO) and a missing bucket
+    found["every verb"] = {
+        f"{verb} {name}": refused(spark, lambda call=call, name=name: call(spark, f"{name}.db.t"))
+        for name in ("bad_secret", "no_bucket", "rest_bad_secret")
+        for verb, call in EVERY_VERB.items()
+    }
     found["unchanged"] = before == {
         c: spark.sql(f"SELECT snapshot_id FROM {c}.db.t.snapshots").count() for c in ("lake", "rest")
     }

@@ -99,6 +99,13 @@ def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> N
     ):
         assert setting in errors[name] and "\n" not in errors[name], (name, errors[name])
     assert found["unchanged"] is True
+    # every verb tells a storage failure as one, in one line naming the setting or the bucket, never as a
+    # damaged index to drop
+    for call, message in found["every verb"].items():
+        name = call.split(" ")[1]
+        named = {"bad_secret": "fs.s3a.secret.key", "no_bucket": "no-such-bucket", "rest_bad_secret":
+                 "s3.secret-access-key"}[name]  # fmt: skip
+        assert named in message and "\n" not in message and "UNSET" not in message, (call, message)
 
 
 def test_ranged_reads_of_one_object_ask_its_length_once(servers) -> None:  # type: ignore[no-untyped-def]

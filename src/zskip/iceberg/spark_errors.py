@@ -125,8 +125,9 @@ def storage_failure(exc: BaseException) -> StorageError | None:
         keys = {"access": "s3.access-key-id", "secret": "s3.secret-access-key", "endpoint": "s3.endpoint"}
         where = " (spark.sql.catalog.<name>.<setting>, or what the catalog server hands out)"
     if any(marker in text for marker in _NO_BUCKET):
+        which = f"bucket {bucket!r}" if bucket else "the table's bucket"  # the SDK's text may name none
         return StorageError(
-            f"bucket {bucket or '?'!r} does not exist (reaching {location}): create it, or fix the catalog's "
+            f"{which} does not exist (reaching {location}): create it, or fix the catalog's "
             f"warehouse or {keys['endpoint']}{where}"
         )
     if any(marker in text for marker in _DENIED) or _STATUS_403.search(text):

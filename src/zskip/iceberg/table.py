@@ -107,6 +107,13 @@ class IcebergTable:
     def location(self) -> str:
         return str(self.java.location())
 
+    def metadata_file(self) -> str | None:
+        """The table's current metadata file (``None``: its catalog does not say)."""
+        try:
+            return str(self.java.operations().current().metadataFileLocation())
+        except Exception:  # a table without operations (not a catalog table)
+            return None
+
     def full_name(self) -> str:
         """The name Iceberg gives the table (``catalog.namespace.table``), as its scans report it."""
         return str(self.java.name())

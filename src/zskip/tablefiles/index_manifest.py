@@ -12,6 +12,7 @@ import logging
 import uuid
 from collections.abc import Iterable
 
+from zskip.errors import StorageError
 from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError
 from zskip.iceberg.table import IcebergTable, swap_property
@@ -56,13 +57,26 @@ def read_manifest(table: IcebergTable, *, strict: bool = False) -> tuple[IndexMa
     except Exception as exc:  # missing or damaged: every file counts as unindexed, nothing is skipped
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if strict:
+            if isinstance(exc, StorageError) and _store_out_of_reach(table):
+                raise  # the table's store, not the manifest: its error names the setting or bucket to fix
             raise CorruptIndexError(
-                f"the index manifest of {table.name} ({path}) cannot be read: {reason}. zskip changed "
-                f"nothing. Restore that file, or start over without indexes: ALTER TABLE {table.name} UNSET "
-                f"TBLPROPERTIES ('{MANIFEST_PROPERTY}') (vacuum then deletes the old index files)"
+                f"the index manifest of {table.name} cannot be read ({reason}); zskip changed nothing. Restore "
+                f"{path}, or drop every index: ALTER TABLE {table.name} UNSET TBLPROPERTIES ('{MANIFEST_PROPERTY}')"
             ) from None
         log.warning("ignoring the index manifest %s of %s: %s", path, table.name, reason)
         return IndexManifest.empty(), path
+
+
+def _store_out_of_reach(table: IcebergTable) -> bool:
+    """Whether the table's own metadata file cannot be reached either (a missing bucket, refused
+    credentials): then a manifest that could not be read is not known to be damaged or gone."""
+    metadata = table.metadata_file()
+    if metadata is None:
+        return True
+    try:
+        return bool(table.file_access().missing([metadata]))
+    except Exception:
+        return True
 
 
 def resolved(manifest: IndexManifest, table: IcebergTable) -> IndexManifest:

@@ -60,7 +60,8 @@ def curve_key_ranges(
     says what the cover is for: telling which of those ranges hold a key of the box.  A straddling
     cell that meets none of them is dropped, and one that lies inside one of them is emitted whole
     (that range meets the box whatever the cell's finer structure), so the descent only follows the
-    cells that cross a range's boundary.  For disjoint ranges the answer per range stays exact, at a
+    cells that cross a range's boundary.  The answer per range stays exact (overlapping ranges too: a
+    cell inside a wide range is still looked into where a narrower one starts or ends in it), at a
     cost that grows with the number of ranges rather than with the box's surface.
 
     >>> curve_key_ranges("zorder", [0, 0], [1, 3], 2).tolist()
@@ -130,7 +131,7 @@ def curve_key_ranges(
         if ranges is not None and len(corners):
             cells = _cell_intervals(index, corners, 0, run)
             meets = ranges.meet(cells)
-            settled = meets & ranges.contain(cells)
+            settled = meets & ~ranges.cross(cells)
             found.append(cells[settled])
             corners = corners[meets & ~settled]
         if len(corners) == 0:
@@ -151,8 +152,7 @@ class _RecordedRanges:
         ranges = np.asarray(ranges, dtype=np.uint64).reshape(-1, 2)
         ranges = ranges[np.argsort(ranges[:, 0], kind="stable")]
         self.starts = ranges[:, 0]
-        # reach[i]: the furthest end among the ranges starting at or before starts[i]
-        self.reach = np.maximum.accumulate(ranges[:, 1]) if len(ranges) else ranges[:, 1]
+        self.ends = np.sort(ranges[:, 1])
         self.cover = merge_intervals(ranges)
 
     def meet(self, cells: np.ndarray) -> np.ndarray:
@@ -165,14 +165,19 @@ class _RecordedRanges:
         found[found] = self.cover[last[found], 1] >= cells[found, 0]
         return found
 
-    def contain(self, cells: np.ndarray) -> np.ndarray:
-        """Whether each cell lies inside a single range."""
-        if len(self.starts) == 0:
-            return np.zeros(len(cells), dtype=bool)
-        last = np.searchsorted(self.starts, cells[:, 0], side="right") - 1
-        found = last >= 0
-        found[found] = self.reach[last[found]] >= cells[found, 1]
-        return found
+    def cross(self, cells: np.ndarray) -> np.ndarray:
+        """Whether a range starts or ends inside each cell (a range beginning after the cell's first key,
+        or ending before its last).  A cell no range crosses lies inside every range it meets, so each
+        of those meets the box whatever the cell's finer structure; a cell inside one wide range that
+        another, narrower range crosses must be looked into for that one (ranges of two generations of
+        files overlap: a small rewrite's wide row groups over the narrow ones of the files before)."""
+        begun = np.searchsorted(self.starts, cells[:, 1], side="right") - np.searchsorted(
+            self.starts, cells[:, 0], side="right"
+        )
+        ended = np.searchsorted(self.ends, cells[:, 1], side="left") - np.searchsorted(
+            self.ends, cells[:, 0], side="left"
+        )
+        return (begun > 0) | (ended > 0)
 
 
 def _cell_intervals(index: CurveIndex, corners: np.ndarray, bits: int, run: int) -> np.ndarray:

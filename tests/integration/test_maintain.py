@@ -204,12 +204,17 @@ def test_maintain_keeps_the_layout_going_through_partition_evolution(spark) -> N
     zskip.optimize(spark, table, by=["s", "a", "d"], target_file_size="64KB", row_group_size="16KB")
     first = APPENDED_FIRST_ID + 900_000
     steps = [
-        "ADD PARTITION FIELD truncate(2, s) AS s2",  # many values of s in each partition: s stays on the curve
-        "REPLACE PARTITION FIELD s2 WITH bucket(4, a) AS ab",  # replaced, and a bucket of a clustered column
-        "ADD PARTITION FIELD s",  # one value of s in each partition: the curve goes on without it
+        # many values of s in each partition: s stays on the curve
+        ["ADD PARTITION FIELD truncate(2, s) AS s2"],
+        # replaced by a bucket of a clustered column, and a time transform of another
+        ["REPLACE PARTITION FIELD s2 WITH bucket(4, a) AS ab", "ADD PARTITION FIELD years(d) AS dy"],
+        # dropped, and one value of s in each partition: the curve goes on without s
+        ["DROP PARTITION FIELD ab", "DROP PARTITION FIELD dy", "ADD PARTITION FIELD s"],
     ]
-    for number, step in enumerate(steps):
-        spark.sql(f"ALTER TABLE {table} {step}")
+    for number, changes in enumerate(steps):
+        for change in changes:
+            spark.sql(f"ALTER TABLE {table} {change}")
+        step = changes[-1]
         generated_rows(spark, first + number * 1_000, first + (number + 1) * 1_000).writeTo(table).append()
         before = fingerprint(spark, table)
         result = zskip.maintain(spark, table)

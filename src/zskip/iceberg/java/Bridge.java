@@ -382,6 +382,9 @@ public class Bridge {
     pending.add(analysed);
     while (!pending.isEmpty()) {
       LogicalPlan node = (LogicalPlan) pending.remove(pending.size() - 1);
+      if (node instanceof org.apache.spark.sql.catalyst.plans.logical.Sample) {
+        continue; // a sample draws from the scan's splits: Iceberg's own planning keeps its rows Spark's
+      }
       if (node instanceof DataSourceV2Relation && dataTable(((DataSourceV2Relation) node).table())) {
         DataSourceV2Relation relation = (DataSourceV2Relation) node;
         SparkTable table = SnapshotFiles.reading((SparkTable) relation.table());

@@ -116,12 +116,7 @@ class OptimizeResult(Displayed):
 
     def to_json(self) -> str:
         return json.dumps(
-            self.__dict__
-            | {
-                "snapshot_ids": list(self.snapshot_ids),
-                "step_seconds": dict(self.step_seconds),
-                "indexes": list(self.indexes),
-            },
+            self.__dict__ | {"snapshot_ids": list(self.snapshot_ids), "step_seconds": dict(self.step_seconds)},
             indent=2,
         )
 

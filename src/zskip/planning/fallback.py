@@ -17,20 +17,22 @@ __all__ = ["falls_back", "unplanned"]
 log = logging.getLogger(__name__)
 
 
-def falls_back(exc: BaseException) -> bool:
+def falls_back(exc: Exception) -> bool:
     """Whether a failure inside zskip's planning should leave the query to Spark (``True``) rather than
     reach the caller: everything but Spark failing to reach the query's own storage (then Spark's run
     of the query fails the same way, and the caller is told which setting to fix)."""
-    if not isinstance(exc, Exception):
-        return False  # KeyboardInterrupt, SystemExit: the user's or the process's, not zskip's
     if isinstance(exc, StorageError):
         return True  # zskip's own files (an index, a footer) out of reach: Spark reads the data without them
     return not (is_spark_error(exc) and storage_failure(exc) is not None)
 
 
-def unplanned(what: str, exc: BaseException | str) -> str:
-    """Log at WARNING, in one line, that ``what`` runs as Spark plans it and why; return the line."""
+def unplanned(what: str, exc: Exception | str) -> None:
+    """Log at WARNING, in one line, that ``what`` runs as Spark plans it and why (``exc``: the failure, or
+    the reason in words)."""
     reason = exc if isinstance(exc, str) else f"{type(exc).__name__}: {first_line(exc)}"
-    line = f"zskip did not plan {what}, which runs as Spark plans it: {reason}"
-    log.warning(line, exc_info=log.isEnabledFor(logging.DEBUG) and not isinstance(exc, str))
-    return line
+    log.warning(
+        "zskip did not plan %s, which runs as Spark plans it: %s",
+        what,
+        reason,
+        exc_info=log.isEnabledFor(logging.DEBUG) and not isinstance(exc, str),
+    )

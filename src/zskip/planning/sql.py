@@ -38,6 +38,9 @@ __all__ = ["ScannedQuery", "explain_sql", "scan_filters", "scanned_queries", "sq
 
 log = logging.getLogger(__name__)
 
+# why a query zskip does not plan is left as it is (zskip's records describe the current snapshot)
+OTHER_STATE = "reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans current snapshots only"
+
 
 def _analyse(spark: SparkSession, query: str) -> tuple[bool, DataFrame]:
     """``query`` checked to be a single query (before Spark runs anything), then analysed by Spark;
@@ -82,10 +85,7 @@ def _analysed_current(spark: SparkSession, query: str, advice: str = "") -> Data
     snapshots (``advice`` ends the message)."""
     time_travel, frame = _analyse(spark, query)
     if time_travel:
-        raise InvalidQueryError(
-            "the query reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans "
-            f"current snapshots only{advice}"
-        )
+        raise InvalidQueryError(f"the query {OTHER_STATE}{advice}")
     return frame
 
 
@@ -154,8 +154,7 @@ def explain_sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> l
     started = time.perf_counter()
     time_travel, frame = _analyse(spark, query)
     if time_travel:
-        unplanned("this query", "it reads a table AS OF a version or time, or a branch, tag or snapshot; zskip "
-                  "plans current snapshots only")  # fmt: skip
+        unplanned("this query", f"it {OTHER_STATE}")
         return []
     try:
         return _explained(spark, frame, started, join_keys=join_keys)

@@ -1,7 +1,8 @@
 # Two commands on a fresh machine: `make demo` runs the main job, `make test` runs the tests.
-# Each creates .venv (Python 3.10-3.12) with everything it needs from PyPI and the Iceberg runtime
-# for its Spark from Maven (`zskip jars`, with mvn, into the local Maven repository).  `make test`
-# also creates .venv-spark3.5, the same with Spark 3.5, for the smoke suite.
+# Each builds zskip's jars (jvm/, with Maven and a JDK 17, into src/zskip/jars/) and creates .venv
+# (Python 3.10-3.12) with everything it needs from PyPI and the Iceberg runtime for its Spark from
+# Maven (`zskip jars`, with mvn, into the local Maven repository).  `make test` also runs the JUnit
+# tests, and creates .venv-spark3.5, the same with Spark 3.5, for the smoke suite.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -9,16 +10,26 @@ BIN := $(VENV)/bin
 VENV35 ?= .venv-spark3.5
 BIN35 := $(VENV35)/bin
 
-.PHONY: demo test smoke-spark3.5 lint typecheck unit integration bench clean
+JARS_BUILT := src/zskip/jars/.built
+JVM_SOURCES := $(shell find jvm -name '*.java' -o -name pom.xml -o -name build_jars.py)
 
-$(BIN)/.installed: pyproject.toml
+.PHONY: demo test jars smoke-spark3.5 smoke-iceberg1.11 lint typecheck unit integration bench clean
+
+# both Spark lines' jars, with their JUnit tests, rebuilt when a Java source or POM changes
+jars: $(JARS_BUILT)
+
+$(JARS_BUILT): $(JVM_SOURCES)
+	$(PYTHON) jvm/build_jars.py
+	touch $@
+
+$(BIN)/.installed: pyproject.toml $(JARS_BUILT)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	$(BIN)/zskip jars
 	touch $@
 
-$(BIN35)/.installed: pyproject.toml
+$(BIN35)/.installed: pyproject.toml $(JARS_BUILT)
 	$(PYTHON) -m venv $(VENV35)
 	$(BIN35)/pip install --quiet --upgrade pip
 	$(BIN35)/pip install --quiet -e '.[dev]' 'pyspark>=3.5.2,<3.6'
@@ -28,12 +39,16 @@ $(BIN35)/.installed: pyproject.toml
 demo: $(BIN)/.installed
 	$(BIN)/zskip demo
 
-test: $(BIN)/.installed lint typecheck smoke-spark3.5
+test: $(BIN)/.installed lint typecheck smoke-spark3.5 smoke-iceberg1.11
 	$(BIN)/pytest --durations=25  # the slowest tests named: CI's time is budgeted
 
 # the smoke suite (tests marked smoke) on Spark 3.5
 smoke-spark3.5: $(BIN35)/.installed
 	ZSKIP_READ_TABLES=2 $(BIN35)/pytest -m smoke -p no:cacheprovider --durations=10
+
+# part of the smoke suite on Spark 4.1 with Iceberg 1.11's runtime (zskip's jars are built against 1.12)
+smoke-iceberg1.11: $(BIN)/.installed
+	ZSKIP_ICEBERG_VERSION=1.11.0 ZSKIP_READ_TABLES=2 $(BIN)/pytest -m "smoke and iceberg_versions" -p no:cacheprovider --durations=5
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
@@ -55,4 +70,4 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/planning.py --scale-factor 1
 
 clean:
-	rm -rf $(VENV) $(VENV35) warehouse .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV35) warehouse .pytest_cache .mypy_cache .ruff_cache src/zskip/jars jvm/*/target

@@ -1,4 +1,4 @@
-"""The JVM libraries by Maven coordinates, and one Java source for both Spark lines (no Spark started)."""
+"""The JVM libraries: zskip's jar per Spark line from the package, Iceberg's by Maven coordinates (no Spark started)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from zskip.errors import UnsupportedSessionError
+from zskip.errors import JavaNotFoundError, UnsupportedSessionError
 from zskip.iceberg import jvm_dependencies
-from zskip.iceberg.janino import for_spark
-from zskip.iceberg.jvm_dependencies import ICEBERG_VERSION, iceberg_runtime, local_jar, resolve, spark_line
+from zskip.iceberg.jvm_dependencies import ICEBERG_VERSION, iceberg_runtime, local_jar, resolve, spark_line, zskip_jar
 
 session = importlib.import_module("zskip.iceberg.session")  # the module (the package exports its function)
 
@@ -42,51 +41,51 @@ def test_the_jar_is_found_in_the_local_repository_or_left_to_spark(repository: P
     assert local_jar(coordinate) == jar == resolve(coordinate)
 
 
-def test_a_session_gets_the_runtime_unless_it_names_one(repository: Path) -> None:
+def test_a_session_gets_zskips_jar_and_the_runtime_unless_it_names_them(repository: Path) -> None:
     runtime = iceberg_runtime(pyspark.__version__)  # the installed Spark's
     coordinate = str(runtime)
-    # the user's own runtime, by path or by coordinates, is left alone
-    assert session._with_iceberg_runtime({"spark.jars": "/opt/iceberg-spark-runtime-4.1_2.13-1.11.0.jar"}) == {}
-    assert session._with_iceberg_runtime({"spark.jars.packages": coordinate}) == {}
+    ours = str(zskip_jar(pyspark.__version__))
+    # the user's own runtime, by path or by coordinates, is left alone; zskip's jar is added
+    assert session._with_iceberg_runtime({"spark.jars": "/opt/iceberg-spark-runtime-4.1_2.13-1.11.0.jar"}) == {
+        "spark.jars": f"/opt/iceberg-spark-runtime-4.1_2.13-1.11.0.jar,{ours}"
+    }
+    assert session._with_iceberg_runtime({"spark.jars.packages": coordinate}) == {"spark.jars": ours}
+    assert session._with_iceberg_runtime({"spark.jars": f"{ours},/opt/iceberg-spark-runtime.jar"}) == {}
     # no jar and no mvn: Spark's own resolver gets the coordinates, after the user's packages
     assert session._with_iceberg_runtime({"spark.jars.packages": "g:a:1"}) == {
-        "spark.jars.packages": f"g:a:1,{coordinate}"
+        "spark.jars": ours,
+        "spark.jars.packages": f"g:a:1,{coordinate}",
     }
     # a jar in the local repository goes on spark.jars, after the user's jars
     jar = runtime.path_in(repository)
     jar.parent.mkdir(parents=True)
     jar.write_bytes(b"PK")
     assert session._with_iceberg_runtime({"spark.jars": "/usr/share/java/postgresql.jar"}) == {
-        "spark.jars": f"/usr/share/java/postgresql.jar,{jar}"
+        "spark.jars": f"/usr/share/java/postgresql.jar,{ours},{jar}"
     }
 
 
-SOURCE = """class A {
-//#if spark3
-  int line = 3;
-//#else
-  int line = 4;
-//#endif
-//#if spark4
-  int only4 = 1;
-//#endif
-}
-"""
+def test_zskips_jar_for_each_spark_line_comes_with_the_package() -> None:
+    import zipfile
+
+    for version, name in (("3.5.8", "zskip-spark-3.5_2.12.jar"), ("4.1.4", "zskip-spark-4.1_2.13.jar")):
+        jar = zskip_jar(version)
+        assert jar.name == name and jar.parent.name == "jars"
+        with zipfile.ZipFile(jar) as archive:
+            classes = set(archive.namelist())
+        # the line's own classes and the shared ones, compiled (no Java source is shipped or compiled at run time)
+        expected = {"zskip/bridge/Bridge.class", "zskip/bridge/SparkLine.class", "zskip/keys/CurveKeys$Route.class"}
+        assert expected <= classes
+        assert ("zskip/bridge/ListedTable.class" in classes) == version.startswith("3.5")
+        assert not any(n.endswith(".java") for n in classes)
+    with pytest.raises(UnsupportedSessionError, match=r"3\.5\.x and 4\.1\.x"):
+        zskip_jar("4.2.0")
 
 
-def test_one_java_source_keeps_the_lines_of_the_sessions_spark() -> None:
-    three, four = for_spark(SOURCE, "3.5.8"), for_spark(SOURCE, "4.1.4")
-    assert "int line = 3;" in three and "int line = 4;" not in three and "only4" not in three
-    assert "int line = 4;" in four and "int line = 3;" not in four and "only4" in four
-    # dropped lines become blank, so the compiler's line numbers are the file's
-    assert len(three.splitlines()) == len(four.splitlines()) == len(SOURCE.splitlines())
-    assert three.splitlines().index("  int line = 3;") == SOURCE.splitlines().index("  int line = 3;")
-
-
-@pytest.mark.parametrize(("text", "says"), [("//#if spark4\nx\n", "not closed"), ("//#elif spark4\n", "unknown")])
-def test_a_malformed_directive_is_refused(text: str, says: str) -> None:
-    with pytest.raises(ValueError, match=says):
-        for_spark(text, "4.1.4")
+def test_a_missing_jar_says_how_to_build_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(jvm_dependencies.resources, "files", lambda package: tmp_path)
+    with pytest.raises(JavaNotFoundError, match="make jars"):
+        zskip_jar("4.1.4")
 
 
 def test_the_jars_verb_prints_coordinates_and_refuses_an_unsupported_spark(capsys: pytest.CaptureFixture[str]) -> None:

@@ -80,6 +80,7 @@ def test_read_takes_a_column_too(spark, bitmapped) -> None:
 
 
 @pytest.mark.smoke
+@pytest.mark.iceberg_versions
 def test_a_clustered_table_reads_few_files_and_explain_says_which_stage_skipped_them(spark) -> None:
     table = make_table(spark, "lake.plan.clustered", rows=40_000, files=6)
     zskip.optimize(spark, table, by=["a", "d"], target_file_size=table_bytes(spark, table) // 16)
@@ -169,6 +170,7 @@ def test_derived_frames_keep_working_and_old_reads_are_released(spark, bitmapped
 
 
 @pytest.mark.smoke
+@pytest.mark.iceberg_versions
 def test_sql_plans_every_scan_and_returns_what_spark_returns(spark, bitmapped) -> None:
     query = (
         f"SELECT x.a, count(*) AS n FROM {bitmapped} x JOIN (SELECT id FROM {bitmapped} WHERE s = 'k1') y "

@@ -11,11 +11,13 @@ import pytest
 
 import zskip
 from zskip.iceberg import has_iceberg
+from zskip.iceberg.jvm_dependencies import ICEBERG_VERSION
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.mark.smoke
+@pytest.mark.iceberg_versions
 def test_session_has_iceberg_and_a_working_catalog(spark, warehouse: Path) -> None:
     assert has_iceberg(spark, "lake")
     spark.sql("CREATE TABLE lake.session_t.roundtrip (id BIGINT, name STRING) USING iceberg")
@@ -24,6 +26,14 @@ def test_session_has_iceberg_and_a_working_catalog(spark, warehouse: Path) -> No
     assert (warehouse / "session_t" / "roundtrip" / "metadata").is_dir()
     snapshots = spark.sql("SELECT operation FROM lake.session_t.roundtrip.snapshots").collect()
     assert [r.operation for r in snapshots] == ["append"]
+    # the Iceberg runtime asked for (1.12 unless ZSKIP_ICEBERG_VERSION says otherwise), beside zskip's own jar
+    jvm = spark.sparkContext._jvm
+    version = str(jvm.org.apache.iceberg.IcebergBuild.version())
+    assert version == ICEBERG_VERSION, version
+    jar = str(jvm.zskip.bridge.Bridge().getClass().getProtectionDomain().getCodeSource().getLocation())
+    assert jar.endswith(
+        f"zskip-spark-{'.'.join(spark.version.split('.')[:2])}_2.1{3 if spark.version >= '4' else 2}.jar"
+    )
 
 
 def test_an_active_iceberg_session_is_reused(spark) -> None:

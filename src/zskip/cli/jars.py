@@ -16,8 +16,9 @@ import click
     "--coordinates", is_flag=True, help="Print the Maven coordinates (for spark.jars.packages) instead of fetching."
 )
 def jars(spark_version: str | None, object_storage: bool, coordinates: bool) -> None:
-    """Fetch the Iceberg Spark runtime for the installed Spark into the local Maven repository with mvn,
-    and print its path (zskip.session() does this itself the first time)."""
+    """Print the path of zskip's jar for the installed Spark (it comes with the package), then fetch the
+    Iceberg Spark runtime into the local Maven repository with mvn and print its path (zskip.session()
+    does this itself).  A session configured by hand needs both on spark.jars."""
     import pyspark
 
     from zskip.iceberg import jvm_dependencies
@@ -29,6 +30,7 @@ def jars(spark_version: str | None, object_storage: bool, coordinates: bool) -> 
     if coordinates:
         click.echo(",".join(str(c) for c in wanted))
         return
+    click.echo(str(jvm_dependencies.zskip_jar(version)))
     for coordinate in wanted:
         path = jvm_dependencies.resolve(coordinate)
         if path is None:

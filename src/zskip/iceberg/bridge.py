@@ -1,11 +1,10 @@
 """zskip's own class in the JVM: what planning asks the JVM, each question answered in one py4j call.
 
 py4j costs a fraction of a millisecond per call, and a query touched over a hundred Java objects
-one call at a time (the parsed plan's nodes, each scan's filters, reflection, the table's state).
-``Bridge.java`` (next to this module) walks those objects inside the JVM and answers in JSON.  It
-is compiled once per JVM by Janino, the compiler Spark ships for its code generation, so a Java
-runtime is enough and nothing is built at install time.  Long answers come back through a local
-file (see ``Bridge.java``).
+one call at a time (the parsed plan's nodes, each scan's filters, the table's state).
+``zskip.bridge.Bridge`` (``jvm/common/src/main/java/zskip/bridge/``, in the jar the session has)
+walks those objects inside the JVM and answers in JSON.  Long answers come back through a local
+file (see ``Answers.java``).
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import os
 import threading
 from typing import Any
 
-from zskip.iceberg.janino import compiled
 from zskip.iceberg.jvm import jvm_of
 
 __all__ = ["bridge", "read_answer", "read_text"]
@@ -25,7 +23,7 @@ _BRIDGES: list[tuple[Any, Any]] = []  # (JVM view, Bridge instance): one per JVM
 
 
 def bridge(spark: Any) -> Any:
-    """The ``zskip.bridge.Bridge`` instance in ``spark``'s JVM (compiled on first use, about 0.2 s)."""
+    """The ``zskip.bridge.Bridge`` instance in ``spark``'s JVM."""
     jvm = jvm_of(spark)
     for known, instance in _BRIDGES:
         if known is jvm:
@@ -34,10 +32,7 @@ def bridge(spark: Any) -> Any:
         for known, instance in _BRIDGES:
             if known is jvm:
                 return instance
-        gateway: Any = spark.sparkContext._gateway
-        cls = compiled(spark, "Bridge.java").getClassLoader().loadClass("zskip.bridge.Bridge")
-        constructor = cls.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0))
-        instance = constructor.newInstance(gateway.new_array(jvm.java.lang.Object, 0))
+        instance = jvm.zskip.bridge.Bridge()
         _BRIDGES.append((jvm, instance))
         return instance
 

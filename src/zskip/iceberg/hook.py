@@ -1,6 +1,6 @@
 """The JVM side of ``zskip.enable``: zskip's optimizer rule in a session, calling a Python planner back.
 
-``PlanHook.java`` (next to this module) is a Catalyst rule among the session's extra optimizations.
+``zskip.bridge.PlanHook`` (in zskip's jar) is a Catalyst rule among the session's extra optimizations.
 For each plan with Iceberg batch scans of tables zskip clustered or indexed, it calls the planner
 given to ``install`` through py4j's callback server (the one PySpark starts for ``foreachBatch``)
 with the plan's scans (a Java ``Bridge.Scans``), and has each scan read the tasks the planner's
@@ -16,8 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from zskip.iceberg.bridge import bridge
-from zskip.iceberg.janino import compiled
 from zskip.iceberg.jvm import java_session, jvm_of
 
 __all__ = ["ENABLED", "HookCounts", "hook_counts", "install", "installed", "uninstall"]
@@ -49,21 +47,8 @@ class _Planner:
         implements: ClassVar[list[str]] = ["java.util.function.Function"]
 
 
-def _hook_class(spark: Any) -> Any:
-    bridge(spark)  # Bridge.java is compiled first: PlanHook.java refers to it
-    return compiled(spark, "PlanHook.java").getClassLoader().loadClass("zskip.bridge.PlanHook")
-
-
-def _call(spark: Any, name: str, *arguments: Any) -> Any:
-    """Call the static method ``name`` of ``PlanHook`` (its class loader is Janino's, out of py4j's reach by name)."""
-    jvm = jvm_of(spark)
-    gateway: Any = spark.sparkContext._gateway
-    cls = _hook_class(spark)
-    method = next(m for m in cls.getMethods() if m.getName() == name and len(m.getParameterTypes()) == len(arguments))
-    values = gateway.new_array(jvm.java.lang.Object, len(arguments))
-    for i, value in enumerate(arguments):
-        values[i] = value
-    return method.invoke(None, values)
+def _hook(spark: Any) -> Any:
+    return jvm_of(spark).zskip.bridge.PlanHook
 
 
 def install(spark: Any, plan: Callable[[Any], str], properties: Sequence[str]) -> None:
@@ -77,18 +62,18 @@ def install(spark: Any, plan: Callable[[Any], str], properties: Sequence[str]) -
     # a Python object crosses py4j as a proxy only as an argument of a call made through the gateway
     holder = gateway.jvm.java.util.ArrayList()
     holder.add(_Planner(plan))
-    _call(spark, "install", java_session(spark), holder.get(0), "\u0001".join(properties))
+    _hook(spark).install(java_session(spark), holder.get(0), "\u0001".join(properties))
 
 
 def uninstall(spark: Any) -> None:
     """Take zskip's rule out of ``spark``'s optimizer (if it is there)."""
-    _call(spark, "uninstall", java_session(spark))
+    _hook(spark).uninstall(java_session(spark))
 
 
 def installed(spark: Any) -> bool:
-    return bool(_call(spark, "installed", java_session(spark)))
+    return bool(_hook(spark).installed(java_session(spark)))
 
 
 def hook_counts(spark: Any) -> HookCounts:
-    planned, failures, last = str(_call(spark, "counts")).split(" ", 2)
+    planned, failures, last = str(_hook(spark).counts()).split(" ", 2)
     return HookCounts(int(planned), int(failures), last)

@@ -1,8 +1,11 @@
-"""The JVM behind a SparkSession, checked once: zskip needs classic PySpark (py4j) and Iceberg's runtime.
+"""The JVM behind a SparkSession, checked once: zskip needs classic PySpark (py4j), Iceberg's runtime
+and zskip's own jar.
 
 A Spark Connect session has no JVM in this process, and a session started without Iceberg's
 Spark runtime cannot load an Iceberg table; both get one clear error instead of an
-``AttributeError`` on ``_jsparkSession`` or py4j's "'JavaPackage' object is not callable".
+``AttributeError`` on ``_jsparkSession`` or py4j's "'JavaPackage' object is not callable".  A session
+started without zskip's jar (one the user built before importing zskip) is given it: the driver's
+class loader takes it (Spark's own, which loaded ``spark.jars``) and the executors fetch it.
 """
 
 from __future__ import annotations
@@ -41,7 +44,28 @@ def _check(spark: Any) -> None:
             f"{iceberg_runtime(str(spark.version))} to spark.jars.packages (`zskip jars` fetches it for "
             "spark.jars) and set spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
         )
+    if not isinstance(spark.sparkContext._jvm.zskip.bridge.Bridge, JavaClass):
+        _add_zskip_jar(spark)
     _CHECKED.add(spark)
+
+
+def _add_zskip_jar(spark: Any) -> None:
+    """Put zskip's jar on a running session's classpath: the driver's and, through Spark, the executors'."""
+    from py4j.java_gateway import JavaClass
+
+    from zskip.iceberg.jvm_dependencies import zskip_jar
+
+    jar = zskip_jar(str(spark.version))
+    jvm = spark.sparkContext._jvm
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    if loader is not None and str(loader.getClass().getName()).endswith("MutableURLClassLoader"):
+        loader.addURL(jvm.java.io.File(str(jar)).toURI().toURL())
+        spark.sparkContext._jsc.sc().addJar(str(jar))
+    if not isinstance(jvm.zskip.bridge.Bridge, JavaClass):
+        raise UnsupportedSessionError(
+            f"this Spark session was started without zskip's jar and its class loader does not take one: start "
+            f"it with zskip.session(), or add {jar} to spark.jars (`zskip jars` prints its path)"
+        )
 
 
 def java_session(spark: Any) -> Any:

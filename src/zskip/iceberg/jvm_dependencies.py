@@ -1,12 +1,14 @@
 """The JVM libraries zskip needs, by Maven coordinates, in one place, and where to find their jars.
 
-Spark and PySpark come from PyPI; the Iceberg Spark runtime matching the installed Spark (and, for
-object storage, the AWS libraries) come from Maven.  ``zskip.session()`` puts the runtime on
-``spark.jars`` from the local Maven repository, resolving it there with ``mvn`` the first time (no
-repository host is named here: Maven's own settings decide where it downloads from).  Without
+Spark and PySpark come from PyPI; zskip's own jar for the installed Spark line comes inside this
+package (``zskip/jars/``, built from ``jvm/`` with the package); the Iceberg Spark runtime matching
+the installed Spark (and, for object storage, the AWS libraries) come from Maven.
+``zskip.session()`` puts both on ``spark.jars``, the runtime from the local Maven repository,
+resolving it there with ``mvn`` the first time (no repository host is named here: Maven's own
+settings decide where it downloads from).  Without
 ``mvn``, it asks Spark's own resolver for the same coordinates through ``spark.jars.packages``.
 
-    zskip jars                          # fetch the runtime for the installed Spark, print its path
+    zskip jars                          # zskip's jar, and the runtime for the installed Spark: their paths
     zskip jars --object-storage         # and the S3 libraries (S3FileIO, and S3A on Spark 4.1)
     zskip jars --coordinates            # their coordinates, for spark.jars.packages
 
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from zskip.errors import JavaNotFoundError, UnsupportedSessionError
@@ -40,13 +43,17 @@ __all__ = [
     "server_classpath",
     "spark_line",
     "spark_major",
+    "zskip_jar",
 ]
 
 log = logging.getLogger(__name__)
 
-# Not 1.12.0: its Parquet reader loads a file of up to 1 MiB whole and fails when the file is longer
-# than its data file entry claims, which is how zskip's staged scans read a byte range of row groups.
-ICEBERG_VERSION = "1.11.0"
+# The Iceberg release whose runtime zskip.session() puts on Spark's classpath; zskip's jars are built
+# against it and tested on 1.11 too (ZSKIP_ICEBERG_VERSION picks another for a session and the tests).
+DEFAULT_ICEBERG_VERSION = "1.12.0"
+ICEBERG_VERSION = os.environ.get("ZSKIP_ICEBERG_VERSION", DEFAULT_ICEBERG_VERSION)
+# the Iceberg release the test suite's servers (its REST catalog fixture) run: a server, not the client
+TEST_SERVER_ICEBERG_VERSION = "1.11.0"
 
 # Spark lines zskip supports -> the Scala version PySpark's own jars are built with
 SPARK_LINES = {"3.5": "2.12", "4.1": "2.13"}
@@ -55,9 +62,10 @@ SPARK_LINES = {"3.5": "2.12", "4.1": "2.13"}
 # it on the AWS SDK v2 that Iceberg's AWS bundle carries.  Spark 3.5's Hadoop 3.3.4 needs SDK v1 (a
 # 280 MB bundle): on 3.5 tables on S3 go through Iceberg's S3FileIO (s3://) only.
 S3A_HADOOP = {"4.1": "3.4.2"}
-# the AWS SDK version inside iceberg-aws-bundle (ICEBERG_VERSION); S3A's transfer manager, which the
-# bundle leaves out, must be the same version
-AWS_SDK_VERSION = "2.44.4"
+# the AWS SDK version inside each iceberg-aws-bundle; S3A's transfer manager, which the bundle leaves
+# out, must be the same version
+AWS_SDK_VERSIONS = {"1.11.0": "2.44.4", "1.12.0": "2.54.17"}
+AWS_SDK_VERSION = AWS_SDK_VERSIONS.get(ICEBERG_VERSION, AWS_SDK_VERSIONS[DEFAULT_ICEBERG_VERSION])
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,23 @@ def iceberg_runtime(spark_version: str) -> Coordinate:
     return Coordinate("org.apache.iceberg", f"iceberg-spark-runtime-{line}_{SPARK_LINES[line]}", ICEBERG_VERSION)
 
 
+def zskip_jar(spark_version: str) -> Path:
+    """zskip's own jar for ``spark_version``'s line, from this package (``zskip/jars/``).
+
+    A wheel carries both lines' jars; a source checkout has them once ``make jars`` (or ``pip install .``)
+    built them from ``jvm/`` with Maven."""
+    line = spark_line(spark_version)
+    name = f"zskip-spark-{line}_{SPARK_LINES[line]}.jar"
+    path = Path(str(resources.files("zskip").joinpath("jars").joinpath(name)))
+    if not path.is_file():
+        raise JavaNotFoundError(
+            f"zskip's jar for Spark {line} ({name}) is not in {path.parent}: this zskip was installed from a "
+            "source checkout without building its JVM half; run `make jars` (Maven and a JDK 17) or install "
+            "a built wheel"
+        )
+    return path
+
+
 def object_storage(spark_version: str) -> list[Coordinate]:
     """The JVM libraries for tables on S3 and S3-compatible stores: Iceberg's AWS bundle (``S3FileIO``
     with the AWS SDK, for ``s3://``) and, where Spark's Hadoop can run it, Hadoop's S3A connector
@@ -148,11 +173,11 @@ TEST_SERVERS = {
     "rest-catalog": Server(
         "org.apache.iceberg.rest.RESTCatalogServer",
         (
-            Coordinate("org.apache.iceberg", "iceberg-open-api", ICEBERG_VERSION, "test-fixtures"),
-            Coordinate("org.apache.iceberg", "iceberg-core", ICEBERG_VERSION),
-            Coordinate("org.apache.iceberg", "iceberg-core", ICEBERG_VERSION, "tests"),  # the REST adapter
-            Coordinate("org.apache.iceberg", "iceberg-aws", ICEBERG_VERSION),
-            Coordinate("org.apache.iceberg", "iceberg-aws-bundle", ICEBERG_VERSION),
+            Coordinate("org.apache.iceberg", "iceberg-open-api", TEST_SERVER_ICEBERG_VERSION, "test-fixtures"),
+            Coordinate("org.apache.iceberg", "iceberg-core", TEST_SERVER_ICEBERG_VERSION),
+            Coordinate("org.apache.iceberg", "iceberg-core", TEST_SERVER_ICEBERG_VERSION, "tests"),  # the REST adapter
+            Coordinate("org.apache.iceberg", "iceberg-aws", TEST_SERVER_ICEBERG_VERSION),
+            Coordinate("org.apache.iceberg", "iceberg-aws-bundle", TEST_SERVER_ICEBERG_VERSION),
             Coordinate("org.apache.hadoop", "hadoop-client-api", S3A_HADOOP["4.1"]),
             Coordinate("org.apache.hadoop", "hadoop-client-runtime", S3A_HADOOP["4.1"]),
             Coordinate("org.eclipse.jetty", "jetty-server", "12.1.14"),

@@ -16,7 +16,7 @@ import pyspark
 from pyspark.sql import SparkSession
 
 from zskip.errors import InvalidOptionError, JavaNotFoundError, WarehouseNotWritableError
-from zskip.iceberg.jvm_dependencies import ICEBERG_VERSION, iceberg_runtime, object_storage, resolve
+from zskip.iceberg.jvm_dependencies import ICEBERG_VERSION, iceberg_runtime, object_storage, resolve, zskip_jar
 from zskip.iceberg.spark_errors import first_line, is_spark_error
 
 __all__ = ["has_iceberg", "session"]
@@ -108,17 +108,27 @@ def session(
 
 
 def _with_iceberg_runtime(conf: Mapping[str, str]) -> dict[str, str]:
-    """``spark.jars`` (or, without ``mvn``, ``spark.jars.packages``) with the Iceberg runtime added,
-    unless ``conf`` already names one."""
+    """``spark.jars`` with zskip's jar for the installed Spark and the Iceberg runtime added (the runtime
+    through ``spark.jars.packages`` when there is no ``mvn`` to fetch it), unless ``conf`` names them."""
     jars, packages = conf.get("spark.jars", ""), conf.get("spark.jars.packages", "")
-    if "iceberg-spark-runtime" in jars + packages:
-        return {}  # the user's own choice of runtime
-    coordinate = iceberg_runtime(pyspark.__version__)
-    jar = resolve(coordinate)
-    if jar is None:
-        log.warning("no mvn on PATH: Spark resolves %s itself (spark.jars.packages)", coordinate)
-        return {"spark.jars.packages": ",".join(p for p in (packages, str(coordinate)) if p)}
-    return {"spark.jars": ",".join(j for j in (jars, str(jar)) if j)}
+    added_jars: list[str] = []
+    added_packages: list[str] = []
+    if "zskip-spark-" not in jars:
+        added_jars.append(str(zskip_jar(pyspark.__version__)))
+    if "iceberg-spark-runtime" not in jars + packages:  # else the user's own choice of runtime
+        coordinate = iceberg_runtime(pyspark.__version__)
+        jar = resolve(coordinate)
+        if jar is None:
+            log.warning("no mvn on PATH: Spark resolves %s itself (spark.jars.packages)", coordinate)
+            added_packages.append(str(coordinate))
+        else:
+            added_jars.append(str(jar))
+    settings: dict[str, str] = {}
+    if added_jars:
+        settings["spark.jars"] = ",".join(j for j in (jars, *added_jars) if j)
+    if added_packages:
+        settings["spark.jars.packages"] = ",".join(p for p in (packages, *added_packages) if p)
+    return settings
 
 
 def _names_s3(warehouse: str, conf: Mapping[str, str]) -> bool:

@@ -8,7 +8,6 @@
 // documented there), so a py4j call carries thousands of rank boundaries at once.  The UDF classes
 // are Serializable and hold the parsed spec in fields: Spark ships them to executors with the plan.
 //
-// Compiled by Janino (Spark's own compiler), which has no generics: the UDF interfaces are raw.
 // Keys are unsigned 64-bit numbers held in longs: compare with Long.compareUnsigned, shift with >>>.
 package zskip.keys;
 
@@ -331,7 +330,7 @@ public class CurveKeys implements Serializable {
   // --- the UDFs ------------------------------------------------------------------------------------
 
   /** struct of carriers -> signed curve key (the unsigned key with its top bit flipped: same order). */
-  public static final class Key implements UDF1 {
+  public static final class Key implements UDF1<Row, Long> {
     private static final long serialVersionUID = 1L;
     private final CurveKeys keys;
 
@@ -339,13 +338,14 @@ public class CurveKeys implements Serializable {
       keys = new CurveKeys(payload);
     }
 
-    public Object call(Object row) {
-      return Long.valueOf(keys.key((Row) row) ^ Long.MIN_VALUE);
+    @Override
+    public Long call(Row row) {
+      return keys.key(row) ^ Long.MIN_VALUE;
     }
   }
 
   /** (struct of carriers, row hash) -> struct(key: signed curve key, token: the file's token). */
-  public static final class Route implements UDF2 {
+  public static final class Route implements UDF2<Row, Long, Row> {
     private static final long serialVersionUID = 1L;
     private final CurveKeys keys;
 
@@ -353,10 +353,11 @@ public class CurveKeys implements Serializable {
       keys = new CurveKeys(payload);
     }
 
-    public Object call(Object row, Object tie) {
-      long key = keys.key((Row) row);
-      long token = keys.token(key, ((Long) tie).longValue());
-      return RowFactory.create(new Object[] {Long.valueOf(key ^ Long.MIN_VALUE), Long.valueOf(token)});
+    @Override
+    public Row call(Row row, Long tie) {
+      long key = keys.key(row);
+      long token = keys.token(key, tie);
+      return RowFactory.create(key ^ Long.MIN_VALUE, token);
     }
   }
 }

@@ -1,0 +1,172 @@
+package zskip.bridge;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apache.iceberg.spark.source.SparkTable;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.plans.logical.Join;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Sample;
+import org.apache.spark.sql.catalyst.plans.logical.V2WriteCommand;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * zskip's planning in every query of a session (zskip.enable): a Catalyst optimizer rule, one of the
+ * session's extra optimizations, that hands the Iceberg batch scans of tables zskip clustered or indexed
+ * to zskip's planner in the Python driver (a py4j callback, as PySpark's foreachBatch makes) and has each
+ * scan read only the tasks the planner kept ({@link Scans#hooked}).
+ *
+ * <p>The rule runs after Spark pushed filters to the scans and planned dynamic partition pruning, in every
+ * optimization of the session: queries, views, CTEs, subqueries (each optimized on its own), cached plans
+ * and the read side of INSERT ... SELECT and CREATE TABLE ... AS SELECT.  It leaves alone: the scans of a
+ * table the same plan writes (DELETE, UPDATE and MERGE read the rows they rewrite through such scans),
+ * scans that are not Iceberg's batch query scan (copy-on-write, staged and streaming scans), time travel
+ * and branch reads, and tables without zskip's table properties (decided here, without calling Python).
+ * Any failure leaves the plan as Spark made it.
+ */
+public final class PlanHook extends Rule<LogicalPlan> {
+  public static final String ENABLED = "spark.zskip.enabled";
+  private static final AtomicLong PLANNED = new AtomicLong(); // plans handed to the planner
+  private static final AtomicLong FAILURES = new AtomicLong(); // of those, the ones left as Spark made them
+  private static volatile String lastFailure = "";
+  private static final Logger LOG = LoggerFactory.getLogger("zskip.PlanHook");
+
+  private final SparkSession session;
+  private final Function<Scans, String> planner; // the scans -> the answer Scans#hooked takes
+  private final String[] properties; // table properties planning reads: a table with none of them is not zskip's
+
+  public PlanHook(SparkSession session, Function<Scans, String> planner, String properties) {
+    this.session = session;
+    this.planner = planner;
+    this.properties = Bridge.split(properties);
+  }
+
+  @Override
+  public LogicalPlan apply(LogicalPlan plan) {
+    if (Bridge.PLANNING.get() != null // zskip is planning on this thread: its own queries pass untouched
+        || !SparkLine.conf(session).getConfString(ENABLED, "false").equalsIgnoreCase("true")) {
+      return plan;
+    }
+    Bridge.PLANNING.set(Boolean.TRUE);
+    try {
+      List<DataSourceV2ScanRelation> candidates = candidates(plan);
+      if (candidates.isEmpty()) {
+        return plan;
+      }
+      PLANNED.incrementAndGet();
+      Scans scans = new Scans(session, plan, candidates, properties);
+      return scans.hooked(planner.apply(scans));
+    } catch (Throwable failure) {
+      FAILURES.incrementAndGet();
+      String text = String.valueOf(failure).split("\n")[0];
+      lastFailure = text;
+      LOG.warn("zskip could not plan a query, which runs with Spark's own plan: {}", text);
+      return plan;
+    } finally {
+      Bridge.PLANNING.remove();
+    }
+  }
+
+  /** The scans zskip plans in {@code plan}: Iceberg batch scans of the current state of zskip's tables that the plan does not write. */
+  List<DataSourceV2ScanRelation> candidates(LogicalPlan plan) throws ReflectiveOperationException {
+    Set<String> written = new HashSet<>();
+    boolean unknownTarget = false;
+    List<DataSourceV2ScanRelation> found = new ArrayList<>();
+    List<LogicalPlan> pending = new ArrayList<>(List.of(plan));
+    boolean joins = false;
+    while (!pending.isEmpty()) {
+      LogicalPlan node = pending.remove(pending.size() - 1);
+      if (node instanceof Sample) {
+        continue; // TABLESAMPLE draws from the scan's partitions as Spark splits them: fewer files, other rows
+      }
+      pending.addAll(Plans.children(node));
+      joins |= node instanceof Join;
+      if (node instanceof V2WriteCommand write) {
+        if (write.table() instanceof DataSourceV2Relation target) {
+          written.add(target.table().name());
+        } else {
+          unknownTarget = true;
+        }
+      }
+      if (node instanceof DataSourceV2ScanRelation relation && Members.isBatchQueryScan(relation.scan())) {
+        Table table = relation.relation().table();
+        if (Bridge.dataTable(table) && current((SparkTable) table) && zskips(((SparkTable) table).table())) {
+          found.add(relation);
+        }
+      }
+    }
+    if (unknownTarget) {
+      return List.of(); // a write whose target is not known: every scan as Spark made it
+    }
+    List<DataSourceV2ScanRelation> out = new ArrayList<>();
+    for (DataSourceV2ScanRelation relation : found) {
+      // a scan without a filter, in a plan without a join, reads every file whatever zskip knows
+      boolean filtered = !Members.filters(relation.scan()).isEmpty();
+      if (!written.contains(relation.relation().table().name()) && (filtered || joins)) {
+        out.add(relation);
+      }
+    }
+    return out;
+  }
+
+  /** Whether {@code table} reads the current state of its table: not a branch, nor an older snapshot (Iceberg's runtime for Spark 4 pins the current one too). */
+  static boolean current(SparkTable table) {
+    if (table.branch() != null) {
+      return false;
+    }
+    Long pinned = table.snapshotId();
+    org.apache.iceberg.Snapshot snapshot = table.table().currentSnapshot();
+    return pinned == null || (snapshot != null && snapshot.snapshotId() == pinned);
+  }
+
+  private boolean zskips(org.apache.iceberg.Table table) {
+    for (String property : properties) {
+      if (table.properties().containsKey(property)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static List<Rule<LogicalPlan>> othersOf(SparkSession session) {
+    List<Rule<LogicalPlan>> rules = new ArrayList<>();
+    for (Rule<LogicalPlan> rule : Plans.javaList(SparkLine.experimental(session).extraOptimizations())) {
+      if (!(rule instanceof PlanHook)) {
+        rules.add(rule);
+      }
+    }
+    return rules;
+  }
+
+  /** Put a rule planning through {@code planner} among {@code session}'s extra optimizations (once: a rule already there is replaced). */
+  public static void install(SparkSession session, Function<Scans, String> planner, String properties) {
+    List<Rule<LogicalPlan>> rules = othersOf(session);
+    rules.add(new PlanHook(session, planner, properties));
+    SparkLine.experimental(session).extraOptimizations_$eq(Plans.scalaList(rules));
+  }
+
+  /** Take zskip's rule out of {@code session}'s extra optimizations. */
+  public static void uninstall(SparkSession session) {
+    SparkLine.experimental(session).extraOptimizations_$eq(Plans.scalaList(othersOf(session)));
+  }
+
+  /** Whether {@code session} has zskip's rule. */
+  public static boolean installed(SparkSession session) {
+    return Plans.javaList(SparkLine.experimental(session).extraOptimizations()).stream()
+        .anyMatch(rule -> rule instanceof PlanHook);
+  }
+
+  /** "planned failures last-failure": what the rule did in this JVM so far. */
+  public static String counts() {
+    return PLANNED.get() + " " + FAILURES.get() + " " + lastFailure;
+  }
+}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 from collections import Counter
 
 import pyarrow.parquet as pq
@@ -220,6 +221,61 @@ def test_ruled_out_row_groups_are_not_read(spark) -> None:
     counted.collect()
     file_rows = 40_000 // result.files_total
     assert 0 < scan_rows(counted) <= result.rows_planned < file_rows / 2
+
+
+def read_tasks(frame) -> list[tuple[str, str, int, int]]:
+    """(task class, file path, the file size its data file entry gives, the task's length) of each task the
+    executed DataFrame's Iceberg scans read."""
+    found = []
+    leaves = frame._jdf.queryExecution().executedPlan().collectLeaves().iterator()
+    while leaves.hasNext():
+        leaf = leaves.next()
+        partitions = leaf.inputPartitions().iterator()
+        while partitions.hasNext():
+            tasks = partitions.next().taskGroup().tasks().iterator()
+            while tasks.hasNext():
+                task = tasks.next()
+                found.append(
+                    (
+                        str(task.getClass().getSimpleName()),
+                        str(task.file().location()),
+                        int(task.file().fileSizeInBytes()),
+                        int(task.length()),
+                    )
+                )
+    return found
+
+
+@pytest.mark.smoke
+@pytest.mark.iceberg_versions
+@pytest.mark.parametrize("version", [2, 3])
+def test_row_group_ranges_read_each_file_as_it_is_with_its_deletes_applied(spark, version: int) -> None:
+    # v2: position delete files; v3: deletion vectors.  A range of a file's row groups is a task of its own
+    # (its start and length), its data file entry the file's own, so every FileIO reads the file as it is.
+    table = make_table(
+        spark,
+        f"lake.plan.ranges_v{version}",
+        rows=30_000,
+        files=4,
+        properties=SMALL_ROW_GROUPS | {"format-version": str(version), "write.delete.mode": "merge-on-read"},
+    )
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    spark.sql(f"DELETE FROM {table} WHERE a = 7 AND id % 3 = 0")
+    deletes = spark.sql(f"SELECT content, file_format FROM {table}.delete_files").collect()
+    assert deletes and all(d.content == 1 for d in deletes)
+    assert {d.file_format for d in deletes} == ({"PUFFIN"} if version == 3 else {"PARQUET"})
+    where = "a = 7"
+    plan = zskip.explain(spark, table, where)
+    assert 0 < plan.row_groups_read < plan.row_groups_total  # min/max of a overlap in every row group
+    frame = zskip.read(spark, table, where)
+    expected = spark.table(table).where(where)
+    assert same_rows(frame, expected) and expected.count() > 0
+    assert frame.where("id % 3 = 0").count() == 0  # the deleted rows stay deleted in the ranges read
+    tasks = read_tasks(frame)
+    assert "RowGroupRange" in {t[0] for t in tasks}, tasks
+    for _, location, size, length in tasks:
+        assert size == os.path.getsize(location.removeprefix("file:")) and 0 < length <= size
+    assert 0 < scan_rows(frame) <= plan.rows_planned < 30_000
 
 
 def test_sql_reads_only_the_row_groups_that_can_match(spark) -> None:

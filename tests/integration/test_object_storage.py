@@ -87,6 +87,13 @@ def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> N
         objects = s3.objects("lake", folder)
         for kind in ("zskip/clustering-", "zskip/indexes/manifest-", "zskip/indexes/index-", "zskip/workload/"):
             assert any(o.startswith(f"{folder}/{kind}") for o in objects), (kind, objects[-20:])
+    # row groups ruled out inside kept files are not read through S3FileIO either: the same rows scanned
+    # (Spark's numOutputRows) as through Hadoop's S3A, fewer than plain Spark's scan of the same table
+    for catalog in ("lake", "rest"):
+        result = found[catalog]
+        assert result["range_equal"] and "RowGroupRange" in result["range_tasks"], result
+        assert 0 < result["range_scan_rows"] < result["range_plain_scan_rows"], result
+    assert found["rest"]["range_scan_rows"] == found["lake"]["range_scan_rows"], (found["rest"], found["lake"])
     assert found["rest"]["appender"][0] == 0, found["rest"]["appender"]
     assert found["manifest cache"] == "true"  # zskip.session's catalog on S3 keeps the manifests it read
     errors = found["errors"]

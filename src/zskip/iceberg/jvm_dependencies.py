@@ -147,6 +147,10 @@ def object_storage(spark_version: str) -> list[Coordinate]:
             Coordinate("org.apache.hadoop", "hadoop-aws", S3A_HADOOP[line]),
             Coordinate("software.amazon.awssdk", "s3-transfer-manager", AWS_SDK_VERSION),
         ]
+        if ICEBERG_VERSION not in ("1.11.0",):
+            # S3A builds its S3 client on the SDK's Apache HTTP client, which the bundle carries up to
+            # Iceberg 1.11 only; the Apache HttpClient 4 it runs on is among Spark's own jars
+            found.append(Coordinate("software.amazon.awssdk", "apache-client", AWS_SDK_VERSION))
     return found
 
 

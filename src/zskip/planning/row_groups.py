@@ -1,12 +1,12 @@
 """Reading only some row groups of a file: the byte ranges Iceberg's reader is pointed at.
 
-Iceberg's staged scan splits every staged task again (a row-group split task refuses a second
-split), so a row group cannot be staged as a split of its file.  But a task over a copy of the
-file's metadata that declares the file to end where a run of kept row groups ends, with one split
-offset where the run starts, splits into exactly that byte range; Iceberg's Parquet reader then
-reads the row groups whose midpoint lies in it, and opens the file by path (its real length, so
-the footer is found).  So each run of consecutive kept row groups becomes one staged task
-(``zskip.iceberg.tasks.row_group_tasks``).
+Iceberg's readers read a scan task's byte range of its file (``start``, ``length``): Parquet keeps
+the row groups whose midpoint lies in it, as for the splits Iceberg makes of a large file.  zskip's
+jar stages each run of consecutive kept row groups as a task of its own over that range
+(``zskip.bridge.RowGroupRange``, made by ``Scans.staged`` / ``Scans.hooked`` from the ranges
+``zskip.planning.read.kept_tasks`` lists); the data file entry is the file's own, so every FileIO
+(Hadoop's, ``S3FileIO``, ``ResolvingFileIO``) opens the file at its real length, and the task's
+delete files and deletion vectors apply as for any split.
 
 Each range costs the reader a file open and a footer parse, more than reading a row group's
 filtered columns.  The reader skips a row group of a range whose statistics rule the scan's filter
@@ -15,10 +15,6 @@ one range at no cost (``byte_runs`` with ``read_anyway``); and the planner's las
 groups between two runs that the reader would read when they hold at most ``JOIN_GAP_BYTES``
 (``joined_runs``), trading a small read for a file open.  Row groups of Iceberg's default size
 (128 MiB) never join: reading one costs far more than an open.
-
-Were a later Iceberg to open files at their declared length, Parquet's footer check would fail
-loudly (no wrong rows), and the integration tests that compare scanned rows with planned ones
-would say so.
 """
 
 from __future__ import annotations

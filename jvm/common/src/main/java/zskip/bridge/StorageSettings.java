@@ -6,9 +6,9 @@ import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.WeakHashMap;
-import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.hadoop.HadoopConfigurable;
 import org.apache.iceberg.io.FileIO;
 
 /**
@@ -55,8 +55,9 @@ final class StorageSettings {
       }
       json.writeEndObject();
       json.writeObjectFieldStart("hadoop");
-      if (io instanceof Configurable configurable && configurable.getConf() != null) {
-        writeS3A(json, configurable.getConf());
+      Configuration conf = hadoopConf(io);
+      if (conf != null) {
+        writeS3A(json, conf);
       }
       json.writeEndObject();
       json.writeEndObject();
@@ -64,6 +65,22 @@ final class StorageSettings {
     String text = buffer.toString();
     KNOWN.put(io, text);
     return text;
+  }
+
+  /**
+   * The Hadoop configuration of a FileIO that has one ({@code HadoopFileIO}, {@code ResolvingFileIO}):
+   * Iceberg's own interface for it, the same in 1.11 (where it extends Hadoop's {@code Configurable})
+   * and 1.12 (where it extends Iceberg's).
+   */
+  private static Configuration hadoopConf(FileIO io) {
+    if (!(io instanceof HadoopConfigurable configurable)) {
+      return null;
+    }
+    try {
+      return configurable.getConf();
+    } catch (UnsupportedOperationException e) {
+      return null;
+    }
   }
 
   private static void writeS3A(JsonGenerator json, Configuration conf) throws IOException {

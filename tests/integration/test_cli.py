@@ -80,7 +80,12 @@ def test_explain_and_query(spark, capsys) -> None:
     code, out, _ = run(capsys, "explain", table, "a = 17")
     assert code == 0 and "planning stages" in out and "curve range" in out and "reads " in out
     code, out, _ = run(capsys, "explain", table, "a = 17", "--json")
-    assert code == 0 and json.loads(out)["files_total"] == 3
+    assert code == 0 and json.loads(out)["files_total"] == 3 and json.loads(out)["rows_scanned"] is None
+    code, out, _ = run(capsys, "explain", table, "a = 17", "--analyze", "--json")
+    measured = json.loads(out)
+    assert code == 0 and measured["rows_scanned"] == 5_000 and measured["files_scanned"] == 3  # nothing skips
+    code, out, _ = run(capsys, "explain", table, "a = 17", "--analyze")
+    assert code == 0 and "measured: the scan produced 5,000 rows" in out
     code, out, _ = run(capsys, "query", f"SELECT count(*) AS n FROM {table} WHERE a < 0")
     assert code == 0 and "n" in out and "0" in out
     code, _, err = run(capsys, "explain", table, "a = ")

@@ -276,6 +276,13 @@ def test_row_group_ranges_read_each_file_as_it_is_with_its_deletes_applied(spark
     for _, location, size, length in tasks:
         assert size == os.path.getsize(location.removeprefix("file:")) and 0 < length <= size
     assert 0 < scan_rows(frame) <= plan.rows_planned < 30_000
+    # explain's measured figures are the run's: the rows the scan produced, the bytes of its ranges
+    measured = zskip.explain(spark, table, where, analyze=True)
+    assert measured.rows_scanned == scan_rows(frame) and measured.files_scanned == plan.files_read
+    assert (
+        0 < (measured.bytes_scanned or 0) < sum(os.path.getsize(p.removeprefix("file:")) for p in {t[1] for t in tasks})
+    )
+    assert zskip.explain(spark, table, where).rows_scanned is None  # planned only
 
 
 def test_sql_reads_only_the_row_groups_that_can_match(spark) -> None:

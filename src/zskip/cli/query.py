@@ -20,8 +20,15 @@ if TYPE_CHECKING:
 @click.argument("where", required=False)
 @click.option("--sql", "query", default=None, help="Explain every Iceberg scan of this SELECT instead of TABLE WHERE.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.option(
+    "--analyze",
+    is_flag=True,
+    help="Also run the read (TABLE WHERE) and report what its scan read, measured: rows, files, bytes.",
+)
 @click.pass_obj
-def explain(ctx: Context, table: str | None, where: str | None, query: str | None, as_json: bool) -> None:
+def explain(
+    ctx: Context, table: str | None, where: str | None, query: str | None, as_json: bool, analyze: bool
+) -> None:
     """Show which files and row groups a read of TABLE filtered by WHERE reads, stage by stage.
 
     With --sql "SELECT ...", every Iceberg scan of the query is explained, joins included: a fact
@@ -35,6 +42,8 @@ def explain(ctx: Context, table: str | None, where: str | None, query: str | Non
         raise InvalidOptionError('give either TABLE WHERE or --sql "SELECT ...", not both')
     if query is None and (table is None or where is None):
         raise InvalidOptionError('give TABLE and WHERE (zskip explain t "a > 5"), or --sql "SELECT ..."')
+    if query is not None and analyze:
+        raise InvalidOptionError("--analyze measures a read of TABLE WHERE; run the query with zskip query instead")
     if query is not None:
         results = explain_sql(ctx.spark(), query)
         if as_json:
@@ -47,7 +56,7 @@ def explain(ctx: Context, table: str | None, where: str | None, query: str | Non
             _print_explain(console, f"[bold]{result.table}[/] (a scan of the query)", result)
         return
     assert table is not None and where is not None
-    result = run(ctx.spark(), table, where)
+    result = run(ctx.spark(), table, where, analyze=analyze)
     if as_json:
         click.echo(result.to_json())
         return
@@ -76,6 +85,11 @@ def _print_explain(console: Console, title: str, result: Explain) -> None:
         f"{result.analysis_seconds * 1000:.0f} ms, zskip's stages "
         f"{(result.planning_seconds - result.analysis_seconds) * 1000:.0f} ms)"
     )
+    if result.rows_scanned is not None:
+        console.print(
+            f"measured: the scan produced {result.rows_scanned:,} rows (numOutputRows) from "
+            f"{result.files_scanned:,} files, {format_bytes(result.bytes_scanned or 0)} in its tasks"
+        )
     for note in result.notes:
         console.print(f"note: {note}", highlight=False)
     if result.analysis_seconds > 2:

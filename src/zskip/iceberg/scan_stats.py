@@ -8,7 +8,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-__all__ = ["PlannedScan", "planned_scans", "scanned_rows"]
+__all__ = ["MeasuredRead", "PlannedScan", "measure_read", "planned_scans", "scanned_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,3 +88,40 @@ def scanned_rows(frame: DataFrame, table: str) -> int:
             continue
         pending.extend(_children(node))
     return total
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredRead:
+    """What the Iceberg scans of one run of a query read, measured from the run: the rows they produced
+    (Spark's ``numOutputRows``, after Iceberg's reader skipped row groups and applied deletes, before
+    Spark's filter), and the files and bytes of the tasks they ran (a task of part of a file counts the
+    bytes of its range)."""
+
+    rows: int
+    files: int
+    tasks: int
+    bytes: int
+
+
+def measure_read(frame: DataFrame) -> MeasuredRead:
+    """Run ``frame``'s query once in the JVM (its rows are counted there, none reach Python) and measure
+    what its Iceberg scans read."""
+    execution = frame._jdf.queryExecution()
+    execution.toRdd().count()
+    rows = files_bytes = tasks = 0
+    files: set[str] = set()
+    pending = [execution.executedPlan()]
+    while pending:
+        node = pending.pop()
+        if node.getClass().getSimpleName() != "BatchScanExec":
+            pending.extend(_children(node))
+            continue
+        rows += int(node.metrics().apply("numOutputRows").value())
+        for partition in _iterate(node.inputPartitions()):
+            if getattr(partition, "taskGroup", None) is None:
+                continue
+            for task in _iterate(partition.taskGroup().tasks()):
+                tasks += 1
+                files.add(str(task.file().location()))
+                files_bytes += int(task.length())
+    return MeasuredRead(rows=rows, files=len(files), tasks=tasks, bytes=files_bytes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -14,6 +14,7 @@ from zskip.display import Displayed
 from zskip.errors import InvalidOptionError
 from zskip.expr import to_sql
 from zskip.iceberg.predicates import filter_of, filtered_frame
+from zskip.iceberg.scan_stats import measure_read
 from zskip.iceberg.scans import IcebergScan, QueryScans
 from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import reads_other_state
@@ -54,6 +55,10 @@ class Explain(Displayed):
     analysis_seconds: float = 0.0  # Spark's part (the first query of a session also loads the catalog)
     notes: tuple[str, ...] = ()  # what to know about this plan (a subquery zskip did not prune by, ...)
     files: tuple[str, ...] = field(default=(), repr=False)  # the data files read, in path order
+    # measured by running the read (explain(..., analyze=True)); None when it was only planned
+    rows_scanned: int | None = None  # rows the Iceberg scan produced (Spark's numOutputRows)
+    files_scanned: int | None = None  # files of the tasks the scan ran
+    bytes_scanned: int | None = None  # bytes of those tasks' byte ranges
 
     @property
     def rows_read(self) -> int:
@@ -83,6 +88,14 @@ class Explain(Displayed):
                 f"{self.planning_seconds * 1000:.1f} ms (Spark's analysis {self.analysis_seconds * 1000:.1f} ms)",
             ),
         ]
+        if self.rows_scanned is not None:
+            rows.append(
+                (
+                    "measured: scanned",
+                    f"{self.rows_scanned:,} rows (numOutputRows), {self.files_scanned:,} files, "
+                    f"{format_bytes(self.bytes_scanned or 0)} in the scan's tasks",
+                )
+            )
         for stage in self.stages:
             groups = "" if stage.row_groups_kept is None else f", {stage.row_groups_kept:,} row groups"
             ran = f"not run: {stage.skipped}" if stage.skipped else f"{stage.seconds * 1000:.1f} ms"
@@ -145,11 +158,22 @@ def _planned(
 
 
 @reaching_storage
-def explain(spark: SparkSession, table: str, where: str | Column, *, stages: tuple[Stage, ...] = STAGES) -> Explain:
+def explain(
+    spark: SparkSession,
+    table: str,
+    where: str | Column,
+    *,
+    stages: tuple[Stage, ...] = STAGES,
+    analyze: bool = False,
+) -> Explain:
     """Plan a read of ``table`` filtered by ``where`` (SQL text or a Column) without reading anything.
 
     ``stages``: the planning stages to run, in order (``zskip.planning.STAGES`` by default; a tuple of
     ``zskip.planning.Stage`` to compare plans with a stage changed or left out).
+
+    ``analyze``: also run the read (as ``zskip.read`` would; its rows are counted in the JVM) and
+    report what its scan read, measured: ``rows_scanned`` (Spark's ``numOutputRows`` of the Iceberg
+    scan), ``files_scanned`` and ``bytes_scanned`` (the files and byte ranges of the tasks it ran).
 
     >>> zskip.explain(spark, "lake.db.t", "a = 5 AND c > 3").files_read  # doctest: +SKIP
     3
@@ -159,7 +183,12 @@ def explain(spark: SparkSession, table: str, where: str | Column, *, stages: tup
             f"{table} names a branch, tag or snapshot; zskip plans a table's current snapshot only "
             "(zskip.read reads other states without pruning): explain the table itself"
         )
-    return explain_plan(plan_table(spark, table, where, stages=stages)[0], where)
+    plan, scans = plan_table(spark, table, where, stages=stages)
+    explained = explain_plan(plan, where)
+    if not analyze:
+        return explained
+    measured = measure_read(_staged_read(spark, table, where, plan, scans))
+    return replace(explained, rows_scanned=measured.rows, files_scanned=measured.files, bytes_scanned=measured.bytes)
 
 
 @reaching_storage

@@ -63,7 +63,6 @@ def indexed(spark) -> str:
 
 
 @pytest.mark.smoke
-@pytest.mark.iceberg_versions
 def test_bitmaps_keep_exactly_the_files_and_row_groups_that_hold_a_match(spark, indexed) -> None:
     # a and s overlap in every file's min/max, yet few files hold this exact combination
     a, s = spark.table(indexed).select("a", "s").orderBy("id").first()

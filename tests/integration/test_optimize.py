@@ -34,7 +34,6 @@ def snapshot_id(spark, table: str) -> int:
 
 
 @pytest.mark.smoke
-@pytest.mark.iceberg_versions
 def test_optimize_keeps_every_row_and_clusters_the_files(spark) -> None:
     table = make_table(spark, "lake.opt.basic")
     before = fingerprint(spark, table)

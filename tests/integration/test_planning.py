@@ -81,7 +81,6 @@ def test_read_takes_a_column_too(spark, bitmapped) -> None:
 
 
 @pytest.mark.smoke
-@pytest.mark.iceberg_versions
 def test_a_clustered_table_reads_few_files_and_explain_says_which_stage_skipped_them(spark) -> None:
     table = make_table(spark, "lake.plan.clustered", rows=40_000, files=6)
     zskip.optimize(spark, table, by=["a", "d"], target_file_size=table_bytes(spark, table) // 16)

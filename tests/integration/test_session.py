@@ -59,3 +59,36 @@ def test_missing_java_is_reported_with_what_to_install(tmp_path: Path) -> None:
     result = run_outside(f"import zskip; zskip.session(warehouse={str(tmp_path / 'wh')!r})", env)
     assert result.returncode != 0
     assert "JavaNotFoundError" in result.stderr and "install a JDK" in result.stderr
+
+
+def test_a_session_started_without_zskips_jar_is_given_it(tmp_path: Path) -> None:
+    # a session the user built with Iceberg's runtime only, before zskip was imported: zskip adds its jar
+    # to the driver's class loader and ships it to the executors (optimize's key UDF runs there)
+    from zskip.iceberg.jvm_dependencies import iceberg_runtime, resolve
+
+    runtime = resolve(iceberg_runtime(spark_version()))
+    code = f"""
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+    .config("spark.jars", {str(runtime)!r})
+    .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+    .config("spark.sql.catalog.own", "org.apache.iceberg.spark.SparkCatalog")
+    .config("spark.sql.catalog.own.type", "hadoop")
+    .config("spark.sql.catalog.own.warehouse", {(tmp_path / "wh").as_uri()!r}).getOrCreate())
+assert "zskip" not in spark.conf.get("spark.jars")
+import zskip
+spark.range(20_000).selectExpr("id", "id % 97 AS a").writeTo("own.db.t").using("iceberg").create()
+zskip.optimize(spark, "own.db.t", by=["a", "id"], target_file_size="64KB")
+read = zskip.read(spark, "own.db.t", "a = 5").count()
+assert read == spark.table("own.db.t").where("a = 5").count() == 207, read
+print("files read", zskip.explain(spark, "own.db.t", "a = 5").files_read)
+"""
+    result = run_outside(code, dict(os.environ) | {"PYSPARK_PYTHON": sys.executable})  # workers with zskip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "files read" in result.stdout
+
+
+def spark_version() -> str:
+    import pyspark
+
+    return pyspark.__version__

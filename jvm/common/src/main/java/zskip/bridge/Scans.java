@@ -350,8 +350,9 @@ public final class Scans {
         }
         // the query's columns are the original's: its row encoder serves (building one costs 0.4 ms)
         return SparkLine.withExecution(frame, SparkLine.planned(session, replaced, original));
-      } catch (ReflectiveOperationException e) {
-        // an Iceberg runtime without the hook: Spark optimizes and plans the staged query instead
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        // an Iceberg runtime without the hook, or one refusing these tasks: Spark optimizes and plans
+        // the staged query instead
       }
     }
     return SparkLine.ofRows(session, replaced);

@@ -46,12 +46,11 @@ TABLES = {
 OWN = "zskip's own ms"
 # what the labels of the runs in the report measured (git history holds the earlier reports)
 VERSIONS = (
-    "*s21-before-N* is zskip at 18d95d7 (`PYTHONPATH=<its src>`), *s21-after-N* the commit this report came with "
-    "(index kinds in a registry: each column's indexes are asked through their kind, exact kinds first; the "
-    "joint bloom probe through the kind). Each label ran in its own process, before and after alternating, on "
-    "tables optimized and indexed by 8638a66 (0.3's name-only records, tied to field ids on the first query "
-    "of each, which the cold call pays). The report of 0b366b2 compared 8638a66 with 18d95d7's planner split "
-    "(git history holds it and the earlier ones)."
+    "*s58-before-N* is zskip at 385bb15 (`PYTHONPATH=<its src>`: its JVM code compiled by Janino in the driver, "
+    "Iceberg 1.11.0's runtime), *s58-after-N* the commit this report came with (the JVM half as a jar per Spark "
+    "line built by Maven, row groups read through their own tasks, Iceberg 1.12.0's runtime). Each label ran in "
+    "its own process, before and after alternating, on tables loaded, optimized and indexed by the after version. "
+    "The report of 8638a66..18d95d7 (git history holds it and the earlier ones) compared earlier planners."
 )
 
 

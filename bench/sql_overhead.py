@@ -239,6 +239,14 @@ def _rule_ms(dump: str, rule: str) -> float:
     return 0.0
 
 
+ENABLE_TARGETS = (
+    "Targets: at most 1 ms on a table zskip never touched (its rule decides from the table's properties in "
+    "the JVM, without calling Python) and at most 5 ms where zskip plans and skips nothing. A star join's "
+    "dimension keys are fetched once per dimension snapshot and filter (then cached), so the warm runs "
+    "above do not include that Spark job."
+)
+
+
 def enable_overhead(rows: int, files: int, runs: int, label: str | None = None) -> Path:
     """What ``zskip.enable`` adds to Spark's planning where nothing is skipped: on a table zskip never
     touched (the JVM decides alone) and on a table zskip clustered (its planner runs and rules out
@@ -328,10 +336,7 @@ def enable_overhead(rows: int, files: int, runs: int, label: str | None = None) 
             ],
         ),
         "",
-        "Targets: at most 1 ms on a table zskip never touched (its rule decides from the table's properties in "
-        "the JVM, without calling Python) and at most 5 ms where zskip plans and skips nothing. A star join's "
-        "dimension keys are fetched once per dimension snapshot and filter (then cached), so the warm runs "
-        "above do not include that Spark job.",
+        ENABLE_TARGETS,
     ]
     return write_report("enable-overhead", lines)
 
@@ -365,7 +370,8 @@ def enable_report(labels: list[str], versions: str) -> Path:
         "lets it rule anything out), a 1,000-row dimension. Each run is Spark's planning of a fresh `spark.sql(q)`: "
         "analysis, optimisation and the physical plan (`executedPlan`), before anything runs; zskip off "
         "(`zskip.disable`: its rule is not in the session) and on (`zskip.enable`) in pairs, the order alternating, "
-        f"medians of {first['runs']} runs on {first['machine']}; each label in its own process, in the order given.",
+        f"medians of {', '.join(str(runs[label]['runs']) for label in labels)} runs (by label) on {first['machine']}; "
+        "each label in its own process, in the order given.",
         "",
         f"Versions: {versions}",
         "",
@@ -382,10 +388,7 @@ def enable_report(labels: list[str], versions: str) -> Path:
             rows,
         ),
         "",
-        "Targets: at most 1 ms on a table zskip never touched (its rule decides from the table's properties in "
-        "the JVM, without calling Python) and at most 5 ms where zskip plans and skips nothing. A star join's "
-        "dimension keys are fetched once per dimension snapshot and filter (then cached), so the warm runs "
-        "above do not include that Spark job.",
+        ENABLE_TARGETS,
     ]
     return write_report("enable-overhead", lines)
 

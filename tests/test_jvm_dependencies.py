@@ -46,13 +46,13 @@ def test_a_session_gets_zskips_jar_and_the_runtime_unless_it_names_them(reposito
     coordinate = str(runtime)
     ours = str(zskip_jar(pyspark.__version__))
     # the user's own runtime, by path or by coordinates, is left alone; zskip's jar is added
-    assert session._with_iceberg_runtime({"spark.jars": "/opt/iceberg-spark-runtime-4.1_2.13-1.11.0.jar"}) == {
+    assert session._with_jvm_libraries({"spark.jars": "/opt/iceberg-spark-runtime-4.1_2.13-1.11.0.jar"}) == {
         "spark.jars": f"/opt/iceberg-spark-runtime-4.1_2.13-1.11.0.jar,{ours}"
     }
-    assert session._with_iceberg_runtime({"spark.jars.packages": coordinate}) == {"spark.jars": ours}
-    assert session._with_iceberg_runtime({"spark.jars": f"{ours},/opt/iceberg-spark-runtime.jar"}) == {}
+    assert session._with_jvm_libraries({"spark.jars.packages": coordinate}) == {"spark.jars": ours}
+    assert session._with_jvm_libraries({"spark.jars": f"{ours},/opt/iceberg-spark-runtime.jar"}) == {}
     # no jar and no mvn: Spark's own resolver gets the coordinates, after the user's packages
-    assert session._with_iceberg_runtime({"spark.jars.packages": "g:a:1"}) == {
+    assert session._with_jvm_libraries({"spark.jars.packages": "g:a:1"}) == {
         "spark.jars": ours,
         "spark.jars.packages": f"g:a:1,{coordinate}",
     }
@@ -60,7 +60,7 @@ def test_a_session_gets_zskips_jar_and_the_runtime_unless_it_names_them(reposito
     jar = runtime.path_in(repository)
     jar.parent.mkdir(parents=True)
     jar.write_bytes(b"PK")
-    assert session._with_iceberg_runtime({"spark.jars": "/usr/share/java/postgresql.jar"}) == {
+    assert session._with_jvm_libraries({"spark.jars": "/usr/share/java/postgresql.jar"}) == {
         "spark.jars": f"/usr/share/java/postgresql.jar,{ours},{jar}"
     }
 

@@ -105,23 +105,8 @@ class MeasuredRead:
 
 def measure_read(frame: DataFrame) -> MeasuredRead:
     """Run ``frame``'s query once in the JVM (its rows are counted there, none reach Python) and measure
-    what its Iceberg scans read."""
-    execution = frame._jdf.queryExecution()
-    execution.toRdd().count()
-    rows = files_bytes = tasks = 0
-    files: set[str] = set()
-    pending = [execution.executedPlan()]
-    while pending:
-        node = pending.pop()
-        if node.getClass().getSimpleName() != "BatchScanExec":
-            pending.extend(_children(node))
-            continue
-        rows += int(node.metrics().apply("numOutputRows").value())
-        for partition in _iterate(node.inputPartitions()):
-            if getattr(partition, "taskGroup", None) is None:
-                continue
-            for task in _iterate(partition.taskGroup().tasks()):
-                tasks += 1
-                files.add(str(task.file().location()))
-                files_bytes += int(task.length())
-    return MeasuredRead(rows=rows, files=len(files), tasks=tasks, bytes=files_bytes)
+    what its Iceberg scans read, in one call (``zskip.bridge.ReadMeasure``)."""
+    from zskip.iceberg.bridge import bridge
+
+    rows, files, tasks, read = (int(n) for n in str(bridge(frame.sparkSession).measuredRead(frame._jdf)).split())
+    return MeasuredRead(rows=rows, files=files, tasks=tasks, bytes=read)

@@ -88,7 +88,7 @@ def session(
         # change, so Iceberg may keep those it read in memory, and a query planned again reads none
         settings[f"spark.sql.catalog.{catalog}.io.manifest.cache-enabled"] = "true"
     settings.update(conf or {})
-    settings.update(_with_iceberg_runtime(conf or {}))
+    settings.update(_with_jvm_libraries(conf or {}))
     if object_storage or (object_storage is None and _names_s3(warehouse_uri, conf or {})):
         settings.update(_with_object_storage(settings))
     builder = SparkSession.builder.master(master).appName("zskip")
@@ -107,7 +107,7 @@ def session(
     return spark
 
 
-def _with_iceberg_runtime(conf: Mapping[str, str]) -> dict[str, str]:
+def _with_jvm_libraries(conf: Mapping[str, str]) -> dict[str, str]:
     """``spark.jars`` with zskip's jar for the installed Spark and the Iceberg runtime added (the runtime
     through ``spark.jars.packages`` when there is no ``mvn`` to fetch it), unless ``conf`` names them."""
     jars, packages = conf.get("spark.jars", ""), conf.get("spark.jars.packages", "")

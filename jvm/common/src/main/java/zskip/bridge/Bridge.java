@@ -123,6 +123,11 @@ public final class Bridge {
     return Answers.answer(SnapshotFiles.plannedTasks(frame));
   }
 
+  /** Runs {@code frame}'s query once and answers what its Iceberg scans read: "rows files tasks bytes" ({@link ReadMeasure}). */
+  public String measuredRead(Dataset<Row> frame) throws ReflectiveOperationException {
+    return ReadMeasure.of(frame);
+  }
+
   /** Forget every snapshot's file list (the next query of each table reads its manifests again). */
   public void forgetListedFiles() {
     SnapshotFiles.clear();

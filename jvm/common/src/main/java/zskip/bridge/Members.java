@@ -6,8 +6,11 @@ import java.lang.reflect.Method;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.ScanTask;
+import org.apache.iceberg.ScanTaskGroup;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.expressions.Expression;
+import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.Scan;
 
 /**
@@ -45,6 +48,12 @@ final class Members {
   /** The Iceberg scan (a {@code BatchScan} of one snapshot, or an incremental scan) behind {@code scan}. */
   static Object icebergScan(Scan scan) throws ReflectiveOperationException {
     return call(scan, "scan");
+  }
+
+  /** The tasks an input partition of an Iceberg scan reads (Iceberg's partition class is package-private). */
+  @SuppressWarnings("unchecked")
+  static ScanTaskGroup<ScanTask> taskGroup(InputPartition partition) throws ReflectiveOperationException {
+    return (ScanTaskGroup<ScanTask>) call(partition, "taskGroup");
   }
 
   /** Has {@code scan} read {@code tasks} instead of those it planned (Iceberg's runtime-filtering hook). */

@@ -48,7 +48,13 @@ final class Plans {
 
   /** Whether {@code node} outputs the attribute of expression id {@code id}. */
   static boolean carries(LogicalPlan node, long id) {
-    return exprIds(node.output()).contains(id);
+    scala.collection.Iterator<Attribute> it = node.output().iterator();
+    while (it.hasNext()) {
+      if (it.next().exprId().id() == id) {
+        return true;
+      }
+    }
+    return false;
   }
 
   static boolean deterministic(LogicalPlan node) {

@@ -1,0 +1,60 @@
+package zskip.bridge;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.iceberg.ContentScanTask;
+import org.apache.iceberg.ScanTask;
+import org.apache.iceberg.ScanTaskGroup;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+import org.apache.spark.sql.execution.adaptive.QueryStageExec;
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
+
+/**
+ * What the Iceberg scans of one run of a query read, measured from the run in one call: the rows they
+ * produced (Spark's {@code numOutputRows}: after Iceberg's reader skipped row groups and applied deletes,
+ * before Spark's filter), and the files, tasks and bytes of the tasks they ran (a task of part of a file
+ * counts the bytes of its range).
+ */
+final class ReadMeasure {
+  private ReadMeasure() {}
+
+  /** Runs {@code frame}'s query once (its rows counted in the JVM) and answers "rows files tasks bytes". */
+  static String of(Dataset<Row> frame) throws ReflectiveOperationException {
+    QueryExecution execution = SparkLine.execution(frame);
+    execution.toRdd().count();
+    long rows = 0;
+    long tasks = 0;
+    long bytes = 0;
+    Set<String> files = new HashSet<>();
+    List<SparkPlan> pending = new ArrayList<>(List.of(execution.executedPlan()));
+    while (!pending.isEmpty()) {
+      SparkPlan node = pending.remove(pending.size() - 1);
+      if (node instanceof AdaptiveSparkPlanExec adaptive) {
+        pending.add(adaptive.executedPlan());
+      } else if (node instanceof QueryStageExec stage) {
+        pending.add(stage.plan());
+      } else if (node instanceof BatchScanExec scan) {
+        rows += scan.metrics().apply("numOutputRows").value();
+        for (InputPartition partition : Plans.javaList(scan.inputPartitions())) {
+          for (ScanTask task : Members.taskGroup(partition).tasks()) {
+            if (task instanceof ContentScanTask<?> content) {
+              tasks++;
+              files.add(content.file().location());
+              bytes += content.length();
+            }
+          }
+        }
+      } else {
+        pending.addAll(Plans.javaList(node.children()));
+      }
+    }
+    return rows + " " + files.size() + " " + tasks + " " + bytes;
+  }
+}

@@ -86,6 +86,8 @@ def test_explain_and_query(spark, capsys) -> None:
     assert code == 0 and measured["rows_scanned"] == 5_000 and measured["files_scanned"] == 3  # nothing skips
     code, out, _ = run(capsys, "explain", table, "a = 17", "--analyze")
     assert code == 0 and "measured: the scan produced 5,000 rows" in out
+    code, _, err = run(capsys, "explain", "--sql", f"SELECT * FROM {table}", "--analyze")
+    assert code == 2 and "--analyze measures a read of TABLE WHERE" in err
     code, out, _ = run(capsys, "query", f"SELECT count(*) AS n FROM {table} WHERE a < 0")
     assert code == 0 and "n" in out and "0" in out
     code, _, err = run(capsys, "explain", table, "a = ")

@@ -131,6 +131,7 @@ def test_a_failing_planner_leaves_sparks_plan_and_is_counted(spark: Any, table: 
         raise RuntimeError("injected planning failure")
 
     monkeypatch.setattr(enable_module, "plan_scan", broken)
+    enable_module.forget_answers(spark)  # a remembered answer would not ask the planner
     with zskip_on(spark):
         before = hook_counts(spark)
         assert rows(spark.sql(SELECTIVE)) == expected
@@ -294,3 +295,87 @@ def test_a_dimension_read_at_an_older_snapshot_gives_that_snapshot_s_keys(spark:
         if "VERSION" in read:  # the old keys pruned the fact table (today's keys are none: Spark reads nothing)
             assert scanned_rows(frame, star) < plain, read
     assert rows(spark.sql(join.format(d=f"{dimension} VERSION AS OF {old}")))[(0, None)] == 0
+
+
+REMEMBERED = f"{NS}.remembered"
+
+
+@pytest.fixture(scope="module")
+def remembered_table(spark: Any) -> str:
+    make_table(spark, REMEMBERED, rows=12_000, files=4, seed=5)
+    zskip.optimize(spark, REMEMBERED, by=["a", "b"], target_file_size=30_000, row_group_size=3_000)
+    zskip.create_index(spark, REMEMBERED, "id", kind="bitmap")  # every file spans the ids: min/max rules none out
+    return REMEMBERED
+
+
+PREDICATE = "id IN (777, 5001)"
+
+
+def _predicates(spark: Any, table: str) -> list[str]:
+    return [str(p) for p in zskip.workload(spark, table).column("predicate").to_pylist()]
+
+
+def test_an_answer_is_remembered_until_the_table_changes(spark: Any, remembered_table: str) -> None:
+    query = f"SELECT count(*) AS n, sum(b) AS s FROM {remembered_table} WHERE id IN (777, 5001)"
+    enable_module.forget_answers(spark)
+    with zskip_off(spark):
+        plain = spark.sql(query)
+        expected = rows(plain)
+        plain_scanned = scanned_rows(plain, remembered_table)
+    recorded = _predicates(spark, remembered_table).count(PREDICATE)
+    with zskip_on(spark):
+        first = hook_counts(spark)
+        frame = spark.sql(query)
+        assert rows(frame) == expected
+        scanned = scanned_rows(frame, remembered_table)
+        asked = hook_counts(spark)
+        again = spark.sql(query)
+        assert rows(again) == expected
+        assert scanned_rows(again, remembered_table) == scanned < plain_scanned
+        printed = io.StringIO()
+        with redirect_stdout(printed):
+            again.explain()
+        answered = hook_counts(spark)
+    assert (asked.planned, asked.remembered) == (first.planned + 1, first.remembered)
+    # the second plan came from memory (its scan ran twice above: once to count, once for the rows)
+    assert answered.planned == asked.planned and answered.remembered > asked.remembered
+    assert "ruled out by" in printed.getvalue(), printed.getvalue()
+    # every run is in the workload log, those answered from memory too
+    assert _predicates(spark, remembered_table).count(PREDICATE) >= recorded + 2
+
+    # a commit makes a new table state: the planner is asked again, and the new rows are found
+    spark.sql(f"INSERT INTO {remembered_table} SELECT a, b + 1, d, s, x, m, 777, p FROM {remembered_table} WHERE id < 5")
+    with zskip_off(spark):
+        expected = rows(spark.sql(query))
+    with zskip_on(spark):
+        before = hook_counts(spark)
+        assert rows(spark.sql(query)) == expected
+        assert hook_counts(spark).planned == before.planned + 1
+
+
+def test_a_filter_on_no_clustered_or_indexed_column_is_answered_without_the_planner(
+    spark: Any, remembered_table: str
+) -> None:
+    # x is neither clustered nor indexed: once the rule knows which columns zskip plans by in this
+    # state, any filter on x alone, whatever its literal, reads what Iceberg planned without Python
+    with zskip_on(spark):
+        spark.sql(f"SELECT count(*) FROM {remembered_table} WHERE x > 40").collect()
+        before = hook_counts(spark)
+        for bound in (41, 42.5, 43):
+            query = f"SELECT count(*) AS n, sum(id) AS s FROM {remembered_table} WHERE x > {bound}"
+            frame = spark.sql(query)
+            got = rows(frame)
+            with zskip_off(spark):
+                assert got == rows(spark.sql(query))
+            printed = io.StringIO()
+            with redirect_stdout(printed):
+                frame.explain()
+            assert "nothing more to skip" in printed.getvalue(), printed.getvalue()
+        after = hook_counts(spark)
+        # a filter on a clustered column still goes to the planner
+        spark.sql(f"SELECT count(*) FROM {remembered_table} WHERE a = 977").collect()
+        clustered = hook_counts(spark)
+    assert after.planned == before.planned and after.remembered >= before.remembered + 3
+    assert clustered.planned == after.planned + 1
+    # each still reaches the workload log, planned for its record after the query had its plan
+    assert {"x > 41.0D", "x > 42.5D", "x > 43.0D"} <= set(_predicates(spark, remembered_table))

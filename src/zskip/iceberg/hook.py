@@ -7,6 +7,11 @@ with the plan's scans (a Java ``Bridge.Scans``), and has each scan read the task
 answer keeps.  The call comes back on the Python thread whose action made Spark plan, so the planner
 may call into the JVM and run Spark jobs of its own; while it plans, zskip's rule lets every query
 pass untouched.
+
+The rule remembers answers (``RememberedPlans`` in the jar): a scan it has an answer for, or one that
+names no column the planner said it can use, is decided in the JVM alone, and the ``record`` function
+given to ``install`` is then called on a JVM thread of its own, after the query has its plan, to put
+those scans in the workload log (``await_records`` waits for it).
 """
 
 from __future__ import annotations
@@ -18,7 +23,16 @@ from typing import Any, ClassVar
 
 from zskip.iceberg.jvm import java_session, jvm_of
 
-__all__ = ["ENABLED", "HookCounts", "hook_counts", "install", "installed", "uninstall"]
+__all__ = [
+    "ENABLED",
+    "HookCounts",
+    "await_records",
+    "forget_answers",
+    "hook_counts",
+    "install",
+    "installed",
+    "uninstall",
+]
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +46,8 @@ class HookCounts:
     planned: int
     failures: int
     last_failure: str
+    remembered: int = 0  # plans the rule answered from what it remembered, without calling the planner
+    dropped_records: int = 0  # workload records not made: too many were waiting
 
 
 class _Planner:
@@ -51,8 +67,11 @@ def _hook(spark: Any) -> Any:
     return jvm_of(spark).zskip.bridge.PlanHook
 
 
-def install(spark: Any, plan: Callable[[Any], str], properties: Sequence[str]) -> None:
-    """Put zskip's rule in ``spark``'s optimizer (replacing one already there), planning through ``plan``.
+def install(
+    spark: Any, plan: Callable[[Any], str], record: Callable[[Any], str], properties: Sequence[str]
+) -> None:
+    """Put zskip's rule in ``spark``'s optimizer (replacing one already there), planning through ``plan``
+    and recording the scans it decided alone through ``record`` (see the module's text).
 
     ``properties``: the table properties that mark a table zskip clustered or indexed."""
     from pyspark.java_gateway import ensure_callback_server_started
@@ -62,7 +81,8 @@ def install(spark: Any, plan: Callable[[Any], str], properties: Sequence[str]) -
     # a Python object crosses py4j as a proxy only as an argument of a call made through the gateway
     holder = gateway.jvm.java.util.ArrayList()
     holder.add(_Planner(plan))
-    _hook(spark).install(java_session(spark), holder.get(0), "\u0001".join(properties))
+    holder.add(_Planner(record))
+    _hook(spark).install(java_session(spark), holder.get(0), holder.get(1), "\u0001".join(properties))
 
 
 def uninstall(spark: Any) -> None:
@@ -75,5 +95,24 @@ def installed(spark: Any) -> bool:
 
 
 def hook_counts(spark: Any) -> HookCounts:
-    planned, failures, last = str(_hook(spark).counts()).split(" ", 2)
-    return HookCounts(int(planned), int(failures), last)
+    planned, failures, remembered, dropped, last = str(_hook(spark).counts()).split(" ", 4)
+    return HookCounts(int(planned), int(failures), last, int(remembered), int(dropped))
+
+
+def forget_answers(spark: Any) -> None:
+    """Have zskip's rule forget every answer it remembers (its next plans are asked of the planner)."""
+    _hook(spark).forget()
+
+
+def await_records(seconds: float = 10.0) -> bool:
+    """Wait (at most ``seconds``) until the workload records zskip's rule handed to the recorder so far
+    are made; whether they are.  True at once without a running JVM or without zskip's jar in it."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is None or context._jvm is None:
+        return True
+    try:
+        return bool(context._jvm.zskip.bridge.PlanHook.awaitRecords(int(seconds * 1000)))
+    except Exception:  # the JVM is going away, or has no zskip jar: no record can be pending
+        return True

@@ -6,6 +6,11 @@ which plans each one through the same stages as ``zskip.sql``: Iceberg's own pru
 of filtered dimensions, the curve ranges, the indexes and the row-group statistics.  Each scan then
 reads only the files and row groups its plan kept, and its line in ``explain()`` says so.
 
+The rule asks the planner only what it cannot answer alone: a scan planned before in the same table
+state (same filters, columns, joined dimensions and settings) takes the answer remembered, and a scan
+joined to no filtered dimension whose filters name no column zskip clustered or indexed reads what
+Iceberg planned.  Such scans still reach the workload log, recorded after the query has its plan.
+
 The rule never touches a scan of a table the same plan writes (DELETE, UPDATE, MERGE, INSERT OVERWRITE
 of the table read), copy-on-write and staged scans (``rewrite_data_files``, zskip's own optimize),
 streaming, time travel and branch reads.  If planning fails, the query runs with Spark's own plan: the
@@ -15,23 +20,38 @@ JVM logs one warning and counts the failure (``hook_counts``).
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec
 
 from pyspark.sql import SparkSession
 
-from zskip.iceberg.hook import ENABLED, HookCounts, hook_counts, install, installed, uninstall
+from zskip import degraded
+from zskip.iceberg.hook import ENABLED, HookCounts, forget_answers, hook_counts, install, installed, uninstall
 from zskip.iceberg.scans import described_scans
 from zskip.iceberg.session import session as iceberg_session
 from zskip.planning.joins import keys_loader
 from zskip.planning.pipeline import plan_scan
 from zskip.planning.plan import ICEBERG_STAGE, PLANNING_PROPERTIES, ScanPlan
 from zskip.planning.read import kept_tasks
-from zskip.planning.workload import RECORDER
+from zskip.planning.workload import RECORDER, Recorded
 
-__all__ = ["ENABLED", "HookCounts", "disable", "enable", "enabled", "hook_counts", "plan_hooked", "session"]
+__all__ = [
+    "ENABLED",
+    "HookCounts",
+    "disable",
+    "enable",
+    "enabled",
+    "forget_answers",
+    "hook_counts",
+    "plan_hooked",
+    "record_hooked",
+    "session",
+]
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +80,7 @@ def enable(spark: SparkSession) -> None:
 
     ``zskip.session()`` does this unless its ``conf`` sets ``spark.zskip.enabled`` to false."""
     spark.conf.set(ENABLED, "true")
-    install(spark, functools.partial(plan_hooked, spark), PLANNING_PROPERTIES)
+    install(spark, functools.partial(plan_hooked, spark), functools.partial(record_hooked, spark), PLANNING_PROPERTIES)
 
 
 def disable(spark: SparkSession) -> None:
@@ -78,8 +98,14 @@ def plan_hooked(spark: SparkSession, java_scans: Any) -> str:
     """The answer zskip's rule takes for one plan's scans (a Java ``Bridge.Scans``): for each scan, the
     tasks to read (``files``, when zskip rules out more than Spark's own scan skips) and its explain note;
     or, when planning failed, why (the rule then keeps Spark's plan, warns and counts the failure).
+
+    Each scan's item also tells the rule what it may remember (``remember``: false when planning went on
+    without something it could not read, which the next plan reads again): the columns planning can
+    rule anything out by in the table's state (``fields``, see ``planning_fields``) and a token for the
+    scan's workload record (``record``), which the rule hands back when it reuses the answer.
     Never raises: py4j would log an error with the traceback for every query."""
     try:
+        before = degraded.count()
         scans = described_scans(java_scans, None)
         join_filter = keys_loader(scans)
         answer = []
@@ -94,15 +120,111 @@ def plan_hooked(spark: SparkSession, java_scans: Any) -> str:
                 join_filter=join_filter,
                 settings=scans.settings,
             )
-            RECORDER.record(spark, plan, settings=scans.settings, joins=joins)  # the workload log (never raises)
-            item: dict[str, Any] = {"scan": scan.position, "note": note(plan)}
-            if plan.beyond_spark or not plan.kept:
-                item["files"] = kept_tasks(plan)
-            answer.append(item)
-        return json.dumps({"scans": answer})
+            recorded = RECORDER.record(spark, plan, settings=scans.settings, joins=joins)  # never raises
+            answer.append(_answer_item(scan.position, plan, recorded))
+        remember = degraded.count() == before
+        return json.dumps({"scans": [item | {"remember": remember} for item in answer]})
     except Exception as exc:
         log.debug("planning a query failed", exc_info=True)
         return json.dumps({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"})
+
+
+def record_hooked(spark: SparkSession, batch: Any) -> str:
+    """Put in the workload log the scans zskip's rule decided without the planner: ``batch`` is a Java
+    list of ``Bridge.Scans``, each with its ``recordWork`` (the positions of the scans to plan for their
+    records, the tokens of records to note again).  Called on a JVM thread of its own, well after the
+    queries had their plans; never raises.  Returns a JSON list with, for each ``Scans``, the answers of
+    the scans it planned as ``plan_hooked`` gives them (``{}`` for none), for the rule to remember: the
+    same query again then only repeats its record."""
+    answers: list[dict[str, Any]] = []
+    for java_scans in batch:
+        try:
+            answers.append(_record_scans(spark, java_scans))
+        except Exception:
+            log.debug("recording a query zskip's rule planned alone failed", exc_info=True)
+            answers.append({})
+    return json.dumps(answers)
+
+
+def _record_scans(spark: SparkSession, java_scans: Any) -> dict[str, Any]:
+    work = json.loads(str(java_scans.recordWork()))
+    for token in work.get("repeat", ()):
+        recorded = _RECORDS.get(token)
+        if recorded is not None:
+            RECORDER.repeat(recorded)
+    wanted = set(work.get("plan", ()))
+    if not wanted:
+        return {}
+    before = degraded.count()
+    scans = described_scans(java_scans, None)
+    answer = []
+    for scan in scans.scans:
+        if scan.position in wanted:
+            plan = plan_scan(spark, None, scan, table=scan.table, settings=scans.settings)
+            recorded = RECORDER.record(spark, plan, settings=scans.settings)
+            answer.append(_answer_item(scan.position, plan, recorded))
+    remember = degraded.count() == before
+    return {"scans": [item | {"remember": remember} for item in answer]}
+
+
+def _answer_item(position: int, plan: ScanPlan, recorded: Recorded | None) -> dict[str, Any]:
+    """One scan's item of an answer to zskip's rule (see ``plan_hooked``)."""
+    item: dict[str, Any] = {
+        "scan": position,
+        "note": note(plan),
+        "fields": planning_fields(plan),
+        "record": _RECORDS.keep(recorded),
+    }
+    if plan.beyond_spark or not plan.kept:
+        item["files"] = kept_tasks(plan)
+    return item
+
+
+def planning_fields(plan: ScanPlan) -> list[int] | None:
+    """The field ids planning can rule anything out by in the state ``plan`` read, beyond Iceberg's own
+    pruning: the clustered columns and the indexed ones (``None``: some are not known by field id)."""
+    assert plan.metadata is not None
+    fields: set[int] = set()
+    store = plan.metadata.store()
+    if store is not None:
+        ids = store.spec.field_ids
+        if any(i is None for i in ids):
+            return None
+        fields.update(i for i in ids if i is not None)
+    manifest = plan.metadata.manifest()
+    if manifest is not None:
+        if any(d.field_id is None for d in manifest.definitions):
+            return None
+        fields.update(d.field_id for d in manifest.definitions if d.field_id is not None)
+    return sorted(fields)
+
+
+class _RecordTokens:
+    """The workload records of answers the rule may reuse, by token (the newest ``MAX`` kept)."""
+
+    MAX = 4096
+
+    def __init__(self) -> None:
+        self._records: OrderedDict[str, Recorded] = OrderedDict()
+        self._lock = threading.Lock()
+        self._next = itertools.count()
+
+    def keep(self, recorded: Recorded | None) -> str | None:
+        if recorded is None:
+            return None
+        token = str(next(self._next))
+        with self._lock:
+            self._records[token] = recorded
+            while len(self._records) > self.MAX:
+                self._records.popitem(last=False)
+        return token
+
+    def get(self, token: str) -> Recorded | None:
+        with self._lock:
+            return self._records.get(token)
+
+
+_RECORDS = _RecordTokens()
 
 
 def note(plan: ScanPlan) -> str:

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
+from zskip import degraded
 from zskip.fileindex.footer_copy import CopyRest, decode_rest
 from zskip.fileindex.manifest import IndexManifest
 from zskip.iceberg.files import data_files
@@ -135,6 +136,7 @@ class SnapshotMetadata:
                     continue
                 except (ValueError, pa.ArrowException) as exc:
                     data = exc
+            degraded.note()
             log.warning("reading the footer of %s itself: its copy cannot be used: %s", path, data)
         return out
 
@@ -170,6 +172,7 @@ class SnapshotMetadata:
         try:
             return decode_rest(rest, footer_copy_rest(dict(row), self.storage))
         except (OSError, ValueError) as exc:
+            degraded.note()
             log.warning("reading the footer of %s itself: the rest of its copy cannot be used: %s", path, exc)
             return self.storage.parquet_footer(path)[0]
 
@@ -304,6 +307,7 @@ def _or_none(load: Callable[[], T], errors: tuple[type[Exception], ...], what: s
     try:
         return load()
     except errors as exc:
+        degraded.note()
         log.warning("ignoring %s: %s", what, (str(exc).splitlines() or [""])[0])
         return None
 

@@ -29,6 +29,7 @@ from pyspark.sql import SparkSession
 
 from zskip.expr import bind, columns_of, to_sql
 from zskip.expr.rewrite import without_implied_not_null
+from zskip.iceberg.hook import await_records
 from zskip.iceberg.spark_errors import error_class, first_line, is_spark_error, reaching_storage
 from zskip.iceberg.table import load_table
 from zskip.storage import LOCAL, FileAccess
@@ -106,6 +107,15 @@ class TableGone(Exception):
     """The table of some workload records was dropped before they were written."""
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """One scan's record as ``WorkloadRecorder.record`` made it, to be noted again by ``repeat``."""
+
+    table: str
+    row: dict[str, object]
+    metadata: SnapshotMetadata
+
+
 class WorkloadRecorder:
     """Collects scan records per table location and writes them in batches (thread-safe)."""
 
@@ -125,13 +135,13 @@ class WorkloadRecorder:
         *,
         settings: Mapping[str, str] | None = None,
         joins: Sequence[JoinKeys] = (),
-    ) -> None:
+    ) -> Recorded | None:
         """Note one planned scan with the filtered dimensions it is joined to (``joins``); never raises.
         ``settings``: the session's ``spark.zskip.*`` settings when the caller already has them (``None``:
-        asked of the session)."""
+        asked of the session).  Returns the record, for ``repeat`` (``None``: nothing was recorded)."""
         try:
             if plan.metadata is None or plan.scan is None or not _capturing(spark, settings):
-                return
+                return None
             bound = bind(plan.expr, {name: f.id for name, f in plan.scan.fields.items()})
             row: dict[str, object] = {
                 "recorded_at": time.time_ns() // 1000,
@@ -146,18 +156,32 @@ class WorkloadRecorder:
                 "planning_seconds": plan.planning_seconds,
                 "joins": [_join_record(j) for j in joins if j.filter_columns],
             }
-            location = plan.metadata.location
-            with self._lock:
-                pending = self._pending.setdefault(location, _Pending(plan.table, [], plan.metadata.storage))
-                pending.rows.append((row, plan.metadata))
-                full = len(pending.rows) >= FLUSH_AFTER
-            if full:
-                write = self._writer.submit(self.flush, [location])
-                with self._lock:
-                    self._writes.add(write)
-                write.add_done_callback(self._written)
+            recorded = Recorded(plan.table, row, plan.metadata)
+            self._add(recorded, row)
+            return recorded
         except Exception as exc:
             self._failed("recording a scan", exc)
+            return None
+
+    def repeat(self, recorded: Recorded) -> None:
+        """Note again a scan recorded before (the same plan of the same table state, asked for again), as
+        of now; never raises."""
+        try:
+            self._add(recorded, recorded.row | {"recorded_at": time.time_ns() // 1000})
+        except Exception as exc:
+            self._failed("recording a scan", exc)
+
+    def _add(self, recorded: Recorded, row: dict[str, object]) -> None:
+        location = recorded.metadata.location
+        with self._lock:
+            pending = self._pending.setdefault(location, _Pending(recorded.table, [], recorded.metadata.storage))
+            pending.rows.append((row, recorded.metadata))
+            full = len(pending.rows) >= FLUSH_AFTER
+        if full:
+            write = self._writer.submit(self.flush, [location])
+            with self._lock:
+                self._writes.add(write)
+            write.add_done_callback(self._written)
 
     def _written(self, write: Future[int]) -> None:
         with self._lock:
@@ -230,6 +254,7 @@ EXIT_SECONDS = 5.0
 
 
 def _flush_at_exit() -> None:
+    await_records(EXIT_SECONDS)
     RECORDER.flush(deadline=time.monotonic() + EXIT_SECONDS)
 
 
@@ -239,6 +264,7 @@ atexit.register(_flush_at_exit)
 def flush_workload() -> int:
     """Write every record still in memory to its table's workload log (waiting for the writes already
     under way); how many this call wrote."""
+    await_records()  # those zskip's rule decided alone are recorded on a thread of their own
     RECORDER.wait()
     return RECORDER.flush()
 
@@ -251,6 +277,7 @@ def workload(spark: SparkSession, table: str) -> pa.Table:
     ['a = 5 AND status = 4']
     """
     iceberg = load_table(spark, table)
+    await_records()
     return read_workload(iceberg.location(), iceberg.file_access())
 
 

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from zskip import degraded
 from zskip.expr import And, Column, Expr, Leaf, Or, columns_of
 from zskip.expr.nodes import equality_values
 from zskip.fileindex.answers import RestNotRead
@@ -64,6 +65,7 @@ def file_indexes(
     found: dict[str, tuple[tuple[int, ...], list[tuple[Column, IndexKind, Any]]]] = {}
     for row, index in zip(rows, _load_many(rows, cache, access, heads=heads and cache is not None), strict=True):
         if isinstance(index, Exception):
+            degraded.note()
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             continue
         starts = (0, *itertools.accumulate(row["row_group_rows"]))
@@ -561,6 +563,7 @@ def _joint_probe(
     rows = entries.to_pylist()
     for row, index in zip(rows, _load_many(rows, cache, access, heads=False), strict=True):  # later entries win
         if isinstance(index, Exception):
+            degraded.note()
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             chosen.pop(row["data_file"], None)
             continue

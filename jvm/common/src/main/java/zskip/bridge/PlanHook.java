@@ -1,8 +1,10 @@
 package zskip.bridge;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -32,21 +34,32 @@ import org.slf4j.LoggerFactory;
  * scans that are not Iceberg's batch query scan (copy-on-write, staged and streaming scans), time travel
  * and branch reads, and tables without zskip's table properties (decided here, without calling Python).
  * Any failure leaves the plan as Spark made it.
+ *
+ * <p>The planner is called only for what {@link RememberedPlans} cannot answer: a scan planned before in
+ * the same table state (same filters, columns, joins and settings) takes the remembered answer, and a
+ * scan joined to no filtered dimension whose filters name no column zskip clustered or indexed reads
+ * what Iceberg planned.  The workload log still gets a record of each such scan: the recorder is called
+ * on a thread of its own, after the query has its plan, so it never delays one.
  */
 public final class PlanHook extends Rule<LogicalPlan> {
   public static final String ENABLED = "spark.zskip.enabled";
   private static final AtomicLong PLANNED = new AtomicLong(); // plans handed to the planner
   private static final AtomicLong FAILURES = new AtomicLong(); // of those, the ones left as Spark made them
+  private static final AtomicLong REMEMBERED = new AtomicLong(); // plans answered without the planner
+  public static final String CAPTURE = "spark.zskip.workload.capture";
   private static volatile String lastFailure = "";
   private static final Logger LOG = LoggerFactory.getLogger("zskip.PlanHook");
 
   private final SparkSession session;
   private final Function<Scans, String> planner; // the scans -> the answer Scans#hooked takes
+  private final Function<List<Scans>, String> recorder; // records the scans the rule decided alone (WorkloadRecords)
   private final String[] properties; // table properties planning reads: a table with none of them is not zskip's
 
-  public PlanHook(SparkSession session, Function<Scans, String> planner, String properties) {
+  public PlanHook(
+      SparkSession session, Function<Scans, String> planner, Function<List<Scans>, String> recorder, String properties) {
     this.session = session;
     this.planner = planner;
+    this.recorder = recorder;
     this.properties = Bridge.split(properties);
   }
 
@@ -62,9 +75,20 @@ public final class PlanHook extends Rule<LogicalPlan> {
       if (candidates.isEmpty()) {
         return plan;
       }
-      PLANNED.incrementAndGet();
       Scans scans = new Scans(session, plan, candidates, properties);
-      return scans.hooked(planner.apply(scans));
+      RememberedPlans.Keys keys = RememberedPlans.keys(scans);
+      RememberedPlans.Recall recall = RememberedPlans.recall(scans, keys);
+      if (recall != null) {
+        REMEMBERED.incrementAndGet();
+        LogicalPlan hooked = scans.hooked(recall.answer());
+        record(scans, keys, recall);
+        return hooked;
+      }
+      PLANNED.incrementAndGet();
+      JsonNode answer = Answers.MAPPER.readTree(planner.apply(scans));
+      LogicalPlan hooked = scans.hooked(answer);
+      RememberedPlans.learn(scans, keys, answer); // only once the answer proved good
+      return hooked;
     } catch (Throwable failure) {
       FAILURES.incrementAndGet();
       String text = String.valueOf(failure).split("\n")[0];
@@ -74,6 +98,30 @@ public final class PlanHook extends Rule<LogicalPlan> {
     } finally {
       Bridge.PLANNING.remove();
     }
+  }
+
+  /** Has the recorder record the scans {@code recall} answered, on its own thread, unless the session captures no workload. */
+  private void record(Scans scans, RememberedPlans.Keys keys, RememberedPlans.Recall recall) {
+    String capture = SparkLine.conf(session).getConfString(CAPTURE, "true").trim().toLowerCase(Locale.ROOT);
+    if (Set.of("false", "0", "off", "no").contains(capture)
+        || (recall.toPlan().isEmpty() && recall.toRepeat().isEmpty())) {
+      return;
+    }
+    com.fasterxml.jackson.databind.node.ObjectNode work = Answers.MAPPER.createObjectNode();
+    recall.toPlan().forEach(work.putArray("plan")::add);
+    recall.toRepeat().forEach(work.putArray("repeat")::add);
+    scans.recordWork(work.toString());
+    WorkloadRecords.add(recorder, scans, keys);
+  }
+
+  /** Waits until the records the rule left to the recorder so far are made (at most {@code millis} ms); whether they are. */
+  public static boolean awaitRecords(long millis) throws InterruptedException {
+    return WorkloadRecords.await(millis);
+  }
+
+  /** Forget every remembered answer (the next plans are asked of the planner). */
+  public static void forget() {
+    RememberedPlans.clear();
   }
 
   /** The scans zskip plans in {@code plan}: Iceberg batch scans of the current state of zskip's tables that the plan does not write. */
@@ -148,9 +196,10 @@ public final class PlanHook extends Rule<LogicalPlan> {
   }
 
   /** Put a rule planning through {@code planner} among {@code session}'s extra optimizations (once: a rule already there is replaced). */
-  public static void install(SparkSession session, Function<Scans, String> planner, String properties) {
+  public static void install(
+      SparkSession session, Function<Scans, String> planner, Function<List<Scans>, String> recorder, String properties) {
     List<Rule<LogicalPlan>> rules = othersOf(session);
-    rules.add(new PlanHook(session, planner, properties));
+    rules.add(new PlanHook(session, planner, recorder, properties));
     SparkLine.experimental(session).extraOptimizations_$eq(Plans.scalaList(rules));
   }
 
@@ -165,8 +214,8 @@ public final class PlanHook extends Rule<LogicalPlan> {
         .anyMatch(rule -> rule instanceof PlanHook);
   }
 
-  /** "planned failures last-failure": what the rule did in this JVM so far. */
+  /** "planned failures remembered dropped last-failure": what the rule did in this JVM so far. */
   public static String counts() {
-    return PLANNED.get() + " " + FAILURES.get() + " " + lastFailure;
+    return PLANNED.get() + " " + FAILURES.get() + " " + REMEMBERED.get() + " " + WorkloadRecords.DROPPED.get() + " " + lastFailure;
   }
 }

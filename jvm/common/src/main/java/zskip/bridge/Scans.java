@@ -44,6 +44,7 @@ public final class Scans {
   private final List<ScanEntry> scans = new ArrayList<>();
   private final List<DataSourceV2Relation> relations = new ArrayList<>(); // of Iceberg tables, main plan only
   private final List<JoinSide> joins;
+  private volatile String recordWork = "{}"; // for the workload recorder, when the rule decided alone
 
   /** The Iceberg batch scans {@code scanRelations} of {@code plan}, an optimized plan (zskip's rule). */
   Scans(SparkSession session, LogicalPlan plan, List<DataSourceV2ScanRelation> scanRelations, String[] properties)
@@ -123,12 +124,8 @@ public final class Scans {
       json.writeEndArray();
       // the session's zskip settings, so planning needs no py4j call of its own to read them
       json.writeObjectFieldStart("settings");
-      scala.collection.Iterator<scala.Tuple2<String, String>> confs = SparkLine.conf(session).getAllConfs().iterator();
-      while (confs.hasNext()) {
-        scala.Tuple2<String, String> entry = confs.next();
-        if (entry._1().startsWith("spark.zskip.")) {
-          json.writeStringField(entry._1(), entry._2());
-        }
+      for (Map.Entry<String, String> entry : settings().entrySet()) {
+        json.writeStringField(entry.getKey(), entry.getValue());
       }
       json.writeEndObject();
       json.writeArrayFieldStart("scans");
@@ -187,14 +184,85 @@ public final class Scans {
     }
     json.writeEndArray();
     writeDimensionFilter(json, dimension, join);
-    // what the keys depend on: the snapshot the side reads, its key, and every condition of its Filters
-    // and of its scan (a side is Projects and Filters over one scan, so nothing else drops a row);
-    // a scan of no one snapshot (an incremental read) is told apart by the whole plan of its side
-    json.writeStringField("signature", Answers.sha256(
-        dimension.name() + "\u0001" + (snapshot == null ? "" : String.valueOf(snapshot.snapshotId())) + "\u0001"
-            + keyName + "\u0001" + join.conditions()
-            + (ofSnapshot ? "" : "\u0001" + join.side().canonicalized().toString())));
+    json.writeStringField("signature", signature(join));
     json.writeEndObject();
+  }
+
+  /**
+   * What the keys of {@code join}'s dimension side depend on, as a digest: the snapshot the side reads,
+   * its key, and every condition of its Filters and of its scan (a side is Projects and Filters over one
+   * scan, so nothing else drops a row); a scan of no one snapshot (an incremental read) is told apart by
+   * the whole plan of its side.
+   */
+  static String signature(JoinSide join) throws ReflectiveOperationException {
+    Table dimension = Members.table(join.dimensionScan());
+    Object planned = Members.icebergScan(join.dimensionScan());
+    boolean ofSnapshot = planned instanceof BatchScan;
+    Snapshot snapshot = ofSnapshot ? ((BatchScan) planned).snapshot() : dimension.currentSnapshot();
+    return Answers.sha256(
+        dimension.name() + "\u0001" + (snapshot == null ? "" : String.valueOf(snapshot.snapshotId())) + "\u0001"
+            + join.key().name() + "\u0001" + join.conditions()
+            + (ofSnapshot ? "" : "\u0001" + join.side().canonicalized().toString()));
+  }
+
+  /** The session's {@code spark.zskip.*} settings, by name. */
+  Map<String, String> settings() {
+    Map<String, String> out = new java.util.TreeMap<>();
+    org.apache.spark.sql.internal.SQLConf conf = SparkLine.conf(session);
+    Map<?, ?> set = setConfs(conf);
+    if (set != null) {
+      synchronized (set) { // a synchronized map: iterating it takes its lock
+        for (Map.Entry<?, ?> entry : set.entrySet()) {
+          if (entry.getKey() instanceof String name && name.startsWith("spark.zskip.")) {
+            out.put(name, String.valueOf(entry.getValue()));
+          }
+        }
+      }
+      return out;
+    }
+    scala.collection.Iterator<scala.Tuple2<String, String>> confs = conf.getAllConfs().iterator();
+    while (confs.hasNext()) {
+      scala.Tuple2<String, String> entry = confs.next();
+      if (entry._1().startsWith("spark.zskip.")) {
+        out.put(entry._1(), entry._2());
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The map of a session's set configuration ({@code SQLConf.settings}): read in place, where {@code
+   * getAllConfs} copies every entry into a Scala map first (a tenth of a millisecond per query); {@code
+   * null} when this Spark has no such field.
+   */
+  private static Map<?, ?> setConfs(org.apache.spark.sql.internal.SQLConf conf) {
+    try {
+      return Members.field(conf, "settings") instanceof Map<?, ?> map ? map : null;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** {@link #settings} as one line of text (what a remembered answer depends on). */
+  String settingsText() {
+    return settings().toString();
+  }
+
+  List<ScanEntry> entries() {
+    return scans;
+  }
+
+  List<JoinSide> joins() {
+    return joins;
+  }
+
+  /** What the workload recorder is to do for these scans, decided without the planner: see {@link PlanHook}. */
+  public String recordWork() {
+    return recordWork;
+  }
+
+  void recordWork(String work) {
+    this.recordWork = work;
   }
 
   /**
@@ -367,7 +435,10 @@ public final class Scans {
    * is read.
    */
   public LogicalPlan hooked(String answer) throws Exception {
-    JsonNode top = Answers.MAPPER.readTree(answer);
+    return hooked(Answers.MAPPER.readTree(answer));
+  }
+
+  LogicalPlan hooked(JsonNode top) throws Exception {
     if (top.has("error")) {
       throw new IllegalStateException(top.get("error").asText());
     }

@@ -1,0 +1,27 @@
+"""Plans made without something zskip could not read (a damaged index, an unreadable store or footer copy).
+
+Such a plan is sound (what could not be read rules nothing out) but weaker than it should be, and
+the next plan tries the read again.  The places that go on without a read call ``note``; whoever keeps
+plans for later (zskip's optimizer rule remembers answers) compares ``count()`` before and after
+planning and keeps none made meanwhile.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+__all__ = ["count", "note"]
+
+_notes = itertools.count()
+_last = 0
+
+
+def note() -> None:
+    """Say that a plan is being made without something it could not read."""
+    global _last
+    _last = next(_notes) + 1
+
+
+def count() -> int:
+    """How many times ``note`` was called in this process (never goes down)."""
+    return _last

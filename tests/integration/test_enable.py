@@ -344,7 +344,8 @@ def test_an_answer_is_remembered_until_the_table_changes(spark: Any, remembered_
     assert _predicates(spark, remembered_table).count(PREDICATE) >= recorded + 2
 
     # a commit makes a new table state: the planner is asked again, and the new rows are found
-    spark.sql(f"INSERT INTO {remembered_table} SELECT a, b + 1, d, s, x, m, 777, p FROM {remembered_table} WHERE id < 5")
+    copied = f"SELECT a, b + 1, d, s, x, m, 777, p FROM {remembered_table} WHERE id < 5"
+    spark.sql(f"INSERT INTO {remembered_table} {copied}")
     with zskip_off(spark):
         expected = rows(spark.sql(query))
     with zskip_on(spark):

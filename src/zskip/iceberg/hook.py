@@ -67,9 +67,7 @@ def _hook(spark: Any) -> Any:
     return jvm_of(spark).zskip.bridge.PlanHook
 
 
-def install(
-    spark: Any, plan: Callable[[Any], str], record: Callable[[Any], str], properties: Sequence[str]
-) -> None:
+def install(spark: Any, plan: Callable[[Any], str], record: Callable[[Any], str], properties: Sequence[str]) -> None:
     """Put zskip's rule in ``spark``'s optimizer (replacing one already there), planning through ``plan``
     and recording the scans it decided alone through ``record`` (see the module's text).
 

@@ -23,9 +23,9 @@ import org.apache.iceberg.expressions.Expression;
  * What zskip's rule remembers of the planner's answers, so that a query whose answer is already known
  * costs no call to the Python planner.
  *
- * <p>Two things, both keyed by a table state (the table, its metadata file and the session's zskip
- * settings: any commit or property change makes a new metadata file, so an entry never outlives what
- * it describes):
+ * <p>Two things, both keyed by a table state (the table, its metadata file, uuid and last update, and
+ * the session's zskip settings: any commit or property change makes a new metadata file, so an entry
+ * never outlives what it describes):
  *
  * <ul>
  *   <li>a scan's answer, by the state, the filters pushed to the scan, the columns it reads and the
@@ -220,7 +220,11 @@ final class RememberedPlans {
       return null;
     }
     TableMetadata current = ops.operations().current();
-    return current == null ? null : current.metadataFileLocation();
+    if (current == null || current.metadataFileLocation() == null) {
+      return null;
+    }
+    // a catalog may name metadata files v1, v2, ...: a table dropped and created again reuses the names
+    return current.metadataFileLocation() + "\u0001" + current.uuid() + "\u0001" + current.lastUpdatedMillis();
   }
 
   private static String filtersText(ScanEntry entry) throws ReflectiveOperationException {

@@ -33,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
 from bench.layouts import lay_out_once
+from bench.native_peer import NATIVE, bloom_bytes, bloom_properties, native_chart, native_lines, rows_per_row_group
+from bench.native_peer import head_to_head as native_head_to_head
 from zskip import Dimension, create_index, disable, drop_index, enable, list_indexes
 from zskip.datasets import SSB_QUERIES, load_ssb
 from zskip.iceberg.files import data_files
@@ -189,8 +191,9 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     parser.add_argument("--output", default=str(DOCS), help="where ssb.md and its charts go")
     parser.add_argument(
         "--layouts",
-        default="a,b,c,d,e,f,g,h",
-        help="which configurations, e.g. a,c,d (see the report; h: (c)'s table read through zskip with bitmaps)",
+        default="a,b,c,d,e,f,g,h,i",
+        help="which configurations, e.g. a,c,d (see the report; h: (c)'s table read through zskip with bitmaps; "
+        "i: Iceberg zorder + Parquet bloom filters, against (d) + bitmap through zskip.enable)",
     )
     parser.add_argument(
         "--kinds", default="minmax,bloom,bitmap", help="skipping of the zskip layouts: minmax, bloom, bitmap"
@@ -282,6 +285,15 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
             for name in [q for q in DOC001 if q in qs]:
                 results[SAME_TABLE][name]["matching"] = results["(c) Iceberg zorder"][name]["matching"]
             print(SAME_TABLE, flush=True)
+    native_table, bloom = f"{ns}.lineorder_native", 0
+    if "i" in layouts:  # Iceberg's zorder as (c) lays it out, with Parquet bloom filters sized for a row group
+        bloom = bloom_bytes(rows_per_row_group(spark, copy if "c" in layouts else base))
+        recipe = iceberg_layout(
+            spark, f"zorder({','.join(CLUSTER)})", target_file_size_bytes=target, row_group_size_bytes=row_group
+        )
+        properties = FAIR | bloom_properties(INDEXED, bloom)
+        build[NATIVE] = {"layout": lay_out_once(spark, base, native_table, recipe, properties=properties).seconds}
+        print(NATIVE, flush=True)
     zskip_layouts = {"d": ("zorder", "raw"), "e": ("zorder", "rank"), "f": ("hilbert", "rank")}
     tables: dict[str, tuple[str, str | None]] = {}  # zskip configuration: its table, its index kind
     for curve, mapping in [zskip_layouts[letter] for letter in sorted(zskip_layouts) if letter in layouts]:
@@ -368,8 +380,30 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
             spark, qs, results, SAME_TABLE, (copy, "bitmap"), base=base, copy=copy, runs=args.paired_runs
         )
         print("same table head to head", flush=True)
+    native: dict[str, Any] = {}
+    peer = "(d) zskip zorder raw, + bitmap"
+    if "i" in layouts and peer in tables and args.paired_runs > 0:
+        native = {
+            "head": native_head_to_head(
+                spark, _swap(qs, base, native_table), _swap(qs, base, tables[peer][0]), runs=args.paired_runs
+            ),
+            "zskip": peer + ", zskip.enable",
+            "bloom_bytes": bloom,
+        }
+        print("native head to head", flush=True)
     total = time.perf_counter() - clock
-    report_ssb(args, counts_by_table, qs, results, build, head, same, load_seconds=load_seconds, total_seconds=total)
+    report_ssb(
+        args,
+        counts_by_table,
+        qs,
+        results,
+        build,
+        head,
+        same,
+        load_seconds=load_seconds,
+        total_seconds=total,
+        native=native,
+    )
     return results
 
 
@@ -756,7 +790,9 @@ def growth(earlier_json: Path, results: dict[str, dict], scale_factor: float) ->
     ]
 
 
-def report_ssb(args, counts_by_table, qs, results, build, head, same, *, load_seconds, total_seconds) -> None:  # type: ignore[no-untyped-def]
+def report_ssb(
+    args, counts_by_table, qs, results, build, head, same, *, load_seconds, total_seconds, native=None
+) -> None:  # type: ignore[no-untyped-def]
     labels = list(results)
     names = list(qs)
     header = ["query", *labels]
@@ -770,7 +806,7 @@ def report_ssb(args, counts_by_table, qs, results, build, head, same, *, load_se
         "# Star Schema Benchmark",
         "",
         f"One run of `python bench/ssb.py --scale-factor {args.scale_factor:g} --runs {args.runs}"
-        + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != "a,b,c,d,e,f,g,h" else "")
+        + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != "a,b,c,d,e,f,g,h,i" else "")
         + f"` on {machine()}, "
         f"{total_seconds / 60:.0f} minutes in all "
         + (
@@ -823,6 +859,15 @@ def report_ssb(args, counts_by_table, qs, results, build, head, same, *, load_se
             )
         ),
         "",
+        *(
+            [
+                *native_lines(native["head"], native["zskip"], args.paired_runs, native["bloom_bytes"]),
+                f"![{args.report}-native.png]({native_chart(native['head'], Path(args.output), args.report)})",
+                "",
+            ]
+            if native
+            else []
+        ),
         *(head_lines(head, best_zskip(results), args.paired_runs) if head else []),
         *(head_lines(same, SAME_TABLE, args.paired_runs) + same_table_lines() if same else []),
         *(star_lines(results) if STAR in results else []),
@@ -858,7 +903,14 @@ def report_ssb(args, counts_by_table, qs, results, build, head, same, *, load_se
     write_report(args.report, report, Path(args.output))
     # every measured figure, for anyone who wants to draw it differently
     figures = {c: {n: {k: v for k, v in m.items() if k != "result"} for n, m in r.items()} for c, r in results.items()}
-    everything = {"queries": qs, "build": build, "results": figures, "head_to_head": head, "same_table": same}
+    everything = {
+        "queries": qs,
+        "build": build,
+        "results": figures,
+        "head_to_head": head,
+        "same_table": same,
+        "native": native,
+    }
     (Path(args.output) / f"{args.report}.json").write_text(json.dumps(everything, indent=1))
 
 

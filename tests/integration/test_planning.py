@@ -281,7 +281,35 @@ def test_row_group_ranges_read_each_file_as_it_is_with_its_deletes_applied(spark
     assert (
         0 < (measured.bytes_scanned or 0) < sum(os.path.getsize(p.removeprefix("file:")) for p in {t[1] for t in tasks})
     )
+    assert 0 < (measured.row_groups_scanned or 0) <= plan.row_groups_read
     assert zskip.explain(spark, table, where).rows_scanned is None  # planned only
+
+
+def test_the_row_groups_a_read_measures_are_those_icebergs_reader_keeps_bloom_filters_included(spark) -> None:
+    from zskip.iceberg.scan_stats import measure_read
+
+    blooms = {"write.parquet.bloom-filter-enabled.column.id": "true", "write.parquet.bloom-filter-max-bytes": "4096"}
+    plain = make_table(spark, "lake.plan.no_blooms", rows=20_000, files=2, properties=SMALL_ROW_GROUPS)
+    bloomed = make_table(spark, "lake.plan.blooms", rows=20_000, files=2, properties=SMALL_ROW_GROUPS | blooms)
+    def spanning(table: str, value: int) -> int:  # row groups whose min/max cannot rule ``id = value`` out
+        count = 0
+        for path in data_files(spark, table)["file_path"].to_pylist():
+            metadata = pq.ParquetFile(path.removeprefix("file:")).metadata
+            column = metadata.schema.names.index("id")
+            for g in range(metadata.num_row_groups):
+                stats = metadata.row_group(g).column(column).statistics
+                count += stats.min <= value <= stats.max
+        return count
+
+    # the statistics keep several row groups for 12,345; of those the bloom filters keep only the one
+    # holding it
+    assert spanning(plain, 12345) > 4 and spanning(bloomed, 12345) > 4
+    for table, where, expected in (
+        (plain, "id = 12345", spanning(plain, 12345)),
+        (bloomed, "id = 12345", 1),
+    ):
+        measured = measure_read(spark.sql(f"SELECT * FROM {table} WHERE {where}"))
+        assert measured.row_groups == expected, (table, where, measured)
 
 
 def test_sql_reads_only_the_row_groups_that_can_match(spark) -> None:

@@ -88,7 +88,9 @@ def _print_explain(console: Console, title: str, result: Explain) -> None:
     if result.rows_scanned is not None:
         console.print(
             f"measured: the scan produced {result.rows_scanned:,} rows (numOutputRows) from "
-            f"{result.files_scanned:,} files, {format_bytes(result.bytes_scanned or 0)} in its tasks"
+            f"{result.files_scanned:,} files, "
+            + ("" if result.row_groups_scanned is None else f"{result.row_groups_scanned:,} row groups, ")
+            + f"{format_bytes(result.bytes_scanned or 0)} in its tasks"
         )
     for note in result.notes:
         console.print(f"note: {note}", highlight=False)

@@ -94,13 +94,16 @@ def scanned_rows(frame: DataFrame, table: str) -> int:
 class MeasuredRead:
     """What the Iceberg scans of one run of a query read, measured from the run: the rows they produced
     (Spark's ``numOutputRows``, after Iceberg's reader skipped row groups and applied deletes, before
-    Spark's filter), and the files and bytes of the tasks they ran (a task of part of a file counts the
-    bytes of its range)."""
+    Spark's filter), the files and bytes of the tasks they ran (a task of part of a file counts the
+    bytes of its range), and the row groups Iceberg's reader read for those tasks: those of each task's
+    range that its residual filter cannot rule out by their statistics, dictionaries and bloom filters,
+    counted from the files (``None`` when some could not be: not Parquet, or a runtime without them)."""
 
     rows: int
     files: int
     tasks: int
     bytes: int
+    row_groups: int | None = None
 
 
 def measure_read(frame: DataFrame) -> MeasuredRead:
@@ -108,5 +111,5 @@ def measure_read(frame: DataFrame) -> MeasuredRead:
     what its Iceberg scans read, in one call (``zskip.bridge.ReadMeasure``)."""
     from zskip.iceberg.bridge import bridge
 
-    rows, files, tasks, read = (int(n) for n in str(bridge(frame.sparkSession).measuredRead(frame._jdf)).split())
-    return MeasuredRead(rows=rows, files=files, tasks=tasks, bytes=read)
+    rows, files, tasks, read, groups = (int(n) for n in str(bridge(frame.sparkSession).measuredRead(frame._jdf)).split())
+    return MeasuredRead(rows=rows, files=files, tasks=tasks, bytes=read, row_groups=groups if groups >= 0 else None)

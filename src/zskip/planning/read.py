@@ -59,6 +59,7 @@ class Explain(Displayed):
     rows_scanned: int | None = None  # rows the Iceberg scan produced (Spark's numOutputRows)
     files_scanned: int | None = None  # files of the tasks the scan ran
     bytes_scanned: int | None = None  # bytes of those tasks' byte ranges
+    row_groups_scanned: int | None = None  # row groups Iceberg's reader read for them (from the files)
 
     @property
     def rows_read(self) -> int:
@@ -93,6 +94,7 @@ class Explain(Displayed):
                 (
                     "measured: scanned",
                     f"{self.rows_scanned:,} rows (numOutputRows), {self.files_scanned:,} files, "
+                    f"{_count(self.row_groups_scanned)} row groups, "
                     f"{format_bytes(self.bytes_scanned or 0)} in the scan's tasks",
                 )
             )
@@ -173,7 +175,9 @@ def explain(
 
     ``analyze``: also run the read (as ``zskip.read`` would; its rows are counted in the JVM) and
     report what its scan read, measured: ``rows_scanned`` (Spark's ``numOutputRows`` of the Iceberg
-    scan), ``files_scanned`` and ``bytes_scanned`` (the files and byte ranges of the tasks it ran).
+    scan), ``files_scanned`` and ``bytes_scanned`` (the files and byte ranges of the tasks it ran), and
+    ``row_groups_scanned`` (the row groups Iceberg's reader read for those tasks: those their residual
+    filter cannot rule out by statistics, dictionaries and bloom filters, counted from the files).
 
     >>> zskip.explain(spark, "lake.db.t", "a = 5 AND c > 3").files_read  # doctest: +SKIP
     3
@@ -188,7 +192,13 @@ def explain(
     if not analyze:
         return explained
     measured = measure_read(_staged_read(spark, table, where, plan, scans))
-    return replace(explained, rows_scanned=measured.rows, files_scanned=measured.files, bytes_scanned=measured.bytes)
+    return replace(
+        explained,
+        rows_scanned=measured.rows,
+        files_scanned=measured.files,
+        bytes_scanned=measured.bytes,
+        row_groups_scanned=measured.row_groups,
+    )
 
 
 @reaching_storage
@@ -268,3 +278,7 @@ def kept_tasks(plan: ScanPlan) -> list[list[Any]]:
             runs = byte_runs(plan.metadata.footer(path), groups, read_anyway=read_anyway.get(path))
             files.append([position[path], [offset for run in runs for offset in run]])
     return files
+
+
+def _count(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"

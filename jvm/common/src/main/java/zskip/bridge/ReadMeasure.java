@@ -5,6 +5,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.apache.iceberg.ContentScanTask;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.ScanTask;
 import org.apache.iceberg.ScanTaskGroup;
 import org.apache.spark.sql.Dataset;
@@ -20,18 +22,21 @@ import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
  * What the Iceberg scans of one run of a query read, measured from the run in one call: the rows they
  * produced (Spark's {@code numOutputRows}: after Iceberg's reader skipped row groups and applied deletes,
  * before Spark's filter), and the files, tasks and bytes of the tasks they ran (a task of part of a file
- * counts the bytes of its range).
+ * counts the bytes of its range), and the row groups their reader read ({@link RowGroupsRead}; -1 when
+ * some could not be counted).
  */
 final class ReadMeasure {
   private ReadMeasure() {}
 
-  /** Runs {@code frame}'s query once (its rows counted in the JVM) and answers "rows files tasks bytes". */
+  /** Runs {@code frame}'s query once (its rows counted in the JVM) and answers "rows files tasks bytes row-groups". */
   static String of(Dataset<Row> frame) throws ReflectiveOperationException {
     QueryExecution execution = SparkLine.execution(frame);
     execution.toRdd().count();
     long rows = 0;
     long tasks = 0;
     long bytes = 0;
+    long rowGroups = 0;
+    RowGroupsRead counter = new RowGroupsRead();
     Set<String> files = new HashSet<>();
     List<SparkPlan> pending = new ArrayList<>(List.of(execution.executedPlan()));
     while (!pending.isEmpty()) {
@@ -42,12 +47,15 @@ final class ReadMeasure {
         pending.add(stage.plan());
       } else if (node instanceof BatchScanExec scan) {
         rows += scan.metrics().apply("numOutputRows").value();
+        FileIO io = ((org.apache.iceberg.Table) Members.call(ScanView.unwrap(scan.scan()), "table")).io();
         for (InputPartition partition : Plans.javaList(scan.inputPartitions())) {
           for (ScanTask task : Members.taskGroup(partition).tasks()) {
             if (task instanceof ContentScanTask<?> content) {
               tasks++;
               files.add(content.file().location());
               bytes += content.length();
+              long read = task instanceof FileScanTask file ? counter.of(file, io) : -1;
+              rowGroups = rowGroups < 0 || read < 0 ? -1 : rowGroups + read;
             }
           }
         }
@@ -55,6 +63,7 @@ final class ReadMeasure {
         pending.addAll(Plans.javaList(node.children()));
       }
     }
-    return rows + " " + files.size() + " " + tasks + " " + bytes;
+    counter.close();
+    return rows + " " + files.size() + " " + tasks + " " + bytes + " " + rowGroups;
   }
 }

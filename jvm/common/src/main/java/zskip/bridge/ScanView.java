@@ -30,6 +30,12 @@ final class ScanView implements InvocationHandler {
     return (Scan) proxy(target, new ScanView(target, note, kept));
   }
 
+  /** The scan behind {@code scan} when it is a view of one, else {@code scan} itself. */
+  static Object unwrap(Object scan) {
+    ScanView view = viewOf(scan);
+    return view == null ? scan : view.target;
+  }
+
   private static Object proxy(Object target, InvocationHandler handler) {
     Set<Class<?>> interfaces = new LinkedHashSet<>();
     for (Class<?> cls = target.getClass(); cls != null; cls = cls.getSuperclass()) {

@@ -291,6 +291,7 @@ def test_the_row_groups_a_read_measures_are_those_icebergs_reader_keeps_bloom_fi
     blooms = {"write.parquet.bloom-filter-enabled.column.id": "true", "write.parquet.bloom-filter-max-bytes": "4096"}
     plain = make_table(spark, "lake.plan.no_blooms", rows=20_000, files=2, properties=SMALL_ROW_GROUPS)
     bloomed = make_table(spark, "lake.plan.blooms", rows=20_000, files=2, properties=SMALL_ROW_GROUPS | blooms)
+
     def spanning(table: str, value: int) -> int:  # row groups whose min/max cannot rule ``id = value`` out
         count = 0
         for path in data_files(spark, table)["file_path"].to_pylist():

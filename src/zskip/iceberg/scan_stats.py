@@ -111,5 +111,6 @@ def measure_read(frame: DataFrame) -> MeasuredRead:
     what its Iceberg scans read, in one call (``zskip.bridge.ReadMeasure``)."""
     from zskip.iceberg.bridge import bridge
 
-    rows, files, tasks, read, groups = (int(n) for n in str(bridge(frame.sparkSession).measuredRead(frame._jdf)).split())
+    answer = str(bridge(frame.sparkSession).measuredRead(frame._jdf))
+    rows, files, tasks, read, groups = (int(n) for n in answer.split())
     return MeasuredRead(rows=rows, files=files, tasks=tasks, bytes=read, row_groups=groups if groups >= 0 else None)

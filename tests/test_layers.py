@@ -40,7 +40,7 @@ LAYERS: dict[str, set[str]] = {
         "demo",
     },
 }
-SHARED = {"display", "errors", "storage", "units"}
+SHARED = {"degraded", "display", "errors", "storage", "units"}
 
 
 def modules() -> list[Path]:

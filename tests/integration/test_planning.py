@@ -106,6 +106,27 @@ def test_a_clustered_table_reads_few_files_and_explain_says_which_stage_skipped_
     # a filter on one clustered column, and a projection without the other
     narrow = "a BETWEEN 10 AND 12"
     assert same_rows(zskip.read(spark, table, narrow).select("x"), spark.table(table).where(narrow).select("x"))
+    # a slab open on one side of one clustered column: min/max rule out as much as the curve would, so
+    # the curve's descent is left out (and the plan is the one it would have made)
+    import dataclasses
+
+    from zskip.planning import STAGES
+
+    always = tuple(
+        dataclasses.replace(stage, unneeded=None) if stage.name == "curve range" else stage for stage in STAGES
+    )
+    slabs = (
+        ("a >= 900", True),
+        ("d < DATE'1991-06-01'", True),
+        (narrow, False),
+        ("a >= 900 AND d > DATE'2000-01-01'", False),
+    )
+    for where, skipped in slabs:
+        result = zskip.explain(spark, table, where)
+        curve = next(stage for stage in result.stages if stage.name == "curve range")
+        assert bool(curve.skipped) == skipped and (not skipped or "one side" in (curve.skipped or "")), where
+        ran = zskip.explain(spark, table, where, stages=always)
+        assert (ran.files, ran.row_groups_read) == (result.files, result.row_groups_read), where
 
 
 def test_the_curve_stage_is_left_out_only_where_bitmaps_decide_every_row_and_the_plan_is_the_same(

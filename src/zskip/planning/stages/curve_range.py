@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import pyarrow as pa
 
+from zskip.curves import DimensionMapping
 from zskip.expr import Column, columns_of
 from zskip.fileindex.evaluate import exactly_answered
 from zskip.fileindex.kinds import IndexKind, kind_named
-from zskip.planning.curve import curve_arrow_types, query_intervals, ranges_meet
+from zskip.planning.curve import curve_arrow_types, query_intervals, rank_bounds, ranges_meet
 from zskip.planning.plan import Candidates, PlanInputs, within
 from zskip.planning.stages.indexes import worth_reading
 
@@ -38,6 +40,9 @@ def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
     would only save the index stage work on the files it drops, and for a few files that work costs
     less than the descent.
     """
+    one_sided = _one_sided(inputs) if candidates.files else None
+    if one_sided is not None:
+        return one_sided
     manifest = inputs.metadata.manifest() if candidates.files else None
     if manifest is None or len(candidates.files) > EXACT_INDEX_FILES or inputs.metadata.store() is None:
         return None
@@ -58,6 +63,44 @@ def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
         return None  # the index stage leaves some files whole: the curve may rule them out
     names = sorted(inputs.fields[c].name if isinstance(c, int) and c in inputs.fields else str(c) for c in columns)
     return f"exact indexes ({', '.join(sorted(used))}) on " + ", ".join(names) + " decide every row of these files"
+
+
+def _one_sided(inputs: PlanInputs) -> str | None:
+    """Why the curve stage can rule out nothing min/max statistics will not, when the query box bounds a
+    single clustered column of a numeric or temporal type, on one side only (``k >= 100``); else ``None``.
+
+    Every file and row group the curve keeps for such a slab then holds a row with the column on the
+    bounded side: the one with the column's largest (or smallest) value, which its min/max records.
+    So Iceberg's file min/max and the row-group stage rule out exactly as much, and the descent into
+    the curve (several milliseconds for a slab across most of the key space) is saved.  A bound on both
+    sides, or on two columns, is a box whose gaps the curve can see and min/max cannot.
+    """
+    store = inputs.metadata.store()
+    if store is None:
+        return None
+    arrow_types = curve_arrow_types(store.spec, inputs.fields)
+    ranks = rank_bounds(inputs.expr, store.spec, arrow_types)
+    if len(ranks) != 1:
+        return None
+    ((name, (low, high)),) = ranks.items()
+    column = next((c for c in store.spec.columns if c.name == name), None)
+    kind = arrow_types.get(name)
+    if column is None or isinstance(column.mapping, DimensionMapping) or kind is None or not _ordered_stats(kind):
+        return None
+    if low is not None and high is not None:
+        return None
+    return f"the filter bounds one clustered column ({name}) on one side: min/max rule out as much"
+
+
+def _ordered_stats(kind: pa.DataType) -> bool:
+    """Whether min/max statistics of a column of ``kind`` are exact (strings' may be truncated)."""
+    return bool(
+        pa.types.is_integer(kind)
+        or pa.types.is_floating(kind)
+        or pa.types.is_decimal(kind)
+        or pa.types.is_date(kind)
+        or pa.types.is_timestamp(kind)
+    )
 
 
 def curve_narrow(inputs: PlanInputs, candidates: Candidates, extra_ranks: Mapping[str, tuple[int, int]]) -> Candidates:

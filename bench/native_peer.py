@@ -133,9 +133,10 @@ def native_lines(head: dict[str, dict[str, Any]], zskip_label: str, runs: int, b
         f"{NATIVE} is lineorder laid out as (c) (Iceberg's zorder, same file and row-group sizes) with Parquet "
         f"bloom filters on the indexed columns, {bloom:,} bytes each per row group (sized for a row group's rows "
         f"at {FPP:.0%} false positives), read by plain Spark. zskip's side is {zskip_label}, read by plain "
-        "`spark.sql` with `zskip.enable`. Both measured from the run itself (files and bytes of the tasks run; row "
-        "groups Iceberg's reader read in them, counted from the files with its own statistics, dictionary and "
-        "bloom filters; rows the scan produced); wall time is the median of "
+        "`spark.sql` with `zskip.enable`. Both measured from the run itself, over every Iceberg scan of the query "
+        "(lineorder and, in Q2-Q4, its dimensions): files and bytes of the tasks run; row groups Iceberg's reader "
+        "read in them, counted from the files with its own statistics, dictionary and bloom filters; rows the "
+        "scans produced. Wall time is the median of "
         f"{runs} runs interleaved with the other side's, and *zskip / native* the median of the paired ratios "
         "(above 1: zskip slower, in bold).",
         "",

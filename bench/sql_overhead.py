@@ -227,6 +227,7 @@ def clustered_cases() -> dict[str, tuple[str, str]]:
     on = QUERIES["filter on a column every file spans"].split(" WHERE ")[0].replace(FACT, CLUSTERED)
     return {
         "untouched table, filter": (FACT, QUERIES["filter on a column every file spans"]),
+        "clustered, no filter": (CLUSTERED, on),
         "clustered, skips nothing (filter on an unclustered column)": (CLUSTERED, f"{on} WHERE v < 0.5"),
         "clustered, skips little (k >= 100)": (CLUSTERED, f"{on} WHERE k >= 100"),
         "clustered, skips much (k = 17 AND id in a 2.5% band)": (
@@ -402,9 +403,11 @@ def enable_report(labels: list[str], versions: str) -> Path:
     runs = {label: json.loads((DOCS / f"enable-overhead-{label}.json").read_text()) for label in labels}
     first = runs[labels[0]]
     merged = first | {"cases": {}}
-    for name in first["cases"]:
+    names = list(dict.fromkeys(name for label in labels for name in runs[label]["cases"]))
+    for name in names:
         for label in labels:
-            merged["cases"][f"{name} · {label}"] = runs[label]["cases"][name]
+            if name in runs[label]["cases"]:  # a case a version did not run is left out
+                merged["cases"][f"{name} · {label}"] = runs[label]["cases"][name]
     lines = enable_lines(merged)
     lines[2] = lines[2].replace("`python bench/sql_overhead.py --enable`", (
         f"`python bench/sql_overhead.py --enable --label L` per version (each in its own process, in the order "

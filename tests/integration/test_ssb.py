@@ -84,7 +84,10 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_scale(spark, tmp_path) -> None:
     assert f"## Head to head: (c) Iceberg zorder against {benchmark.SAME_TABLE}" in report
     # each index kind is measured alone: the blooms went before the bitmaps were built (the last kind stays)
     assert {i.kind for i in zskip.list_indexes(spark, "lake.ssb.lineorder_zorder_raw")} == {"bitmap"}
-    for chart in ("ssb-files.png", "ssb-row-groups.png", "ssb-speedup.png"):
+    # (i): Iceberg's zorder with its own bloom filters, read by plain Spark, against zskip.enable on (d)
+    assert "## Against the strongest native table: (i) Iceberg zorder + Parquet bloom filters" in report
+    assert "| D1 |" in report.split("## Against the strongest native table")[1]
+    for chart in ("ssb-files.png", "ssb-row-groups.png", "ssb-speedup.png", "ssb-native.png"):
         assert (tmp_path / chart).stat().st_size > 10_000
     plain, clustered = results["(a) as loaded"]["D1"], results["(f) zskip hilbert rank, + bitmap"]["D1"]
     assert clustered["row_groups"] < plain["row_groups"] / 3

@@ -15,7 +15,7 @@ from zskip.curves import DimensionMapping
 from zskip.expr import Column, columns_of
 from zskip.fileindex.evaluate import exactly_answered
 from zskip.fileindex.kinds import IndexKind, kind_named
-from zskip.planning.curve import curve_arrow_types, query_intervals, rank_bounds, ranges_meet
+from zskip.planning.curve import curve_arrow_types, query_intervals, ranges_meet, rank_bounds
 from zskip.planning.plan import Candidates, PlanInputs, within
 from zskip.planning.stages.indexes import worth_reading
 

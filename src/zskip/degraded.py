@@ -8,20 +8,17 @@ planning and keeps none made meanwhile.
 
 from __future__ import annotations
 
-import itertools
-
 __all__ = ["count", "note"]
 
-_notes = itertools.count()
-_last = 0
+_notes = 0
 
 
 def note() -> None:
     """Say that a plan is being made without something it could not read."""
-    global _last
-    _last = next(_notes) + 1
+    global _notes
+    _notes += 1  # two notes at once may count as one: the count still changes, which is what is asked
 
 
 def count() -> int:
-    """How many times ``note`` was called in this process (never goes down)."""
-    return _last
+    """How many notes were made in this process so far (never goes down)."""
+    return _notes

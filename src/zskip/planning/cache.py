@@ -115,6 +115,14 @@ class LruCache:
             while len(self._items) > self.max_entries:
                 self._items.popitem(last=False)
 
+    def get(self, key: Hashable) -> Any:
+        """The value kept under ``key`` (now the most recently used), or ``None``; nothing is loaded."""
+        with self._lock:
+            if key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key]
+
     def take(self, key: Hashable) -> Any:
         """The value kept under ``key``, no longer kept (a load of it in progress is waited for); ``None``
         when it is neither kept nor being loaded (something read ahead to be used once, then dropped)."""

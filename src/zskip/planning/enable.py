@@ -23,8 +23,6 @@ import functools
 import itertools
 import json
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec
 
@@ -34,6 +32,7 @@ from zskip import degraded
 from zskip.iceberg.hook import ENABLED, HookCounts, forget_answers, hook_counts, install, installed, uninstall
 from zskip.iceberg.scans import described_scans
 from zskip.iceberg.session import session as iceberg_session
+from zskip.planning.cache import LruCache
 from zskip.planning.joins import keys_loader
 from zskip.planning.pipeline import plan_scan
 from zskip.planning.plan import ICEBERG_STAGE, PLANNING_PROPERTIES, ScanPlan
@@ -173,7 +172,7 @@ def _answer_item(position: int, plan: ScanPlan, recorded: Recorded | None) -> di
         "scan": position,
         "note": note(plan),
         "fields": planning_fields(plan),
-        "record": _RECORDS.keep(recorded),
+        "record": _keep_record(recorded),
     }
     if plan.beyond_spark or not plan.kept:
         item["files"] = kept_tasks(plan)
@@ -199,32 +198,18 @@ def planning_fields(plan: ScanPlan) -> list[int] | None:
     return sorted(fields)
 
 
-class _RecordTokens:
-    """The workload records of answers the rule may reuse, by token (the newest ``MAX`` kept)."""
-
-    MAX = 4096
-
-    def __init__(self) -> None:
-        self._records: OrderedDict[str, Recorded] = OrderedDict()
-        self._lock = threading.Lock()
-        self._next = itertools.count()
-
-    def keep(self, recorded: Recorded | None) -> str | None:
-        if recorded is None:
-            return None
-        token = str(next(self._next))
-        with self._lock:
-            self._records[token] = recorded
-            while len(self._records) > self.MAX:
-                self._records.popitem(last=False)
-        return token
-
-    def get(self, token: str) -> Recorded | None:
-        with self._lock:
-            return self._records.get(token)
+# the workload records of answers the rule may reuse, by token (the newest kept)
+_RECORDS = LruCache(4096)
+_TOKENS = itertools.count()
 
 
-_RECORDS = _RecordTokens()
+def _keep_record(recorded: Recorded | None) -> str | None:
+    """A token for ``recorded`` that the rule hands back when it reuses the answer (``None``: no record)."""
+    if recorded is None:
+        return None
+    token = str(next(_TOKENS))
+    _RECORDS.put(token, recorded)
+    return token
 
 
 def note(plan: ScanPlan) -> str:

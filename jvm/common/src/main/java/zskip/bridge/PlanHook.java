@@ -47,6 +47,7 @@ public final class PlanHook extends Rule<LogicalPlan> {
   private static final AtomicLong FAILURES = new AtomicLong(); // of those, the ones left as Spark made them
   private static final AtomicLong REMEMBERED = new AtomicLong(); // plans answered without the planner
   public static final String CAPTURE = "spark.zskip.workload.capture";
+  private static final Set<String> CAPTURE_OFF = Set.of("false", "0", "off", "no"); // as the Python recorder reads it
   private static volatile String lastFailure = "";
   private static final Logger LOG = LoggerFactory.getLogger("zskip.PlanHook");
 
@@ -103,7 +104,7 @@ public final class PlanHook extends Rule<LogicalPlan> {
   /** Has the recorder record the scans {@code recall} answered, on its own thread, unless the session captures no workload. */
   private void record(Scans scans, RememberedPlans.Keys keys, RememberedPlans.Recall recall) {
     String capture = SparkLine.conf(session).getConfString(CAPTURE, "true").trim().toLowerCase(Locale.ROOT);
-    if (Set.of("false", "0", "off", "no").contains(capture)
+    if (CAPTURE_OFF.contains(capture)
         || (recall.toPlan().isEmpty() && recall.toRepeat().isEmpty())) {
       return;
     }

@@ -165,7 +165,8 @@ final class RememberedPlans {
       if (planning == null || joined.contains(i) || !disjoint(entry, planning)) {
         return null;
       }
-      item.put("note", "zskip: reads what Iceberg planned (" + String.format("%,d", entry.tasks().size())
+      // the planner's own note for such a scan (zskip.planning.enable.note), word for word
+      item.put("note", "zskip: reads what Iceberg planned (" + String.format(java.util.Locale.ROOT, "%,d", entry.tasks().size())
           + " files); nothing more to skip");
       toPlan.add(i);
     }

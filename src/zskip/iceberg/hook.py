@@ -31,6 +31,7 @@ __all__ = [
     "hook_counts",
     "install",
     "installed",
+    "register_hosted",
     "uninstall",
 ]
 
@@ -48,6 +49,7 @@ class HookCounts:
     last_failure: str
     remembered: int = 0  # plans the rule answered from what it remembered, without calling the planner
     dropped_records: int = 0  # workload records not made: too many were waiting
+    unavailable: int = 0  # plans left as Spark made them: the hosted planner was not ready (zskip's extension)
 
 
 class _Planner:
@@ -72,15 +74,30 @@ def install(spark: Any, plan: Callable[[Any], str], record: Callable[[Any], str]
     and recording the scans it decided alone through ``record`` (see the module's text).
 
     ``properties``: the table properties that mark a table zskip clustered or indexed."""
+    planner, recorder = _proxies(spark.sparkContext._gateway, plan, record)
+    _hook(spark).install(java_session(spark), planner, recorder, "\u0001".join(properties))
+
+
+def register_hosted(
+    gateway: Any, generation: int, plan: Callable[[Any], str], record: Callable[[Any], str], properties: Sequence[str]
+) -> bool:
+    """Register the planner of the process zskip's Spark extension started (``zskip.planning.hosted``)
+    with that JVM's ``HostedPlanner``; false when the JVM has started another process since this one."""
+    planner, recorder = _proxies(gateway, plan, record)
+    hosted = gateway.jvm.zskip.bridge.HostedPlanner
+    return bool(hosted.register(generation, planner, recorder, "\u0001".join(properties)))
+
+
+def _proxies(gateway: Any, *functions: Callable[[Any], str]) -> list[Any]:
+    """JVM proxies (``java.util.function.Function``) of ``functions``, called back through py4j."""
     from pyspark.java_gateway import ensure_callback_server_started
 
-    gateway: Any = spark.sparkContext._gateway
     ensure_callback_server_started(gateway)
     # a Python object crosses py4j as a proxy only as an argument of a call made through the gateway
     holder = gateway.jvm.java.util.ArrayList()
-    holder.add(_Planner(plan))
-    holder.add(_Planner(record))
-    _hook(spark).install(java_session(spark), holder.get(0), holder.get(1), "\u0001".join(properties))
+    for function in functions:
+        holder.add(_Planner(function))
+    return [holder.get(i) for i in range(len(functions))]
 
 
 def uninstall(spark: Any) -> None:
@@ -93,8 +110,8 @@ def installed(spark: Any) -> bool:
 
 
 def hook_counts(spark: Any) -> HookCounts:
-    planned, failures, remembered, dropped, last = str(_hook(spark).counts()).split(" ", 4)
-    return HookCounts(int(planned), int(failures), last, int(remembered), int(dropped))
+    planned, failures, remembered, dropped, unavailable, last = str(_hook(spark).counts()).split(" ", 5)
+    return HookCounts(int(planned), int(failures), last, int(remembered), int(dropped), int(unavailable))
 
 
 def forget_answers(spark: Any) -> None:

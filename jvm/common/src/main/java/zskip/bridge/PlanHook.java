@@ -46,33 +46,35 @@ public final class PlanHook extends Rule<LogicalPlan> {
   private static final AtomicLong PLANNED = new AtomicLong(); // plans handed to the planner
   private static final AtomicLong FAILURES = new AtomicLong(); // of those, the ones left as Spark made them
   private static final AtomicLong REMEMBERED = new AtomicLong(); // plans answered without the planner
+  private static final AtomicLong UNAVAILABLE = new AtomicLong(); // plans left as Spark made them: no planner ready
   public static final String CAPTURE = "spark.zskip.workload.capture";
   private static final Set<String> CAPTURE_OFF = Set.of("false", "0", "off", "no"); // as the Python recorder reads it
   private static volatile String lastFailure = "";
   private static final Logger LOG = LoggerFactory.getLogger("zskip.PlanHook");
 
   private final SparkSession session;
-  private final Function<Scans, String> planner; // the scans -> the answer Scans#hooked takes
-  private final Function<List<Scans>, String> recorder; // records the scans the rule decided alone (WorkloadRecords)
-  private final String[] properties; // table properties planning reads: a table with none of them is not zskip's
+  private final Planner planner; // answers for scans, records of the scans the rule decided alone
+  private final boolean onUnlessSet; // spark.zskip.enabled's default: true where zskip's extension installed the rule
 
-  public PlanHook(
-      SparkSession session, Function<Scans, String> planner, Function<List<Scans>, String> recorder, String properties) {
+  PlanHook(SparkSession session, Planner planner, boolean onUnlessSet) {
     this.session = session;
     this.planner = planner;
-    this.recorder = recorder;
-    this.properties = Bridge.split(properties);
+    this.onUnlessSet = onUnlessSet;
   }
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
     if (Bridge.PLANNING.get() != null // zskip is planning on this thread: its own queries pass untouched
-        || !SparkLine.conf(session).getConfString(ENABLED, "false").equalsIgnoreCase("true")) {
+        || !SparkLine.conf(session).getConfString(ENABLED, String.valueOf(onUnlessSet)).trim().equalsIgnoreCase("true")) {
       return plan;
     }
     Bridge.PLANNING.set(Boolean.TRUE);
     try {
-      List<DataSourceV2ScanRelation> candidates = candidates(plan);
+      String[] properties = planner.properties();
+      if (properties.length == 0) {
+        return plan; // no planner has said which tables are zskip's yet (a hosted one still starting)
+      }
+      List<DataSourceV2ScanRelation> candidates = candidates(plan, properties);
       if (candidates.isEmpty()) {
         return plan;
       }
@@ -85,11 +87,19 @@ public final class PlanHook extends Rule<LogicalPlan> {
         record(scans, keys, recall);
         return hooked;
       }
+      if (!planner.ready()) {
+        UNAVAILABLE.incrementAndGet(); // the hosted planner is starting, or restarting: its supervisor warned
+        return plan;
+      }
       PLANNED.incrementAndGet();
-      JsonNode answer = Answers.MAPPER.readTree(planner.apply(scans));
+      JsonNode answer = Answers.MAPPER.readTree(planner.plan(scans));
       LogicalPlan hooked = scans.hooked(answer);
       RememberedPlans.learn(scans, keys, answer); // only once the answer proved good
       return hooked;
+    } catch (Planner.Unavailable unavailable) { // the planner went away while asked: its supervisor warned
+      FAILURES.incrementAndGet();
+      lastFailure = unavailable.getMessage();
+      return plan;
     } catch (Throwable failure) {
       FAILURES.incrementAndGet();
       String text = String.valueOf(failure).split("\n")[0];
@@ -112,7 +122,7 @@ public final class PlanHook extends Rule<LogicalPlan> {
     recall.toPlan().forEach(work.putArray("plan")::add);
     recall.toRepeat().forEach(work.putArray("repeat")::add);
     scans.recordWork(work.toString());
-    WorkloadRecords.add(recorder, scans, keys);
+    WorkloadRecords.add(planner, scans, keys);
   }
 
   /** Waits until the records the rule left to the recorder so far are made (at most {@code millis} ms); whether they are. */
@@ -126,7 +136,7 @@ public final class PlanHook extends Rule<LogicalPlan> {
   }
 
   /** The scans zskip plans in {@code plan}: Iceberg batch scans of the current state of zskip's tables that the plan does not write. */
-  List<DataSourceV2ScanRelation> candidates(LogicalPlan plan) throws ReflectiveOperationException {
+  static List<DataSourceV2ScanRelation> candidates(LogicalPlan plan, String[] properties) throws ReflectiveOperationException {
     Set<String> written = new HashSet<>();
     boolean unknownTarget = false;
     List<DataSourceV2ScanRelation> found = new ArrayList<>();
@@ -148,7 +158,7 @@ public final class PlanHook extends Rule<LogicalPlan> {
       }
       if (node instanceof DataSourceV2ScanRelation relation && Members.isBatchQueryScan(relation.scan())) {
         Table table = relation.relation().table();
-        if (Bridge.dataTable(table) && current((SparkTable) table) && zskips(((SparkTable) table).table())) {
+        if (Bridge.dataTable(table) && current((SparkTable) table) && zskips(((SparkTable) table).table(), properties)) {
           found.add(relation);
         }
       }
@@ -177,7 +187,7 @@ public final class PlanHook extends Rule<LogicalPlan> {
     return pinned == null || (snapshot != null && snapshot.snapshotId() == pinned);
   }
 
-  private boolean zskips(org.apache.iceberg.Table table) {
+  private static boolean zskips(org.apache.iceberg.Table table, String[] properties) {
     for (String property : properties) {
       if (table.properties().containsKey(property)) {
         return true;
@@ -199,8 +209,21 @@ public final class PlanHook extends Rule<LogicalPlan> {
   /** Put a rule planning through {@code planner} among {@code session}'s extra optimizations (once: a rule already there is replaced). */
   public static void install(
       SparkSession session, Function<Scans, String> planner, Function<List<Scans>, String> recorder, String properties) {
+    installRule(session, new PlanHook(session, Planner.ofDriver(planner, recorder, properties), false));
+  }
+
+  /** Put a rule planning through the planner zskip's extension hosts among {@code session}'s extra optimizations, unless it has zskip's rule. */
+  static synchronized boolean installHosted(SparkSession session) {
+    if (installed(session)) {
+      return false; // a Python driver enabled zskip in this session: its planner plans
+    }
+    installRule(session, new PlanHook(session, HostedPlanner.INSTANCE, true));
+    return true;
+  }
+
+  private static void installRule(SparkSession session, PlanHook rule) {
     List<Rule<LogicalPlan>> rules = othersOf(session);
-    rules.add(new PlanHook(session, planner, recorder, properties));
+    rules.add(rule);
     SparkLine.experimental(session).extraOptimizations_$eq(Plans.scalaList(rules));
   }
 
@@ -215,8 +238,9 @@ public final class PlanHook extends Rule<LogicalPlan> {
         .anyMatch(rule -> rule instanceof PlanHook);
   }
 
-  /** "planned failures remembered dropped last-failure": what the rule did in this JVM so far. */
+  /** "planned failures remembered dropped unavailable last-failure": what the rule did in this JVM so far. */
   public static String counts() {
-    return PLANNED.get() + " " + FAILURES.get() + " " + REMEMBERED.get() + " " + WorkloadRecords.DROPPED.get() + " " + lastFailure;
+    return PLANNED.get() + " " + FAILURES.get() + " " + REMEMBERED.get() + " " + WorkloadRecords.DROPPED.get() + " "
+        + UNAVAILABLE.get() + " " + lastFailure;
   }
 }

@@ -11,7 +11,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,7 +34,7 @@ final class WorkloadRecords {
   });
 
   /** Scans to record, with the recorder of the session they came from and their memory keys. */
-  private record Waiting(Function<List<Scans>, String> recorder, Scans scans, RememberedPlans.Keys keys) {}
+  private record Waiting(Planner recorder, Scans scans, RememberedPlans.Keys keys) {}
 
   private static final List<Waiting> WAITING = new ArrayList<>();
   private static boolean scheduled;
@@ -43,7 +42,7 @@ final class WorkloadRecords {
   private WorkloadRecords() {}
 
   /** Leave {@code scans} (their {@link Scans#recordWork}) to {@code recorder}; false when dropped. */
-  static synchronized boolean add(Function<List<Scans>, String> recorder, Scans scans, RememberedPlans.Keys keys) {
+  static synchronized boolean add(Planner recorder, Scans scans, RememberedPlans.Keys keys) {
     if (WAITING.size() >= MAX_WAITING) {
       DROPPED.incrementAndGet();
       return false;
@@ -74,16 +73,16 @@ final class WorkloadRecords {
       WAITING.clear();
       scheduled = false;
     }
-    Map<Function<List<Scans>, String>, List<Waiting>> byRecorder = new IdentityHashMap<>();
+    Map<Planner, List<Waiting>> byRecorder = new IdentityHashMap<>();
     for (Waiting waiting : taken) {
       byRecorder.computeIfAbsent(waiting.recorder(), r -> new ArrayList<>()).add(waiting);
     }
-    for (Map.Entry<Function<List<Scans>, String>, List<Waiting>> batch : byRecorder.entrySet()) {
+    for (Map.Entry<Planner, List<Waiting>> batch : byRecorder.entrySet()) {
       List<Waiting> items = batch.getValue();
       try {
         List<Scans> scans = new ArrayList<>();
         items.forEach(item -> scans.add(item.scans()));
-        String answers = batch.getKey().apply(scans);
+        String answers = batch.getKey().record(scans);
         if (answers == null || answers.isEmpty()) {
           continue;
         }
@@ -93,7 +92,7 @@ final class WorkloadRecords {
             RememberedPlans.learn(items.get(i).scans(), items.get(i).keys(), each.get(i));
           }
         }
-      } catch (Exception e) { // the Python driver went away: nothing to record into
+      } catch (Exception e) { // the Python planner went away: nothing to record into
         LOG.debug("zskip's workload recorder failed: {}", e.toString());
       }
     }

@@ -1,0 +1,380 @@
+package zskip.bridge;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.python.Py4JServer;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerApplicationEnd;
+import org.apache.spark.sql.SparkSession;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * zskip's planner in a Python process this JVM starts and supervises, for the sessions zskip's Spark
+ * extension turns zskip on in ({@code spark.sql.extensions=zskip.extensions.ZskipSparkSessionExtensions})
+ * where no Python driver enabled zskip: Spark Connect and Thrift servers, {@code spark-sql}, Scala and
+ * Java jobs, PySpark jobs that never import zskip.
+ *
+ * <p>The process is {@code <python> -m zskip.planning.hosted}: it reaches this JVM through a py4j
+ * gateway of PySpark's own kind ({@link Py4JServer}: the loopback interface, a secret it gets in its
+ * environment), wraps the session zskip's extension first saw as a PySpark session, and registers its
+ * planner ({@link #register}).  Queries then ask it as a Python driver's rule asks its driver.  Only
+ * the application's configuration (never a session's SET) names the interpreter, and the process runs
+ * nothing but {@code zskip.planning.hosted}.
+ *
+ * <p>Never worse than Spark: while the process is starting (unless {@value #START_WAIT} says to wait
+ * for it), after it died, when it takes longer than {@value #TIMEOUT} to plan or cannot be started,
+ * queries keep Spark's plans (answers the rule remembers still apply).  Each such incident is logged
+ * once, as a warning, and the process is started again, after 1 s, then 2, 4, ... up to 60 s while it
+ * keeps failing.
+ */
+public final class HostedPlanner implements Planner {
+  /** The Python interpreter (with zskip and PySpark) to run the planner with; default: PySpark's workers' one. */
+  public static final String PYTHON = "spark.zskip.planner.python";
+  /** How long a query waits for an answer before it keeps Spark's plan and the planner is restarted. */
+  public static final String TIMEOUT = "spark.zskip.planner.timeout";
+  /** How long a query waits for the planner's first start (default 0: it keeps Spark's plan). */
+  public static final String START_WAIT = "spark.zskip.planner.startWait";
+  /** How long the process may take to start and register before it is restarted. */
+  public static final String START_TIMEOUT = "spark.zskip.planner.startTimeout";
+  static final String MODULE = "zskip.planning.hosted";
+  static final HostedPlanner INSTANCE = new HostedPlanner();
+  private static final Logger LOG = LoggerFactory.getLogger("zskip.planner");
+  private static final long FIRST_BACKOFF_MS = 1_000;
+  private static final long MAX_BACKOFF_MS = 60_000;
+  private static final int OUTPUT_KEPT = 20; // the process's last lines, quoted when it exits
+
+  /** What the application's configuration says (read once: a session cannot change it). */
+  record Settings(String python, long timeoutMs, long startWaitMs, long startTimeoutMs) {
+    static Settings of(SparkConf conf) {
+      String workers = conf.get("spark.pyspark.python", System.getenv().getOrDefault("PYSPARK_PYTHON", "python3"));
+      return new Settings(
+          conf.get(PYTHON, workers),
+          conf.getTimeAsMs(TIMEOUT, "30s"),
+          conf.getTimeAsMs(START_WAIT, "0"),
+          conf.getTimeAsMs(START_TIMEOUT, "120s"));
+    }
+  }
+
+  /** The planner a process registered: py4j proxies of its functions. */
+  private record Registered(int generation, Function<Scans, String> plan, Function<List<Scans>, String> record) {}
+
+  private final ScheduledExecutorService supervisor = Executors.newSingleThreadScheduledExecutor(daemon("zskip-planner-supervisor"));
+  private final ExecutorService calls = Executors.newCachedThreadPool(daemon("zskip-planner-call"));
+  private volatile Registered registered;
+  private volatile String[] properties = new String[0]; // the last registered planner's: kept while it restarts
+  private final Deque<String> output = new ArrayDeque<>();
+  // guarded by this
+  private SparkSession session;
+  private Settings settings;
+  private Py4JServer gateway;
+  private Process process;
+  private int generation;
+  private boolean starting;
+  private boolean incident; // an incident is under way: warned once, quiet until the planner is back
+  private long backoffMs = FIRST_BACKOFF_MS;
+  private long startedNanos;
+  private int starts;
+
+  private HostedPlanner() {}
+
+  private static ThreadFactory daemon(String name) {
+    AtomicInteger count = new AtomicInteger();
+    return runnable -> {
+      Thread thread = new Thread(runnable, name + "-" + count.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    };
+  }
+
+  /** Start the planner process for {@code session}'s application, unless it is started. */
+  synchronized void ensureStarted(SparkSession session) {
+    if (this.session != null && !this.session.sparkContext().isStopped()) {
+      return;
+    }
+    stopProcess(); // the application the process served stopped: a new one starts
+    this.session = session;
+    this.settings = Settings.of(session.sparkContext().getConf());
+    this.backoffMs = FIRST_BACKOFF_MS;
+    this.incident = false;
+    session.sparkContext().addSparkListener(new SparkListener() {
+      @Override
+      public void onApplicationEnd(SparkListenerApplicationEnd end) {
+        stop();
+      }
+    });
+    if (starts == 0) {
+      Runtime.getRuntime().addShutdownHook(new Thread(this::stop, "zskip-planner-stop"));
+    }
+    schedule(0);
+  }
+
+  /** The session the planner process plans in (the first its application's extension saw). */
+  public static SparkSession session() {
+    synchronized (INSTANCE) {
+      return INSTANCE.session;
+    }
+  }
+
+  /**
+   * Called by the planner process once it is ready: its planning and recording functions and the table
+   * properties that mark zskip's tables.  False when {@code generation} is not the process this JVM
+   * last started (an old one, which then exits).
+   */
+  public static boolean register(
+      int generation, Function<Scans, String> plan, Function<List<Scans>, String> record, String properties) {
+    synchronized (INSTANCE) {
+      if (generation != INSTANCE.generation || INSTANCE.process == null) {
+        return false;
+      }
+      INSTANCE.properties = Bridge.split(properties);
+      INSTANCE.registered = new Registered(generation, plan, record);
+      INSTANCE.starting = false;
+      INSTANCE.backoffMs = FIRST_BACKOFF_MS;
+      long millis = (System.nanoTime() - INSTANCE.startedNanos) / 1_000_000;
+      if (INSTANCE.incident) {
+        LOG.warn("zskip's planner is back (process {}, started in {} ms): queries are pruned again", INSTANCE.process.pid(), millis);
+      } else {
+        LOG.info("zskip's planner is ready (process {}, started in {} ms)", INSTANCE.process.pid(), millis);
+      }
+      INSTANCE.incident = false;
+      INSTANCE.notifyAll();
+      return true;
+    }
+  }
+
+  /** "state generation pid starts": {@code ready}, {@code starting}, {@code waiting} (to restart) or {@code stopped}. */
+  public static String status() {
+    synchronized (INSTANCE) {
+      HostedPlanner p = INSTANCE;
+      String state = p.registered != null ? "ready" : p.process != null ? "starting" : p.starting ? "waiting" : "stopped";
+      return state + " " + p.generation + " " + (p.process == null ? -1 : p.process.pid()) + " " + p.starts;
+    }
+  }
+
+  @Override
+  public String[] properties() {
+    return properties;
+  }
+
+  @Override
+  public boolean ready() {
+    if (registered != null) {
+      return true;
+    }
+    synchronized (this) {
+      if (settings == null || settings.startWaitMs() <= 0 || starts > 1) {
+        return registered != null; // only the first start is waited for: a restart is an incident
+      }
+      long deadline = System.nanoTime() + settings.startWaitMs() * 1_000_000;
+      try {
+        while (registered == null && starting && System.nanoTime() < deadline) {
+          wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return registered != null;
+    }
+  }
+
+  @Override
+  public String plan(Scans scans) {
+    Registered planner = registered;
+    if (planner == null) {
+      throw new Unavailable("zskip's planner is not running");
+    }
+    return call(planner, () -> planner.plan().apply(scans), "plan a query");
+  }
+
+  @Override
+  public String record(List<Scans> batch) {
+    Registered planner = registered;
+    if (planner == null) {
+      throw new Unavailable("zskip's planner is not running");
+    }
+    return call(planner, () -> planner.record().apply(batch), "record the workload");
+  }
+
+  /**
+   * {@code work} on a thread of the call pool, marked as zskip planning (the queries the planner runs
+   * come back on it, py4j pinning each Python thread to the JVM thread that called it), within the
+   * timeout: past it, or when the call breaks, the planner is restarted and the query keeps Spark's plan.
+   */
+  private String call(Registered planner, Callable<String> work, String what) {
+    long timeout;
+    synchronized (this) {
+      timeout = settings.timeoutMs();
+    }
+    Future<String> answer = calls.submit(() -> {
+      Bridge.PLANNING.set(Boolean.TRUE);
+      try {
+        return work.call();
+      } finally {
+        Bridge.PLANNING.remove();
+      }
+    });
+    try {
+      return answer.get(timeout, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      answer.cancel(true);
+      failed(planner.generation(), "took longer than " + timeout + " ms (" + TIMEOUT + ") to " + what);
+      throw new Unavailable("zskip's planner took longer than " + timeout + " ms");
+    } catch (ExecutionException e) {
+      String why = String.valueOf(e.getCause()).split("\n")[0];
+      failed(planner.generation(), "could not be reached to " + what + ": " + why);
+      throw new Unavailable("zskip's planner could not be reached: " + why);
+    } catch (InterruptedException e) {
+      answer.cancel(true);
+      Thread.currentThread().interrupt();
+      throw new Unavailable("interrupted while zskip's planner planned");
+    }
+  }
+
+  /** The process of {@code generation} failed: warn (once per incident) and start it again. */
+  private synchronized void failed(int generation, String why) {
+    if (generation != this.generation || process == null) {
+      return; // an incident already being handled
+    }
+    warn("zskip's planner (process " + process.pid() + ") " + why);
+    Process failing = process;
+    process = null;
+    registered = null;
+    failing.destroyForcibly();
+    schedule(nextBackoff());
+  }
+
+  private void warn(String what) {
+    if (incident) {
+      LOG.debug("{}", what);
+      return;
+    }
+    incident = true;
+    LOG.warn("{}; queries run with Spark's own plans until it is back (restarting in {} s)", what, backoffMs / 1000);
+  }
+
+  private long nextBackoff() {
+    long delay = backoffMs;
+    backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+    return delay;
+  }
+
+  private synchronized void schedule(long delayMs) {
+    starting = true;
+    supervisor.schedule(this::start, delayMs, TimeUnit.MILLISECONDS);
+  }
+
+  private void start() {
+    int started;
+    Process launched;
+    synchronized (this) {
+      if (session == null || process != null) {
+        return; // stopped, or already started
+      }
+      generation++;
+      starts++;
+      started = generation;
+      output.clear();
+      startedNanos = System.nanoTime();
+      try {
+        if (gateway == null) {
+          gateway = new Py4JServer(session.sparkContext().getConf());
+          gateway.start();
+        }
+        ProcessBuilder builder = new ProcessBuilder(
+            settings.python(), "-m", MODULE, "--application", session.sparkContext().applicationId());
+        Map<String, String> env = builder.environment();
+        env.remove("SPARK_CONNECT_MODE_ENABLED"); // the process drives this JVM's session, not a Connect client
+        env.put("PYSPARK_GATEWAY_PORT", String.valueOf(gateway.getListeningPort()));
+        env.put("PYSPARK_GATEWAY_SECRET", gateway.secret());
+        env.put("PYSPARK_PIN_THREAD", System.getenv().getOrDefault("PYSPARK_PIN_THREAD", "true")); // as Py4JServer chose
+        env.put("ZSKIP_PLANNER_GENERATION", String.valueOf(started));
+        builder.redirectErrorStream(true);
+        launched = builder.start();
+        process = launched;
+      } catch (IOException | RuntimeException e) {
+        warn("zskip's planner could not be started with " + PYTHON + "=" + settings.python() + ": " + e.getMessage());
+        schedule(nextBackoff());
+        return;
+      }
+    }
+    Thread pump = new Thread(() -> pump(launched), "zskip-planner-output");
+    pump.setDaemon(true);
+    pump.start();
+    launched.onExit().thenRun(() -> exited(started, launched));
+    supervisor.schedule(() -> notStarted(started), settings.startTimeoutMs(), TimeUnit.MILLISECONDS);
+  }
+
+  private synchronized void notStarted(int generation) {
+    if (generation == this.generation && registered == null && process != null) {
+      failed(generation, "did not start within " + settings.startTimeoutMs() + " ms (" + START_TIMEOUT + ")");
+    }
+  }
+
+  private synchronized void exited(int generation, Process ended) {
+    if (generation != this.generation || process != ended) {
+      return; // stopped on purpose, or replaced
+    }
+    String last;
+    synchronized (output) {
+      last = output.isEmpty() ? "" : ": " + output.peekLast();
+    }
+    process = null;
+    registered = null;
+    warn("zskip's planner (process " + ended.pid() + ") exited with code " + ended.exitValue() + last);
+    schedule(nextBackoff());
+  }
+
+  /** The process's output into the log, its last lines kept for the warning when it exits. */
+  private void pump(Process from) {
+    try (BufferedReader lines = new BufferedReader(new InputStreamReader(from.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = lines.readLine()) != null) {
+        LOG.info("planner: {}", line);
+        synchronized (output) {
+          if (output.size() == OUTPUT_KEPT) {
+            output.removeFirst();
+          }
+          output.addLast(line);
+        }
+      }
+    } catch (IOException e) {
+      LOG.debug("zskip's planner output ended: {}", e.toString());
+    }
+  }
+
+  private synchronized void stopProcess() {
+    registered = null;
+    if (process != null) {
+      Process stopping = process;
+      process = null;
+      stopping.destroy(); // its stdin closes too: it exits
+    }
+  }
+
+  /** Stop the process for good (the application ended); the next session of a new application starts one again. */
+  synchronized void stop() {
+    stopProcess();
+    starting = false;
+    session = null;
+    notifyAll();
+  }
+}

@@ -1,0 +1,79 @@
+"""zskip's planner in a process of its own, for an application zskip's Spark extension turned zskip on in.
+
+``python -m zskip.planning.hosted --application <id>`` is started by the application's JVM
+(``zskip.bridge.HostedPlanner``, when ``spark.sql.extensions`` names
+``zskip.extensions.ZskipSparkSessionExtensions``), never by hand.  It connects to that JVM the way a
+PySpark driver started by ``spark-submit`` does (a py4j gateway on the loopback interface, its port and
+secret in the environment), wraps the session zskip's extension first saw as a PySpark session, and
+registers ``plan_hooked`` and ``record_hooked`` as the planner of every session zskip's rule is in that
+no Python driver enabled zskip in.  The same planner as ``zskip.enable``'s, in the same stages.
+
+It lives as long as its standard input is open: the JVM closes it (by exiting, or by stopping the
+process when it replaces it), and the process then exits at once, without touching the application.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import os
+import sys
+
+__all__ = ["main"]
+
+log = logging.getLogger(__name__)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m zskip.planning.hosted", description=__doc__.split("\n")[0])
+    parser.add_argument("--application", required=True, help="the Spark application id (for the process list)")
+    parser.parse_args(argv)
+    logging.basicConfig(
+        level=os.environ.get("ZSKIP_PLANNER_LOG_LEVEL", "WARNING"),
+        stream=sys.stdout,  # the JVM logs the process's output (zskip.planner)
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    generation = int(os.environ["ZSKIP_PLANNER_GENERATION"])
+    try:
+        took = serve(generation)
+    except BaseException:
+        log.exception("zskip's planner could not start")
+        os._exit(1)
+    if not took:
+        log.warning("the JVM started another planner process: this one exits")
+        os._exit(0)
+    sys.stdin.read()  # until the JVM closes it
+    # never a normal exit: nothing of PySpark's (an atexit hook, a context stop) may act on the application
+    os._exit(0)
+
+
+def serve(generation: int) -> bool:
+    """Connect to the JVM that started this process and register zskip's planner with it; whether the
+    JVM took it."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    from zskip.iceberg.hook import register_hosted
+    from zskip.planning.enable import plan_hooked, record_hooked
+    from zskip.planning.plan import PLANNING_PROPERTIES
+
+    gateway = launch_gateway()  # PYSPARK_GATEWAY_PORT and PYSPARK_GATEWAY_SECRET: the JVM's gateway
+    java_session = gateway.jvm.zskip.bridge.HostedPlanner.session()
+    if java_session is None:
+        return False  # the application stopped before this process was up
+    java_context = gateway.jvm.org.apache.spark.api.java.JavaSparkContext(java_session.sparkContext())
+    context = SparkContext(gateway=gateway, jsc=java_context, conf=SparkConf(_jconf=java_context.getConf()))
+    spark = SparkSession(context, jsparkSession=java_session)
+    return register_hosted(
+        gateway,
+        generation,
+        functools.partial(plan_hooked, spark),
+        functools.partial(record_hooked, spark),
+        PLANNING_PROPERTIES,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""zskip for a whole application from its configuration: the settings that turn zskip's Spark extension on.
+
+With them in ``spark-defaults.conf`` (or as ``--conf`` of ``spark-submit``, ``spark-sql``,
+``start-connect-server.sh``, ``start-thriftserver.sh``), every session of the application plans its
+queries of zskip's tables through zskip, whoever runs them: Spark Connect and JDBC clients, SQL
+scripts, Scala, Java and PySpark jobs that never import zskip.  The planner runs in a Python process
+the application's JVM starts (``zskip.planning.hosted``), with the interpreter ``spark.zskip.planner.python``
+names, which must have zskip and the application's PySpark installed.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+
+import pyspark
+
+from zskip.iceberg.jvm_dependencies import iceberg_runtime, resolve, zskip_jar
+from zskip.iceberg.session import ICEBERG_EXTENSIONS
+
+__all__ = ["EXTENSION", "PLANNER_SETTINGS", "extension_settings"]
+
+EXTENSION = "zskip.extensions.ZskipSparkSessionExtensions"
+
+# the hosted planner's settings (the application's configuration only: a session's SET does not change them)
+PLANNER_SETTINGS: Mapping[str, str] = {
+    "spark.zskip.planner.python": "the Python interpreter with zskip and PySpark (default: PySpark's workers')",
+    "spark.zskip.planner.timeout": "how long a query waits for zskip's plan before keeping Spark's (default 30s)",
+    "spark.zskip.planner.startWait": "how long queries wait for the planner's first start (default 0: not at all)",
+    "spark.zskip.planner.startTimeout": "how long the planner may take to start before it is restarted (default 120s)",
+}
+
+
+def extension_settings(
+    *,
+    spark_version: str | None = None,
+    python: str | None = None,
+    catalog: str | None = None,
+    warehouse: str | None = None,
+) -> dict[str, str]:
+    """The settings that turn zskip on for every session of an application: zskip's jar and Iceberg's
+    runtime on ``spark.jars``, Iceberg's and zskip's extensions, the planner's interpreter (default:
+    this one) and, with ``catalog`` and ``warehouse``, an Iceberg catalog of the hadoop kind there.
+    Iceberg's runtime comes as ``spark.jars.packages`` when there is no ``mvn`` to fetch it."""
+    version = spark_version or pyspark.__version__
+    runtime = iceberg_runtime(version)
+    fetched = resolve(runtime)
+    settings = {"spark.jars": ",".join(str(j) for j in (zskip_jar(version), fetched) if j is not None)}
+    if fetched is None:
+        settings["spark.jars.packages"] = str(runtime)
+    settings["spark.sql.extensions"] = f"{ICEBERG_EXTENSIONS},{EXTENSION}"
+    settings["spark.zskip.planner.python"] = python or sys.executable
+    if catalog and warehouse:
+        settings[f"spark.sql.catalog.{catalog}"] = "org.apache.iceberg.spark.SparkCatalog"
+        settings[f"spark.sql.catalog.{catalog}.type"] = "hadoop"
+        settings[f"spark.sql.catalog.{catalog}.warehouse"] = warehouse
+    return settings

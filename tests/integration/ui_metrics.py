@@ -1,0 +1,54 @@
+"""What a Spark application's queries scanned, read from the application itself: its SQL metrics, through
+the REST API of its UI (``/api/v1/applications/<id>/sql``), the rows each Iceberg scan output.
+
+Imports nothing of zskip's: jobs that must never import zskip use it too.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from typing import Any
+
+
+class Executions:
+    """The SQL executions of an application, through its UI's REST API."""
+
+    def __init__(self, ui_port: int) -> None:
+        self.base = f"http://127.0.0.1:{ui_port}/api/v1/applications"
+        self.seen = -1
+
+    def _get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.base + path, timeout=30) as answer:
+            return json.load(answer)
+
+    def application(self) -> str:
+        return str(self._get("")[0]["id"])
+
+    def mark(self) -> None:
+        """From now on: executions after the latest one so far."""
+        self.seen = max((e["id"] for e in self._all()), default=-1)
+
+    def _all(self) -> list[dict[str, Any]]:
+        return list(self._get(f"/{self.application()}/sql?details=true&planDescription=false&offset=0&length=100000"))
+
+    def scanned(self, table: str) -> int:
+        """Rows the scans of ``table`` output in the executions since the last ``mark``, which then moves."""
+        deadline = time.monotonic() + 30
+        while True:  # the UI learns of a finished execution from Spark's listener bus, a moment later
+            executions = [e for e in self._all() if e["id"] > self.seen]
+            if executions and all(e["status"] != "RUNNING" for e in executions):
+                break
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no finished execution after {self.seen}: {executions}")
+            time.sleep(0.2)
+        rows = 0
+        for execution in executions:
+            for node in execution.get("nodes", []):
+                if node["nodeName"].startswith("BatchScan") and table in node["nodeName"]:
+                    for metric in node.get("metrics", []):
+                        if metric["name"] == "number of output rows":
+                            rows += int(str(metric["value"]).replace(",", ""))
+        self.seen = max(e["id"] for e in executions)
+        return rows

@@ -23,5 +23,6 @@ def run_job(script: str, *arguments: str, timeout: int = 600, env: Mapping[str, 
         cwd=job.parent,
         timeout=timeout,
     )
-    assert done.returncode == 0, done.stderr[-5000:]
+    traceback = done.stderr.rfind("Traceback")  # the job's own error, not the JVM's log after it
+    assert done.returncode == 0, done.stderr[traceback : traceback + 6000] if traceback >= 0 else done.stderr[-5000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pyspark
 
+from tests.integration.planner_processes import planner_pids
 from tests.integration.ui_metrics import Executions
 from zskip.iceberg.extension import extension_settings
 
@@ -121,17 +122,3 @@ def _listening(port: int) -> bool:
     with socket.socket() as probe:
         probe.settimeout(1)
         return probe.connect_ex(("127.0.0.1", port)) == 0
-
-
-def planner_pids(application: str | None = None) -> list[int]:
-    """The zskip planner processes running (of ``application``, an id, when given)."""
-    found = subprocess.run(["pgrep", "-f", "zskip.planning.hosted"], capture_output=True, text=True).stdout.split()
-    pids = []
-    for pid in found:
-        try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"zskip.planning.hosted" in command and (application is None or application.encode() in command):
-            pids.append(int(pid))
-    return pids

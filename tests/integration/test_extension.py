@@ -6,13 +6,24 @@ rows zskip off returns.  Scans are counted by each application itself (its SQL m
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import zskip
-from tests.integration.spark_apps import conf_options, planner_pids, run, settings
+from tests.integration.jobs import run_job
+from tests.integration.spark_apps import (
+    CONNECT_SERVER,
+    conf_options,
+    free_port,
+    planner_pids,
+    run,
+    server,
+    settings,
+)
 from tests.integration.stars import make_star
 from tests.integration.tables import make_table
 
@@ -90,3 +101,58 @@ def test_a_pyspark_job_that_never_imports_zskip_is_pruned_on_a_cluster(
     _pruned_with_sparks_rows(report, queries)
     assert "zskip's planner is ready" in done.stderr
     assert planner_pids(report["application"]) == []  # the planner process ended with the job
+
+
+@pytest.fixture(scope="module")
+def connect(queries: dict[str, Any], warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connect]:
+    """A Spark Connect server started as start-connect-server.sh does, with zskip's extension."""
+    directory = tmp_path_factory.mktemp("connect")
+    port = free_port()
+    conf = settings(warehouse, directory, **{"spark.connect.grpc.binding.port": str(port)})
+    conf["spark.zskip.planner.timeout"] = "5s"
+    log = directory / "server.log"
+    with server(CONNECT_SERVER, conf, port, log, directory):
+        yield Connect(port, int(conf["spark.ui.port"]), log, directory)
+
+
+@dataclass(frozen=True)
+class Connect:
+    port: int
+    ui_port: int
+    log: Path
+    directory: Path
+
+    def client(self, queries: dict[str, Any]) -> dict[str, Any]:
+        """Run the Connect client job with ``queries``; its report."""
+        listed = self.directory / "queries.json"
+        listed.write_text(json.dumps(queries))
+        return run_job("connect_client_job.py", str(self.port), str(self.ui_port), str(listed))  # type: ignore[no-any-return]
+
+
+def test_spark_connect_clients_are_pruned_and_see_zskip_in_explain(connect: Connect, queries: dict[str, Any]) -> None:
+    report = connect.client(queries)
+    assert report["imported zskip"] is False
+    _pruned_with_sparks_rows(report, queries)
+
+
+def test_the_planner_killed_or_stalled_never_fails_a_query_and_comes_back(connect: Connect) -> None:
+    report = run_job("connect_faults_job.py", str(connect.port), str(connect.ui_port), "5", FACT, STAR_JOIN)
+    plain = report["plain"]
+    for step in (
+        "baseline",
+        "killed between queries",
+        "back after kill",
+        "stalled",
+        "back after stall",
+        "killed during a query",
+        "back after kill during",
+    ):
+        assert report[step]["rows"] == plain["rows"], step
+    for step in ("baseline", "back after kill", "back after stall", "back after kill during"):
+        assert report[step]["scanned"] < plain["scanned"], (step, report[step])
+    assert report["back after kill"]["pid"] != report["baseline"]["pid"]
+    assert 5 <= report["stalled"]["seconds"] < 30  # waited for the planner as long as the timeout, not more
+    assert report["killed during a query"]["seconds"] < 5  # the broken call ended the wait at once
+    assert report["stalled pid gone"] is True  # the stalled process was killed, not left behind
+    warnings = [line for line in connect.log.read_text().splitlines() if "queries run with Spark's own plans" in line]
+    assert len(warnings) == 3, warnings  # one per incident, not one per query

@@ -151,7 +151,7 @@ public final class HostedPlanner implements Planner {
       INSTANCE.backoffMs = FIRST_BACKOFF_MS;
       long millis = (System.nanoTime() - INSTANCE.startedNanos) / 1_000_000;
       if (INSTANCE.incident) {
-        LOG.warn("zskip's planner is back (process {}, started in {} ms): queries are pruned again", INSTANCE.process.pid(), millis);
+        LOG.info("zskip's planner is back (process {}, started in {} ms): queries are pruned again", INSTANCE.process.pid(), millis);
       } else {
         LOG.info("zskip's planner is ready (process {}, started in {} ms)", INSTANCE.process.pid(), millis);
       }

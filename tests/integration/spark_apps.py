@@ -90,13 +90,15 @@ def run(script: str, arguments: list[str], cwd: Path, timeout: int = 600) -> sub
 
 
 @contextmanager
-def server(main_class: str, conf: Mapping[str, str], port: int, log: Path, cwd: Path) -> Iterator[subprocess.Popen]:
-    """A server started with ``spark-submit --class main_class``, up once ``port`` takes connections;
-    stopped (with its planner process) at the end."""
+def server(
+    main_class: str, conf: Mapping[str, str], port: int, log: Path, cwd: Path, arguments: tuple[str, ...] = ()
+) -> Iterator[subprocess.Popen]:
+    """A server started with ``spark-submit --class main_class`` (as Spark's start-*.sh scripts do), up
+    once ``port`` takes connections; stopped (with its planner process) at the end."""
     with log.open("w") as out:
         process = subprocess.Popen(
             [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]", "--class", main_class,
-             *conf_options(conf), "spark-internal"],
+             *conf_options(conf), "spark-internal", *arguments],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=environment(),

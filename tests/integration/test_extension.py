@@ -17,6 +17,8 @@ import zskip
 from tests.integration.jobs import run_job
 from tests.integration.spark_apps import (
     CONNECT_SERVER,
+    THRIFT_SERVER,
+    Executions,
     conf_options,
     free_port,
     planner_pids,
@@ -156,3 +158,108 @@ def test_the_planner_killed_or_stalled_never_fails_a_query_and_comes_back(connec
     assert report["stalled pid gone"] is True  # the stalled process was killed, not left behind
     warnings = [line for line in connect.log.read_text().splitlines() if "queries run with Spark's own plans" in line]
     assert len(warnings) == 3, warnings  # one per incident, not one per query
+
+
+def _statements(queries: dict[str, Any]) -> str:
+    """A SQL script: each query with zskip off, then on (a row tagged off / on), then its EXPLAIN."""
+    lines = []
+    for name, query in queries.items():
+        for enabled in ("false", "true"):
+            lines.append(f"SET spark.zskip.enabled={enabled};")
+            lines.append(_tagged(name, query, enabled))
+        lines.append(f"EXPLAIN {query['sql']};")
+    return "\n".join(lines) + "\n"
+
+
+def _tagged(name: str, query: dict[str, Any], enabled: str) -> str:
+    """``query`` with its rows tagged by its name and whether zskip is enabled, in a stable order."""
+    tag = name.replace(" ", "_")
+    return f"SELECT '{tag}' AS query, '{enabled}' AS zskip, * FROM ({query['sql']}) ORDER BY 3, 4;"
+
+
+def _one_state(queries: dict[str, Any], enabled: str) -> str:
+    """A SQL script: each query (a row tagged with ``enabled``), then its EXPLAIN."""
+    lines = []
+    for name, query in queries.items():
+        lines.append(_tagged(name, query, enabled))
+        lines.append(f"EXPLAIN {query['sql']};")
+    return "\n".join(lines) + "\n"
+
+
+def _results(output: str) -> dict[tuple[str, str], list[str]]:
+    """The tagged rows of a script's output (tab-separated), by (query, enabled)."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for line in output.splitlines():
+        cells = line.split("\t")
+        if len(cells) >= 3 and cells[1] in ("false", "true"):
+            found.setdefault((cells[0], cells[1]), []).append("\t".join(cells[2:]))
+    return found
+
+
+def _same_rows_and_explained(output: str, queries: dict[str, Any]) -> None:
+    results = _results(output)
+    for name in queries:
+        tag = name.replace(" ", "_")
+        assert results[(tag, "true")] == results[(tag, "false")] != [], (name, results)
+    explained = [line for line in output.splitlines() if "zskip:" in line]
+    assert len(explained) == len(queries), explained
+    assert sum("ruled out by" in line for line in explained) == len(queries) - 1, explained
+
+
+def test_spark_sql_runs_a_script_pruned_by_the_extension(
+    queries: dict[str, Any], warehouse: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "queries.sql"
+    script.write_text(_statements(queries))
+    conf = settings(warehouse, tmp_path)
+    done = run("spark-sql", ["--master", "local[2]", *conf_options(conf), "-f", str(script)], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-5000:]
+    _same_rows_and_explained(done.stdout, queries)
+    assert "zskip's planner is ready" in done.stderr
+
+
+def test_a_wrong_planner_interpreter_leaves_sparks_plans_with_one_warning(
+    queries: dict[str, Any], warehouse: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "queries.sql"
+    script.write_text(_statements(queries))
+    missing = tmp_path / "no-such-python"
+    conf = settings(warehouse, tmp_path, **{"spark.zskip.planner.python": str(missing)})
+    done = run("spark-sql", ["--master", "local[2]", *conf_options(conf), "-f", str(script)], cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-5000:]
+    results = _results(done.stdout)
+    assert all(results[(tag, "true")] == results[(tag, "false")] for tag, _ in results)
+    assert [line for line in done.stdout.splitlines() if "zskip:" in line] == []  # Spark's own plans
+    warnings = [line for line in done.stderr.splitlines() if "could not be started" in line]
+    assert len(warnings) == 1 and str(missing) in warnings[0], done.stderr[-3000:]
+
+
+def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
+    queries: dict[str, Any], warehouse: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    conf = settings(warehouse, tmp_path)
+    hive = ("--hiveconf", f"hive.server2.thrift.port={port}", "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1")
+    with server(THRIFT_SERVER, conf, port, tmp_path / "server.log", tmp_path, hive):
+        executions = Executions(int(conf["spark.ui.port"]))
+        outputs, scanned = {}, {}
+        for enabled in ("false", "true"):  # each beeline connection is a session of its own
+            script = tmp_path / f"{enabled}.sql"
+            script.write_text(f"SET spark.zskip.enabled={enabled};\n" + _one_state(queries, enabled))
+            executions.mark()
+            done = run(
+                "beeline",
+                ["-u", f"jdbc:hive2://127.0.0.1:{port}/default", "-n", "zskip", "--silent=true",
+                 "--outputformat=tsv2", "-f", str(script)],
+                cwd=tmp_path,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr[-5000:]
+            outputs[enabled] = done.stdout
+            scanned[enabled] = executions.scanned(f"{NS}.")
+    off, on = _results(outputs["false"]), _results(outputs["true"])
+    for name in queries:
+        tag = name.replace(" ", "_")
+        assert on[(tag, "true")] == off[(tag, "false")] != [], name
+    assert 0 < scanned["true"] < scanned["false"], scanned
+    explained = [line for line in outputs["true"].splitlines() if "zskip:" in line]
+    assert len(explained) == len(queries) and sum("ruled out by" in line for line in explained) == len(queries) - 1

@@ -90,6 +90,7 @@ public final class HostedPlanner implements Planner {
   private int generation;
   private boolean starting;
   private boolean incident; // an incident is under way: warned once, quiet until the planner is back
+  private boolean firstStart; // the application's first start is under way, not failed yet: START_WAIT applies
   private long backoffMs = FIRST_BACKOFF_MS;
   private long startedNanos;
   private int starts;
@@ -101,6 +102,9 @@ public final class HostedPlanner implements Planner {
     return runnable -> {
       Thread thread = new Thread(runnable, name + "-" + count.incrementAndGet());
       thread.setDaemon(true);
+      // the loader of zskip's own classes (spark.jars): py4j's threads, started from here, find them
+      // through it, whichever thread of a server (a Thrift session's, say) first needed the planner
+      thread.setContextClassLoader(HostedPlanner.class.getClassLoader());
       return thread;
     };
   }
@@ -115,6 +119,7 @@ public final class HostedPlanner implements Planner {
     this.settings = Settings.of(session.sparkContext().getConf());
     this.backoffMs = FIRST_BACKOFF_MS;
     this.incident = false;
+    this.firstStart = true;
     session.sparkContext().addSparkListener(new SparkListener() {
       @Override
       public void onApplicationEnd(SparkListenerApplicationEnd end) {
@@ -156,6 +161,7 @@ public final class HostedPlanner implements Planner {
         LOG.info("zskip's planner is ready (process {}, started in {} ms)", INSTANCE.process.pid(), millis);
       }
       INSTANCE.incident = false;
+      INSTANCE.firstStart = false;
       INSTANCE.notifyAll();
       return true;
     }
@@ -181,12 +187,12 @@ public final class HostedPlanner implements Planner {
       return true;
     }
     synchronized (this) {
-      if (settings == null || settings.startWaitMs() <= 0 || starts > 1) {
+      if (settings == null || settings.startWaitMs() <= 0 || !firstStart) {
         return registered != null; // only the first start is waited for: a restart is an incident
       }
       long deadline = System.nanoTime() + settings.startWaitMs() * 1_000_000;
       try {
-        while (registered == null && starting && System.nanoTime() < deadline) {
+        while (registered == null && firstStart && System.nanoTime() < deadline) {
           wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
         }
       } catch (InterruptedException e) {
@@ -263,6 +269,8 @@ public final class HostedPlanner implements Planner {
   }
 
   private void warn(String what) {
+    firstStart = false; // queries waiting for the first start stop waiting
+    notifyAll();
     if (incident) {
       LOG.debug("{}", what);
       return;
@@ -374,6 +382,7 @@ public final class HostedPlanner implements Planner {
   synchronized void stop() {
     stopProcess();
     starting = false;
+    firstStart = false;
     session = null;
     notifyAll();
   }

@@ -26,6 +26,7 @@ from zskip.iceberg.jvm import java_session, jvm_of
 __all__ = [
     "ENABLED",
     "HookCounts",
+    "attach_hosted",
     "await_records",
     "forget_answers",
     "hook_counts",
@@ -86,6 +87,25 @@ def register_hosted(
     planner, recorder = _proxies(gateway, plan, record)
     hosted = gateway.jvm.zskip.bridge.HostedPlanner
     return bool(hosted.register(generation, planner, recorder, "\u0001".join(properties)))
+
+
+def attach_hosted() -> tuple[Any, Any] | None:
+    """In the planner process zskip's Spark extension started: connect to that JVM (its py4j gateway's
+    port and secret are in this process's environment, as for a PySpark driver ``spark-submit``
+    started) and wrap the session zskip's extension first saw as a PySpark session, over the JVM's own
+    context (nothing new is created in the JVM).  The gateway and the session; ``None`` when the
+    application stopped meanwhile."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    gateway = launch_gateway()
+    java_session = gateway.jvm.zskip.bridge.HostedPlanner.session()
+    if java_session is None:
+        return None
+    java_context = gateway.jvm.org.apache.spark.api.java.JavaSparkContext(java_session.sparkContext())
+    context = SparkContext(gateway=gateway, jsc=java_context, conf=SparkConf(_jconf=java_context.getConf()))
+    return gateway, SparkSession(context, jsparkSession=java_session)
 
 
 def _proxies(gateway: Any, *functions: Callable[[Any], str]) -> list[Any]:

@@ -51,21 +51,14 @@ def main(argv: list[str] | None = None) -> None:
 def serve(generation: int) -> bool:
     """Connect to the JVM that started this process and register zskip's planner with it; whether the
     JVM took it."""
-    from pyspark import SparkConf, SparkContext
-    from pyspark.java_gateway import launch_gateway
-    from pyspark.sql import SparkSession
-
-    from zskip.iceberg.hook import register_hosted
+    from zskip.iceberg.hook import attach_hosted, register_hosted
     from zskip.planning.enable import plan_hooked, record_hooked
     from zskip.planning.plan import PLANNING_PROPERTIES
 
-    gateway = launch_gateway()  # PYSPARK_GATEWAY_PORT and PYSPARK_GATEWAY_SECRET: the JVM's gateway
-    java_session = gateway.jvm.zskip.bridge.HostedPlanner.session()
-    if java_session is None:
+    attached = attach_hosted()
+    if attached is None:
         return False  # the application stopped before this process was up
-    java_context = gateway.jvm.org.apache.spark.api.java.JavaSparkContext(java_session.sparkContext())
-    context = SparkContext(gateway=gateway, jsc=java_context, conf=SparkConf(_jconf=java_context.getConf()))
-    spark = SparkSession(context, jsparkSession=java_session)
+    gateway, spark = attached
     return register_hosted(
         gateway,
         generation,

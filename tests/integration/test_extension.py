@@ -206,6 +206,7 @@ def _same_rows_and_explained(output: str, queries: dict[str, Any]) -> None:
     assert sum("ruled out by" in line for line in explained) == len(queries) - 1, explained
 
 
+@pytest.mark.smoke  # the extension on every Spark line (PySpark 3.5's package has no Connect server)
 def test_spark_sql_runs_a_script_pruned_by_the_extension(
     queries: dict[str, Any], warehouse: Path, tmp_path: Path
 ) -> None:

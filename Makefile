@@ -8,6 +8,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 VENV35 ?= .venv-spark3.5
+# pytest processes for the suites, each with its own Spark session (a test file runs whole in one of them)
+TEST_WORKERS ?= 2
 BIN35 := $(VENV35)/bin
 
 JARS_BUILT := src/zskip/jars/.built
@@ -40,11 +42,11 @@ demo: $(BIN)/.installed
 	$(BIN)/zskip demo
 
 test: $(BIN)/.installed lint typecheck smoke-spark3.5 smoke-iceberg1.11
-	$(BIN)/pytest --durations=25  # the slowest tests named: CI's time is budgeted
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --durations=25  # the slowest tests named: CI's time is budgeted
 
 # the smoke suite (tests marked smoke) on Spark 3.5
 smoke-spark3.5: $(BIN35)/.installed
-	ZSKIP_READ_TABLES=2 $(BIN35)/pytest -m smoke -p no:cacheprovider --durations=10
+	ZSKIP_READ_TABLES=2 $(BIN35)/pytest -n $(TEST_WORKERS) --dist loadfile -m smoke -p no:cacheprovider --durations=10
 
 # part of the smoke suite on Spark 4.1 with Iceberg 1.11's runtime (zskip's jars are built against 1.12)
 smoke-iceberg1.11: $(BIN)/.installed

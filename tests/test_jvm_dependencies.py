@@ -119,3 +119,15 @@ def test_a_session_adds_the_s3_libraries_when_its_warehouse_or_settings_name_s3(
     assert not session._names_s3("file:/tmp/wh", {"spark.sql.catalog.lake.type": "hadoop"})
     # the user's own AWS bundle is left alone
     assert session._with_object_storage({"spark.jars.packages": "org.apache.iceberg:iceberg-aws-bundle:1.11.0"}) == {}
+
+
+def test_the_extension_settings_name_the_jars_of_the_spark_line_asked_for(capsys: pytest.CaptureFixture[str]) -> None:
+    from zskip.cli.main import main
+
+    main(["jars", "--extension", "--submit", "--spark", "3.5.8", "--warehouse", "/tmp/lake", "--python", "/opt/py"])
+    out = capsys.readouterr().out
+    assert str(zskip_jar("3.5.8")) in out and "zskip-spark-4.1" not in out
+    assert "spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions," in out
+    assert "zskip.extensions.ZskipSparkSessionExtensions" in out
+    assert "--conf spark.zskip.planner.python=/opt/py" in out
+    assert "spark.sql.catalog.lake.warehouse=file:///tmp/lake" in out

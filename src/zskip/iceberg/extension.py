@@ -13,10 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
-import pyspark
-
-from zskip.iceberg.jvm_dependencies import iceberg_runtime, resolve, zskip_jar
-from zskip.iceberg.session import ICEBERG_EXTENSIONS
+from zskip.iceberg.session import ICEBERG_EXTENSIONS, _with_jvm_libraries
 
 __all__ = ["EXTENSION", "PLANNER_SETTINGS", "extension_settings"]
 
@@ -42,12 +39,7 @@ def extension_settings(
     runtime on ``spark.jars``, Iceberg's and zskip's extensions, the planner's interpreter (default:
     this one) and, with ``catalog`` and ``warehouse``, an Iceberg catalog of the hadoop kind there.
     Iceberg's runtime comes as ``spark.jars.packages`` when there is no ``mvn`` to fetch it."""
-    version = spark_version or pyspark.__version__
-    runtime = iceberg_runtime(version)
-    fetched = resolve(runtime)
-    settings = {"spark.jars": ",".join(str(j) for j in (zskip_jar(version), fetched) if j is not None)}
-    if fetched is None:
-        settings["spark.jars.packages"] = str(runtime)
+    settings = _with_jvm_libraries({}, spark_version)
     settings["spark.sql.extensions"] = f"{ICEBERG_EXTENSIONS},{EXTENSION}"
     settings["spark.zskip.planner.python"] = python or sys.executable
     if catalog and warehouse:

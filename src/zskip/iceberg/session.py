@@ -107,16 +107,18 @@ def session(
     return spark
 
 
-def _with_jvm_libraries(conf: Mapping[str, str]) -> dict[str, str]:
-    """``spark.jars`` with zskip's jar for the installed Spark and the Iceberg runtime added (the runtime
-    through ``spark.jars.packages`` when there is no ``mvn`` to fetch it), unless ``conf`` names them."""
+def _with_jvm_libraries(conf: Mapping[str, str], spark_version: str | None = None) -> dict[str, str]:
+    """``spark.jars`` with zskip's jar for the Spark version (default: the installed one) and the Iceberg
+    runtime added (the runtime through ``spark.jars.packages`` when there is no ``mvn`` to fetch it),
+    unless ``conf`` names them."""
+    version = spark_version or pyspark.__version__
     jars, packages = conf.get("spark.jars", ""), conf.get("spark.jars.packages", "")
     added_jars: list[str] = []
     added_packages: list[str] = []
     if "zskip-spark-" not in jars:
-        added_jars.append(str(zskip_jar(pyspark.__version__)))
+        added_jars.append(str(zskip_jar(version)))
     if "iceberg-spark-runtime" not in jars + packages:  # else the user's own choice of runtime
-        coordinate = iceberg_runtime(pyspark.__version__)
+        coordinate = iceberg_runtime(version)
         jar = resolve(coordinate)
         if jar is None:
             log.warning("no mvn on PATH: Spark resolves %s itself (spark.jars.packages)", coordinate)

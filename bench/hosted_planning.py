@@ -9,10 +9,12 @@
    asking the planner (its remembered answers emptied) and with answers remembered.  On a table zskip
    never touched, a zskip-clustered table (no filter, skips nothing / little / much, a star join), and
    SSB scale factor 1 filters D1-D7 and star queries Q2.1-Q4.3 on (d) (zorder raw + bitmaps).
+   Beside Spark's whole planning, the time in zskip's rule alone (Spark's rule metering): what the
+   two planners differ by, without the swings of the rest of Spark's planning.
 2. *Wall time through Spark Connect*: a Connect server with the extension on the same warehouse; SSB's
-   star queries Q2.1-Q4.3 on (d) from a Connect client with zskip, one without, and the classic
-   session with ``zskip.enable``, interleaved, with the rows each returned and the lineorder rows each
-   scanned (the classic session's and the server's SQL metrics).
+   star queries Q2.1-Q4.3 on (g) (zskip's star layout, made here when missing) from a Connect client
+   with zskip, one without, and the classic session with ``zskip.enable``, interleaved, with the rows
+   each returned and the lineorder rows each scanned (the classic session's and the server's SQL metrics).
 
 Needs the SSB tables of ``bench/ssb.py --layouts a,d`` in ``--ssb-warehouse`` (scale factor 1).
 Writes docs/benchmarks/hosted-planning.md and .json.
@@ -34,19 +36,39 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.integration.spark_apps import CONNECT_SERVER, Executions, free_port, server, settings
 
 from bench.common import DOCS, bench_session, machine, markdown_table, write_report
-from bench.sql_overhead import build_clustered, clustered_cases, planning_ms
+from bench.sql_overhead import build_clustered, clustered_cases, planning_ms, rule_ms
 from bench.ssb import queries
 
 SSB = "lake.ssb"
 LINEORDER = f"{SSB}.lineorder_zorder_raw"  # (d): zorder raw, bitmaps on the indexed columns
+STAR = f"{SSB}.lineorder_star"  # (g): hilbert rank through the dimensions the star queries filter
 STAR_QUERIES = ("Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4", "Q4.1", "Q4.2", "Q4.3")
 FILTERS = ("D1", "D2", "D3", "D4", "D5", "D6", "D7")
 SIDES = ("off", "driver, asked", "hosted, asked", "driver, remembered", "hosted, remembered")
 
 
-def ssb_cases(spark: Any) -> dict[str, tuple[str, str]]:
-    swapped = {n: q.replace(f"{SSB}.lineorder ", f"{LINEORDER} ") for n, q in queries(spark, SSB).items()}
-    return {f"SSB {name}": (LINEORDER, swapped[name]) for name in (*FILTERS, *STAR_QUERIES)}
+def ssb_cases(
+    spark: Any, table: str = LINEORDER, names: tuple[str, ...] = (*FILTERS, *STAR_QUERIES)
+) -> dict[str, tuple[str, str]]:
+    swapped = {n: q.replace(f"{SSB}.lineorder ", f"{table} ") for n, q in queries(spark, SSB).items()}
+    return {f"SSB {name}": (table, swapped[name]) for name in names}
+
+
+def star_table(spark: Any) -> str:
+    """(g), as ``bench/ssb.py --layouts g`` makes it (same file and row-group sizes as the loaded table's)."""
+    from bench.layouts import lay_out_once
+    from bench.ssb import FAIR, star_layout
+    from zskip.iceberg.files import data_files
+
+    if not spark.catalog.tableExists(STAR):
+        base = f"{SSB}.lineorder"
+        files = data_files(spark, base)
+        target = max(sum(files["file_size_in_bytes"].to_pylist()) // len(files), 1 << 20)
+        row_group = int(spark.sql(f"SHOW TBLPROPERTIES {base} ('write.parquet.row-group-size-bytes')").first()[1])
+        recipe = star_layout(spark, SSB, target_file_size_bytes=target, row_group_size_bytes=row_group)
+        seconds = lay_out_once(spark, base, STAR, recipe, properties=FAIR).seconds
+        print(f"laid out {STAR} in {seconds:.0f} s", flush=True)
+    return STAR
 
 
 def _ready(spark: Any) -> None:
@@ -59,7 +81,7 @@ def _ready(spark: Any) -> None:
 
 
 def planning_costs(spark: Any, cases: dict[str, tuple[str, str]], runs: int) -> dict[str, dict[str, float]]:
-    """Per case and side: the median planning ms (and the rule's own ms, from Spark's rule metering)."""
+    """Per case and side: the median planning ms, and the median ms in zskip's rule (Spark's rule metering)."""
     import zskip
     from zskip.planning.enable import forget_answers
 
@@ -68,6 +90,7 @@ def planning_costs(spark: Any, cases: dict[str, tuple[str, str]], runs: int) -> 
     _ready(spark)
     zskip.enable(spark)
     sessions = {"driver": spark, "hosted": hosted}
+    meter = spark.sparkContext._jvm.org.apache.spark.sql.catalyst.rules.RuleExecutor
     out: dict[str, dict[str, float]] = {}
     for name, (_, query) in cases.items():
         for session in sessions.values():
@@ -77,6 +100,7 @@ def planning_costs(spark: Any, cases: dict[str, tuple[str, str]], runs: int) -> 
             session.conf.set("spark.zskip.enabled", "true")
             assert sorted(session.sql(query).collect()) == expected, (name, who)
         samples: dict[str, list[float]] = {side: [] for side in SIDES}
+        rule: dict[str, list[float]] = {side: [] for side in SIDES[1:]}
         for i in range(runs + 2):  # two warm-up rounds, then in rotation
             for side in SIDES[i % len(SIDES) :] + SIDES[: i % len(SIDES)]:
                 who = "hosted" if side.startswith("hosted") else "driver"
@@ -84,10 +108,14 @@ def planning_costs(spark: Any, cases: dict[str, tuple[str, str]], runs: int) -> 
                 session.conf.set("spark.zskip.enabled", "false" if side == "off" else "true")
                 if side.endswith("asked"):
                     forget_answers(spark)
+                meter.resetMetrics()
                 ms = planning_ms(session, query)
                 if i >= 2:
                     samples[side].append(ms)
+                    if side != "off":
+                        rule[side].append(rule_ms(str(meter.dumpTimeSpent()), "PlanHook"))
         out[name] = {side: statistics.median(values) for side, values in samples.items()}
+        out[name] |= {f"{side} rule": statistics.median(values) for side, values in rule.items()}
         out[name] |= {
             f"{side} added": statistics.median(b - a for a, b in zip(samples["off"], samples[side], strict=True))
             for side in SIDES[1:]
@@ -96,7 +124,7 @@ def planning_costs(spark: Any, cases: dict[str, tuple[str, str]], runs: int) -> 
     return out
 
 
-def connect_wall_times(spark: Any, ssb_warehouse: Path, runs: int) -> dict[str, dict[str, Any]]:
+def connect_wall_times(spark: Any, ssb_warehouse: Path, runs: int, table: str) -> dict[str, dict[str, Any]]:
     """SSB's star queries through a Connect server with zskip's extension (zskip on and off) and through
     the classic session with zskip.enable: median wall ms, rows, lineorder rows scanned."""
     from pyspark.sql.connect.session import SparkSession as RemoteSession
@@ -106,8 +134,13 @@ def connect_wall_times(spark: Any, ssb_warehouse: Path, runs: int) -> dict[str, 
     directory = Path(tempfile.mkdtemp(prefix="zskip-connect-bench-"))
     port = free_port()
     conf = settings(ssb_warehouse, directory, **{"spark.connect.grpc.binding.port": str(port)})
-    conf |= {"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}
-    qs = {n: q for n, (_, q) in ssb_cases(spark).items() if n.removeprefix("SSB ") in STAR_QUERIES}
+    # the classic session's settings, so that only the path differs
+    conf |= {
+        "spark.driver.memory": "12g",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.cleaner.periodicGC.interval": "3min",
+    }
+    qs = {n: q for n, (_, q) in ssb_cases(spark, table, STAR_QUERIES).items()}
     out: dict[str, dict[str, Any]] = {}
     with server(CONNECT_SERVER, conf, port, directory / "server.log", directory):
         executions = Executions(int(conf["spark.ui.port"]))
@@ -121,10 +154,10 @@ def connect_wall_times(spark: Any, ssb_warehouse: Path, runs: int) -> dict[str, 
             for side, run in (("Connect, zskip", with_zskip), ("Connect, no zskip", without)):
                 executions.mark()
                 entry[f"{side} rows"] = sorted(tuple(r) for r in run.sql(query).collect())
-                entry[f"{side} scanned"] = executions.scanned(LINEORDER)
+                entry[f"{side} scanned"] = executions.scanned(table)
             classic = spark.sql(query)
             entry["classic, zskip rows"] = sorted(tuple(r) for r in classic.collect())
-            entry["classic, zskip scanned"] = scanned_rows(classic, LINEORDER)
+            entry["classic, zskip scanned"] = scanned_rows(classic, table)
             times: dict[str, list[float]] = {"classic, zskip": [], "Connect, zskip": [], "Connect, no zskip": []}
             sides = list(times)
             for i in range(runs):
@@ -143,12 +176,17 @@ def connect_wall_times(spark: Any, ssb_warehouse: Path, runs: int) -> dict[str, 
 
 def lines(results: dict[str, Any]) -> list[str]:
     costs, wall = results["planning"], results["connect"]
-    header = ["query", "off ms", *(f"{side}: added ms" for side in SIDES[1:]), "hosted - driver, asked (ms)"]
+    header = [
+        "query", "off ms", *(f"{side}: added ms" for side in SIDES[1:]), "hosted - driver, asked (ms)",
+        "rule ms, driver asked", "rule ms, hosted asked", "rule: hosted - driver (ms)",
+    ]  # fmt: skip
     rows = []
     for name, c in costs.items():
         rows.append(
             [name, f"{c['off']:.1f}", *(f"{c[f'{side} added']:+.1f}" for side in SIDES[1:]),
-             f"{c['hosted, asked added'] - c['driver, asked added']:+.1f}"]
+             f"{c['hosted, asked added'] - c['driver, asked added']:+.1f}",
+             f"{c['driver, asked rule']:.2f}", f"{c['hosted, asked rule']:.2f}",
+             f"{c['hosted, asked rule'] - c['driver, asked rule']:+.2f}"]
         )  # fmt: skip
     same = all(e["same rows"] for e in wall.values())
     wall_rows = [
@@ -168,7 +206,10 @@ def lines(results: dict[str, Any]) -> list[str]:
         "beside them, in rotation. Each run is Spark's planning of a fresh `spark.sql(q)` (analysis, "
         "optimisation, physical plan); *added* is the median of each run's difference from the zskip-off run "
         "beside it. *Asked*: every run asks the planner (the rule's remembered answers emptied first); "
-        "*remembered*: the rule answers alone, as for a repeated query (the same JVM code on both sides).",
+        "*remembered*: the rule answers alone, as for a repeated query (the same JVM code on both sides). "
+        "*Rule ms*: the median time Spark's rule executor metered in zskip's rule in each asked run (the call "
+        "to the planner and back included): where the two planners differ, without the 5-20 ms swings of the "
+        "rest of Spark's planning between single runs.",
         "",
         markdown_table(header, rows),
         "",
@@ -177,8 +218,9 @@ def lines(results: dict[str, Any]) -> list[str]:
         "",
         "## SSB star queries through Spark Connect",
         "",
-        f"A Spark Connect server with zskip's extension on the SSB warehouse (scale factor 1, (d) zorder raw + "
-        f"bitmaps); a Connect client with zskip on, one with zskip off (`spark.zskip.enabled`), and the "
+        f"A Spark Connect server with zskip's extension on the SSB warehouse (scale factor 1, "
+        f"`{results['connect_table']}`: (g), zskip's star layout, which zskip prunes for the star queries); a "
+        f"Connect client with zskip on, one with zskip off (`spark.zskip.enabled`), and the "
         f"classic session with `zskip.enable` in the benchmark's process, interleaved, medians of "
         f"{results['wall_runs']} warm runs of `.collect()`. Lineorder rows scanned: the SQL metrics of each "
         f"application (the server's through its UI's REST API). "
@@ -220,7 +262,8 @@ def main() -> None:
     cases = clustered_cases() | ssb_cases(spark)
     results: dict[str, Any] = {"machine": machine(), "runs": args.runs, "wall_runs": args.wall_runs}
     results["planning"] = planning_costs(spark, cases, args.runs)
-    results["connect"] = connect_wall_times(spark, Path(args.ssb_warehouse), args.wall_runs)
+    results["connect_table"] = star_table(spark)
+    results["connect"] = connect_wall_times(spark, Path(args.ssb_warehouse), args.wall_runs, results["connect_table"])
     (DOCS / "hosted-planning.json").write_text(json.dumps(results, indent=2, default=str))
     print(write_report("hosted-planning", lines(results)))
 

@@ -259,7 +259,7 @@ def planning_ms(spark: Any, query: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def _rule_ms(dump: str, rule: str) -> float:
+def rule_ms(dump: str, rule: str) -> float:
     """The milliseconds Spark's rule executor spent in ``rule`` since its metrics were reset (its own
     table, a line per rule: name, effective / total time in ns, effective / total runs)."""
     for line in dump.splitlines():
@@ -321,7 +321,7 @@ def enable_overhead(rows: int, files: int, runs: int, label: str | None = None) 
                 meter.resetMetrics()
                 samples[side].append(planning_ms(spark, query))
                 if side != "off":
-                    rule[side] += _rule_ms(str(meter.dumpTimeSpent()), "PlanHook")
+                    rule[side] += rule_ms(str(meter.dumpTimeSpent()), "PlanHook")
                     calls[side] += hook_counts(spark).planned - before
         off = samples["off"]
         results["cases"][name] = {

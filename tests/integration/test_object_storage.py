@@ -73,6 +73,7 @@ def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> N
     s3, uri = servers
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     found = run_job("s3_job.py", json.dumps(_settings(s3, uri)), str(tmp_path), timeout=1500, env=env)
+    print("s3_job seconds:", found["seconds"])
     for catalog, folder in (("lake", "wh/db/t"), ("rest", "rest/db/t")):
         result = found[catalog]
         assert result["optimize_commits"] >= 1 and result["files_indexed"] >= 1, result

@@ -202,7 +202,7 @@ def lines(results: dict[str, Any]) -> list[str]:
         f"{results['machine']}. One application with zskip's extension configured "
         "(`zskip.extensions.ZskipSparkSessionExtensions`): a session whose Python driver enabled zskip "
         "(*driver*: the rule calls the driver back) and a session the extension turned zskip on in (*hosted*: "
-        "the rule calls the planner process the JVM hosts, `python -m zskip.planning.hosted`), with zskip off "
+        "the rule calls the planner process the JVM hosts, `python -m zskip.hosted`), with zskip off "
         "beside them, in rotation. Each run is Spark's planning of a fresh `spark.sql(q)` (analysis, "
         "optimisation, physical plan); *added* is the median of each run's difference from the zskip-off run "
         "beside it. *Asked*: every run asks the planner (the rule's remembered answers emptied first); "

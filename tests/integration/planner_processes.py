@@ -1,4 +1,4 @@
-"""The zskip planner processes running on this machine (``python -m zskip.planning.hosted``), by /proc.
+"""The zskip planner processes running on this machine (``python -m zskip.hosted``), by /proc.
 
 Imports nothing of zskip's: jobs that must never import zskip use it too.
 """
@@ -18,6 +18,6 @@ def planner_pids(application: str | None = None) -> list[int]:
             command = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:  # gone meanwhile
             continue
-        if b"zskip.planning.hosted" in command and (application is None or application.encode() in command):
+        if b"zskip.hosted" in command and (application is None or application.encode() in command):
             pids.append(int(entry.name))
     return pids

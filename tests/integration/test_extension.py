@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyspark
 import pytest
 
 import zskip
@@ -130,11 +131,110 @@ class Connect:
         listed.write_text(json.dumps(queries))
         return run_job("connect_client_job.py", str(self.port), str(self.ui_port), str(listed))  # type: ignore[no-any-return]
 
+    def sql(self, statements: list[str]) -> list[dict[str, Any]]:
+        """Run ``statements`` through a Connect client; per statement its columns and rows, or its error."""
+        listed = self.directory / "statements.json"
+        listed.write_text(json.dumps(statements))
+        report: list[dict[str, Any]] = run_job("sql_client_job.py", str(self.port), str(listed))
+        assert report.pop() == {"imported zskip": False}
+        return report
+
 
 def test_spark_connect_clients_are_pruned_and_see_zskip_in_explain(connect: Connect, queries: dict[str, Any]) -> None:
     report = connect.client(queries)
     assert report["imported zskip"] is False
     _pruned_with_sparks_rows(report, queries)
+
+
+PROCEDURE_TABLE = f"{NS}.proc"
+
+
+def _named(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    assert "error" not in answer, answer
+    return [dict(zip(answer["columns"], row, strict=True)) for row in answer["rows"]]
+
+
+@pytest.mark.skipif(pyspark.__version__.startswith("3."), reason="zskip's procedures come to Spark 3.5 later")
+def test_procedures_through_spark_connect_do_what_the_api_does(spark: Any, connect: Connect) -> None:
+    """CALL zskip.system.* from a Connect client that never imports zskip: each verb's figures equal
+    the Python API's on an identical table, a query afterwards is pruned, bad input gets the API's
+    one-line message and changes nothing."""
+    copy = f"{PROCEDURE_TABLE}_api"
+    for name in (PROCEDURE_TABLE, copy):
+        make_table(spark, name, rows=20_000, files=4)
+    spark.sql(f"DROP TABLE IF EXISTS {NS}.nested PURGE")
+    spark.sql(f"CREATE TABLE {NS}.nested (id INT, info STRUCT<k: INT, v: STRING>) USING iceberg")
+    spark.sql(f"INSERT INTO {NS}.nested VALUES (1, named_struct('k', 1, 'v', 'a'))")
+    sizes = "target_file_size => '64KB', row_group_size => '16KB'"
+    where = "a < 100 AND s = 'k7'"
+    present = {row[0] for row in spark.sql(f"SELECT DISTINCT b FROM {copy} WHERE b >= 20000").collect()}
+    absent = next(v for v in range(20_000, 100_000) if v not in present)  # inside files' ranges of b
+    good = [
+        f"CALL zskip.system.optimize(table => '{PROCEDURE_TABLE}', by => array('a', 'b'), {sizes})",
+        f"CALL zskip.system.create_index(table => '{PROCEDURE_TABLE}', column => 's', kind => 'bitmap')",
+        f"CALL zskip.system.list_indexes(table => '{PROCEDURE_TABLE}')",
+        f"INSERT INTO {PROCEDURE_TABLE} SELECT * FROM {PROCEDURE_TABLE} WHERE a < 20",
+        f"CALL zskip.system.refresh_indexes('{PROCEDURE_TABLE}')",
+        f"CALL zskip.system.maintain(table => '{PROCEDURE_TABLE}')",
+        f"CALL zskip.system.status(table => '{PROCEDURE_TABLE}')",
+        f"CALL zskip.system.vacuum(table => '{PROCEDURE_TABLE}', older_than => '0s')",
+        f"CALL zskip.system.advise(table => '{PROCEDURE_TABLE}', queries => array("
+        f'"SELECT * FROM {PROCEDURE_TABLE} WHERE {where}"), top => 3)',
+        f"CALL zskip.system.create_index(table => '{PROCEDURE_TABLE}', column => 'b', kind => 'bitmap')",
+        f"EXPLAIN SELECT count(*) FROM {PROCEDURE_TABLE} WHERE b IN ({absent}, {max(present)})",
+        f"CALL zskip.system.optimize(table => '{FACT}', mode => 'full', "
+        f"dimensions => array('a_key={STAR}.dim_a.a_id:region,nation'), {sizes})",
+    ]
+    bad = [
+        f"CALL zskip.system.optimize(table => '{NS}.nosuch', by => array('a'))",
+        f"CALL zskip.system.optimize(table => '{PROCEDURE_TABLE}', by => array('nosuch'))",
+        f"CALL zskip.system.optimize(table => '{PROCEDURE_TABLE}', by => array('a'), curve => 'spiral')",
+        f"CALL zskip.system.create_index(table => '{NS}.nested', column => 'info.k')",
+        f"CALL zskip.system.optimize(table => '{NS}.nested', by => array('info'))",
+    ]
+    answers = connect.sql(good)
+    optimized, created, listed, _, refreshed, maintained, status, vacuumed, advised, _, explained, star = answers
+
+    api = zskip.optimize(spark, copy, by=["a", "b"], target_file_size="64KB", row_group_size="16KB")
+    (row,) = _named(optimized)
+    for figure in ("files_before", "files_after", "files_rewritten", "files_written", "rows_rewritten", "commits"):
+        assert row[figure] == getattr(api, figure), (figure, row, api)
+    api_index = zskip.create_index(spark, copy, "s", kind="bitmap")
+    (row,) = _named(created)
+    assert row["files_indexed"] == api_index.files_indexed > 0 and row["indexes"] == ["s:bitmap"], row
+    assert [(r["column"], r["kind"], r["files_indexed"]) for r in _named(listed)] == [
+        (i.column, i.kind, i.files_indexed) for i in zskip.list_indexes(spark, copy)
+    ]
+    assert _named(refreshed)[0]["files_indexed"] >= 1  # the appended file
+    assert _named(maintained)[0]["reason"]
+    (row,) = _named(status)
+    assert row["up_to_date"] is True and row["clustered_share"] == 1.0 and row["indexes"] == ["s:bitmap"], row
+    assert _named(vacuumed)[0]["files_deleted"] >= 1  # the files optimize and maintain replaced
+    ranked = _named(advised)
+    assert 1 <= len(ranked) <= 3 and ranked[0]["rank"] == 1 and ranked[0]["applied"] is False, ranked
+    plan = "\n".join(str(r[0]) for r in explained["rows"])
+    assert "zskip: reads" in plan and "ruled out by" in plan, plan
+    (row,) = _named(star)
+    assert row["commits"] >= 1 and row["files_rewritten"] > 0, row
+
+    spark.sql(f"REFRESH TABLE {PROCEDURE_TABLE}")  # the server committed: not this session's cached table
+    snapshots = spark.sql(f"SELECT count(*) FROM {PROCEDURE_TABLE}.snapshots").first()[0]
+    errors = connect.sql(bad)
+    through_api = [
+        lambda: zskip.optimize(spark, f"{NS}.nosuch", by=["a"]),
+        lambda: zskip.optimize(spark, PROCEDURE_TABLE, by=["nosuch"]),
+        lambda: zskip.optimize(spark, PROCEDURE_TABLE, by=["a"], curve="spiral"),
+        lambda: zskip.create_index(spark, f"{NS}.nested", "info.k"),
+        lambda: zskip.optimize(spark, f"{NS}.nested", by=["info"]),
+    ]
+    for statement, answer, api_call in zip(bad, errors, through_api, strict=True):
+        with pytest.raises(zskip.ZskipError) as refused:
+            api_call()
+        wanted = str(refused.value).split("\n")[0]
+        assert "error" in answer and wanted[:100] in answer["message"], (statement, wanted, answer)
+    spark.sql(f"REFRESH TABLE {PROCEDURE_TABLE}")
+    assert spark.sql(f"SELECT count(*) FROM {PROCEDURE_TABLE}.snapshots").first()[0] == snapshots
+    assert spark.sql(f"SELECT count(*) FROM {NS}.nested.snapshots").first()[0] == 1
 
 
 def test_the_planner_killed_or_stalled_never_fails_a_query_and_comes_back(connect: Connect) -> None:

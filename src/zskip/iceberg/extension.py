@@ -4,7 +4,7 @@ With them in ``spark-defaults.conf`` (or as ``--conf`` of ``spark-submit``, ``sp
 ``start-connect-server.sh``, ``start-thriftserver.sh``), every session of the application plans its
 queries of zskip's tables through zskip, whoever runs them: Spark Connect and JDBC clients, SQL
 scripts, Scala, Java and PySpark jobs that never import zskip.  The planner runs in a Python process
-the application's JVM starts (``zskip.planning.hosted``), with the interpreter ``spark.zskip.planner.python``
+the application's JVM starts (``zskip.hosted``), with the interpreter ``spark.zskip.planner.python``
 names, which must have zskip and the application's PySpark installed.
 """
 
@@ -13,11 +13,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
+import pyspark
+
 from zskip.iceberg.session import ICEBERG_EXTENSIONS, _with_jvm_libraries
 
-__all__ = ["EXTENSION", "PLANNER_SETTINGS", "extension_settings"]
+__all__ = ["EXTENSION", "PLANNER_SETTINGS", "PROCEDURE_CATALOG", "extension_settings"]
 
 EXTENSION = "zskip.extensions.ZskipSparkSessionExtensions"
+# zskip's SQL procedures (CALL zskip.system.optimize(...)): Spark's own CALL, from Spark 4
+PROCEDURE_CATALOG = "zskip.procedures.ZskipProcedureCatalog"
 
 # the hosted planner's settings (the application's configuration only: a session's SET does not change them)
 PLANNER_SETTINGS: Mapping[str, str] = {
@@ -37,11 +41,14 @@ def extension_settings(
 ) -> dict[str, str]:
     """The settings that turn zskip on for every session of an application: zskip's jar and Iceberg's
     runtime on ``spark.jars``, Iceberg's and zskip's extensions, the planner's interpreter (default:
-    this one) and, with ``catalog`` and ``warehouse``, an Iceberg catalog of the hadoop kind there.
-    Iceberg's runtime comes as ``spark.jars.packages`` when there is no ``mvn`` to fetch it."""
+    this one), on Spark 4 the catalog of zskip's procedures (``zskip``) and, with ``catalog`` and
+    ``warehouse``, an Iceberg catalog of the hadoop kind there.  Iceberg's runtime comes as
+    ``spark.jars.packages`` when there is no ``mvn`` to fetch it."""
     settings = _with_jvm_libraries({}, spark_version)
     settings["spark.sql.extensions"] = f"{ICEBERG_EXTENSIONS},{EXTENSION}"
     settings["spark.zskip.planner.python"] = python or sys.executable
+    if not (spark_version or pyspark.__version__).startswith("3."):
+        settings["spark.sql.catalog.zskip"] = PROCEDURE_CATALOG
     if catalog and warehouse:
         settings[f"spark.sql.catalog.{catalog}"] = "org.apache.iceberg.spark.SparkCatalog"
         settings[f"spark.sql.catalog.{catalog}.type"] = "hadoop"

@@ -80,13 +80,20 @@ def install(spark: Any, plan: Callable[[Any], str], record: Callable[[Any], str]
 
 
 def register_hosted(
-    gateway: Any, generation: int, plan: Callable[[Any], str], record: Callable[[Any], str], properties: Sequence[str]
+    gateway: Any,
+    generation: int,
+    plan: Callable[[Any], str],
+    record: Callable[[Any], str],
+    properties: Sequence[str],
+    procedures: Callable[[str], str],
+    procedure_specs: str,
 ) -> bool:
-    """Register the planner of the process zskip's Spark extension started (``zskip.planning.hosted``)
-    with that JVM's ``HostedPlanner``; false when the JVM has started another process since this one."""
-    planner, recorder = _proxies(gateway, plan, record)
+    """Register the planner and the procedures of the process zskip's Spark extension started
+    (``zskip.hosted``) with that JVM's ``HostedPlanner``; false when the JVM has started another process
+    since this one."""
+    planner, recorder, runner = _proxies(gateway, plan, record, procedures)
     hosted = gateway.jvm.zskip.bridge.HostedPlanner
-    return bool(hosted.register(generation, planner, recorder, "\u0001".join(properties)))
+    return bool(hosted.register(generation, planner, recorder, "\u0001".join(properties), runner, procedure_specs))
 
 
 def attach_hosted() -> tuple[Any, Any] | None:

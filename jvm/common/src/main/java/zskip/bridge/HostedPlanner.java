@@ -33,12 +33,12 @@ import org.slf4j.LoggerFactory;
  * where no Python driver enabled zskip: Spark Connect and Thrift servers, {@code spark-sql}, Scala and
  * Java jobs, PySpark jobs that never import zskip.
  *
- * <p>The process is {@code <python> -m zskip.planning.hosted}: it reaches this JVM through a py4j
+ * <p>The process is {@code <python> -m zskip.hosted}: it reaches this JVM through a py4j
  * gateway of PySpark's own kind ({@link Py4JServer}: the loopback interface, a secret it gets in its
  * environment), wraps the session zskip's extension first saw as a PySpark session, and registers its
  * planner ({@link #register}).  Queries then ask it as a Python driver's rule asks its driver.  Only
  * the application's configuration (never a session's SET) names the interpreter, and the process runs
- * nothing but {@code zskip.planning.hosted}.
+ * nothing but {@code zskip.hosted}.
  *
  * <p>Never worse than Spark: while the process is starting (unless {@value #START_WAIT} says to wait
  * for it), after it died, when it takes longer than {@value #TIMEOUT} to plan or cannot be started,
@@ -55,7 +55,7 @@ public final class HostedPlanner implements Planner {
   public static final String START_WAIT = "spark.zskip.planner.startWait";
   /** How long the process may take to start and register before it is restarted. */
   public static final String START_TIMEOUT = "spark.zskip.planner.startTimeout";
-  static final String MODULE = "zskip.planning.hosted";
+  static final String MODULE = "zskip.hosted";
   static final HostedPlanner INSTANCE = new HostedPlanner();
   private static final Logger LOG = LoggerFactory.getLogger("zskip.planner");
   private static final long FIRST_BACKOFF_MS = 1_000;
@@ -74,8 +74,20 @@ public final class HostedPlanner implements Planner {
     }
   }
 
-  /** The planner a process registered: py4j proxies of its functions. */
-  private record Registered(int generation, Function<Scans, String> plan, Function<List<Scans>, String> record) {}
+  /**
+   * The planner a process registered: py4j proxies of its functions, and its procedures (a function of
+   * "name\narguments as JSON", and their declarations as JSON: zskip.procedures).
+   */
+  private record Registered(
+      int generation,
+      Function<Scans, String> plan,
+      Function<List<Scans>, String> record,
+      Function<String, String> procedures,
+      String procedureSpecs) {}
+
+  /** Local properties a call carries to the thread that runs it: job group and tags (cancelling them cancels it), description, pool. */
+  private static final List<String> CARRIED = List.of(
+      "spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel", "spark.scheduler.pool", "spark.job.tags");
 
   private final ScheduledExecutorService supervisor = Executors.newSingleThreadScheduledExecutor(daemon("zskip-planner-supervisor"));
   private final ExecutorService calls = Executors.newCachedThreadPool(daemon("zskip-planner-call"));
@@ -145,13 +157,18 @@ public final class HostedPlanner implements Planner {
    * last started (an old one, which then exits).
    */
   public static boolean register(
-      int generation, Function<Scans, String> plan, Function<List<Scans>, String> record, String properties) {
+      int generation,
+      Function<Scans, String> plan,
+      Function<List<Scans>, String> record,
+      String properties,
+      Function<String, String> procedures,
+      String procedureSpecs) {
     synchronized (INSTANCE) {
       if (generation != INSTANCE.generation || INSTANCE.process == null) {
         return false;
       }
       INSTANCE.properties = Bridge.split(properties);
-      INSTANCE.registered = new Registered(generation, plan, record);
+      INSTANCE.registered = new Registered(generation, plan, record, procedures, procedureSpecs);
       INSTANCE.starting = false;
       INSTANCE.backoffMs = FIRST_BACKOFF_MS;
       long millis = (System.nanoTime() - INSTANCE.startedNanos) / 1_000_000;
@@ -252,6 +269,79 @@ public final class HostedPlanner implements Planner {
       answer.cancel(true);
       Thread.currentThread().interrupt();
       throw new Unavailable("interrupted while zskip's planner planned");
+    }
+  }
+
+  /**
+   * The procedures' declarations (JSON), from the planner process of {@code session}'s application: it
+   * is started if it is not, and waited for (at most {@value #START_TIMEOUT}).
+   */
+  public static String procedureSpecs(SparkSession session) {
+    INSTANCE.ensureStarted(session);
+    return INSTANCE.awaitRegistered("declare zskip's procedures").procedureSpecs();
+  }
+
+  /**
+   * Runs procedure {@code name} with {@code arguments} (JSON) in the planner process and waits for its
+   * answer (JSON), however long it takes: the calling thread's job group and tags go with it, so
+   * cancelling the caller's jobs (a Connect interrupt, a Thrift cancel) cancels the procedure's.
+   */
+  public static String callProcedure(String name, String arguments) {
+    return INSTANCE.runProcedure(name, arguments);
+  }
+
+  private String runProcedure(String name, String arguments) {
+    Registered planner = awaitRegistered("run " + name);
+    org.apache.spark.SparkContext context = SparkSession.active().sparkContext();
+    java.util.Map<String, String> carried = new java.util.HashMap<>();
+    for (String key : CARRIED) {
+      String value = context.getLocalProperty(key);
+      if (value != null) {
+        carried.put(key, value);
+      }
+    }
+    Future<String> answer = calls.submit(() -> {
+      Bridge.PLANNING.set(Boolean.TRUE); // the procedure's own queries pass zskip's rule untouched
+      CARRIED.forEach(key -> context.setLocalProperty(key, carried.get(key)));
+      try {
+        return planner.procedures().apply(name + "\n" + arguments);
+      } finally {
+        CARRIED.forEach(key -> context.setLocalProperty(key, null));
+        Bridge.PLANNING.remove();
+      }
+    });
+    try {
+      return answer.get();
+    } catch (ExecutionException e) {
+      String why = String.valueOf(e.getCause()).split("\n")[0];
+      failed(planner.generation(), "could not be reached to run " + name + ": " + why);
+      throw new IllegalStateException("zskip's planner process could not run " + name + ": " + why, e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while zskip's " + name + " ran (its Spark jobs are cancelled with the caller's)");
+    }
+  }
+
+  private Registered awaitRegistered(String what) {
+    Registered planner = registered;
+    if (planner != null) {
+      return planner;
+    }
+    synchronized (this) {
+      long waitMs = settings == null ? 0 : settings.startTimeoutMs();
+      long deadline = System.nanoTime() + waitMs * 1_000_000;
+      try {
+        while (registered == null && (process != null || starting) && System.nanoTime() < deadline) {
+          wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (registered == null) {
+        throw new IllegalStateException("zskip's planner process is not running, so it cannot " + what
+            + " (see the WARN lines of zskip.planner in the driver's log; " + PYTHON + " names its Python)");
+      }
+      return registered;
     }
   }
 

@@ -1,12 +1,14 @@
-"""zskip's planner in a process of its own, for an application zskip's Spark extension turned zskip on in.
+"""zskip's planner and procedures in a process of its own, for an application zskip's Spark extension
+turned zskip on in.
 
-``python -m zskip.planning.hosted --application <id>`` is started by the application's JVM
+``python -m zskip.hosted --application <id>`` is started by the application's JVM
 (``zskip.bridge.HostedPlanner``, when ``spark.sql.extensions`` names
 ``zskip.extensions.ZskipSparkSessionExtensions``), never by hand.  It connects to that JVM the way a
 PySpark driver started by ``spark-submit`` does (a py4j gateway on the loopback interface, its port and
 secret in the environment), wraps the session zskip's extension first saw as a PySpark session, and
 registers ``plan_hooked`` and ``record_hooked`` as the planner of every session zskip's rule is in that
-no Python driver enabled zskip in.  The same planner as ``zskip.enable``'s, in the same stages.
+no Python driver enabled zskip in (the same planner as ``zskip.enable``'s, in the same stages), and
+zskip's SQL procedures (``zskip.procedures``: ``CALL zskip.system.optimize(...)``), run by the API's code.
 
 It lives as long as its standard input is open: the JVM closes it (by exiting, or by stopping the
 process when it replaces it), and the process then exits at once, without touching the application.
@@ -26,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m zskip.planning.hosted", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m zskip.hosted", description=__doc__.split("\n")[0])
     parser.add_argument("--application", required=True, help="the Spark application id (for the process list)")
     parser.parse_args(argv)
     logging.basicConfig(
@@ -49,11 +51,12 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def serve(generation: int) -> bool:
-    """Connect to the JVM that started this process and register zskip's planner with it; whether the
-    JVM took it."""
+    """Connect to the JVM that started this process and register zskip's planner and procedures with it;
+    whether the JVM took them."""
     from zskip.iceberg.hook import attach_hosted, register_hosted
     from zskip.planning.enable import plan_hooked, record_hooked
     from zskip.planning.plan import PLANNING_PROPERTIES
+    from zskip.procedures import specs
 
     attached = attach_hosted()
     if attached is None:
@@ -65,7 +68,17 @@ def serve(generation: int) -> bool:
         functools.partial(plan_hooked, spark),
         functools.partial(record_hooked, spark),
         PLANNING_PROPERTIES,
+        functools.partial(_procedure, spark),
+        specs(),
     )
+
+
+def _procedure(spark: object, request: str) -> str:
+    """A procedure call from the JVM: ``name``, a line break, its arguments as JSON; the answer as JSON."""
+    from zskip.procedures import call
+
+    name, _, arguments = request.partition("\n")
+    return call(spark, name, arguments)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

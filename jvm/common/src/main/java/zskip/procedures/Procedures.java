@@ -1,0 +1,171 @@
+package zskip.procedures;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.CatalystTypeConverters;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
+import org.apache.spark.sql.catalyst.util.MapData;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import zskip.bridge.HostedPlanner;
+
+/**
+ * zskip's SQL procedures, the part both Spark lines share: what each takes and returns (declared by the
+ * Python process zskip's extension hosts, {@code zskip.procedures}, so the names, types and the code
+ * that runs them live in one place), and a call: its arguments as JSON to that process, its rows back.
+ * The catalogs in each Spark line's folder wrap these in that line's procedure interfaces.
+ */
+public final class Procedures {
+  /** The namespace every procedure is in: {@code CALL zskip.system.optimize(...)}. */
+  public static final String NAMESPACE = "system";
+
+  /** A procedure as declared: its parameters (in order, with whether each is required) and its result columns. */
+  public record Spec(String name, String description, List<Param> parameters, StructType result) {}
+
+  /** One parameter: its name, type, and whether a call must give it. */
+  public record Param(String name, DataType type, boolean required) {}
+
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  private Procedures() {}
+
+  /** The procedures the hosted process declares, by name; it is started (and waited for) if need be. */
+  public static Map<String, Spec> specs(SparkSession session) {
+    JsonNode all;
+    try {
+      all = MAPPER.readTree(HostedPlanner.procedureSpecs(session));
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("zskip's procedures could not be read: " + e.getMessage(), e);
+    }
+    Map<String, Spec> specs = new LinkedHashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = all.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> entry = it.next();
+      List<Param> parameters = new ArrayList<>();
+      for (JsonNode p : entry.getValue().get("parameters")) {
+        parameters.add(new Param(p.get("name").asText(), DataType.fromDDL(p.get("type").asText()), p.get("required").asBoolean()));
+      }
+      StructType result = new StructType();
+      for (JsonNode column : entry.getValue().get("result")) {
+        result = result.add(column.get("name").asText(), DataType.fromDDL(column.get("type").asText()), true);
+      }
+      specs.put(entry.getKey(), new Spec(entry.getKey(), entry.getValue().get("description").asText(), parameters, result));
+    }
+    return specs;
+  }
+
+  /**
+   * Runs {@code spec} with {@code arguments} (one value per parameter, in order, as Catalyst values) in
+   * the hosted process; its result rows.  A refusal (a bad table, column or option) is an
+   * {@link IllegalArgumentException} carrying the Python API's one-line message.
+   */
+  public static InternalRow[] call(Spec spec, InternalRow arguments) {
+    ObjectNode given = MAPPER.createObjectNode();
+    for (int i = 0; i < spec.parameters().size(); i++) {
+      Param p = spec.parameters().get(i);
+      given.set(p.name(), arguments.isNullAt(i) ? given.nullNode() : toJson(arguments.get(i, p.type()), p.type()));
+    }
+    JsonNode answer;
+    try {
+      answer = MAPPER.readTree(HostedPlanner.callProcedure(spec.name(), given.toString()));
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("zskip's " + spec.name() + " gave an unreadable answer: " + e.getMessage(), e);
+    }
+    if (answer.has("error")) {
+      throw new IllegalArgumentException(answer.get("message").asText()); // the API's own words, one line
+    }
+    List<InternalRow> rows = new ArrayList<>();
+    for (JsonNode row : answer.get("rows")) {
+      StructField[] fields = spec.result().fields();
+      Object[] values = new Object[fields.length];
+      for (int i = 0; i < fields.length; i++) {
+        values[i] = toCatalyst(row.get(i), fields[i].dataType());
+      }
+      rows.add(new GenericInternalRow(values));
+    }
+    return rows.toArray(new InternalRow[0]);
+  }
+
+  private static JsonNode toJson(Object value, DataType type) {
+    if (value == null) {
+      return MAPPER.nullNode();
+    }
+    if (type instanceof ArrayType array) {
+      ArrayNode out = MAPPER.createArrayNode();
+      ArrayData data = (ArrayData) value;
+      for (int i = 0; i < data.numElements(); i++) {
+        out.add(data.isNullAt(i) ? MAPPER.nullNode() : toJson(data.get(i, array.elementType()), array.elementType()));
+      }
+      return out;
+    }
+    if (type instanceof MapType map) {
+      ObjectNode out = MAPPER.createObjectNode();
+      MapData data = (MapData) value;
+      for (int i = 0; i < data.numElements(); i++) {
+        Object v = data.valueArray().isNullAt(i) ? null : data.valueArray().get(i, map.valueType());
+        out.set(data.keyArray().get(i, map.keyType()).toString(), toJson(v, map.valueType()));
+      }
+      return out;
+    }
+    if (type.equals(DataTypes.StringType)) { // a UTF8String, whose toString is the text
+      return MAPPER.getNodeFactory().textNode(value.toString());
+    }
+    if (value instanceof Boolean flag) {
+      return MAPPER.getNodeFactory().booleanNode(flag);
+    }
+    if (value instanceof Integer number) {
+      return MAPPER.getNodeFactory().numberNode(number);
+    }
+    if (value instanceof Long number) {
+      return MAPPER.getNodeFactory().numberNode(number);
+    }
+    if (value instanceof Double number) {
+      return MAPPER.getNodeFactory().numberNode(number);
+    }
+    return MAPPER.getNodeFactory().textNode(String.valueOf(value));
+  }
+
+  private static Object toCatalyst(JsonNode value, DataType type) {
+    if (value == null || value.isNull()) {
+      return null;
+    }
+    if (type instanceof ArrayType array) {
+      Object[] items = new Object[value.size()];
+      for (int i = 0; i < items.length; i++) {
+        items[i] = toCatalyst(value.get(i), array.elementType());
+      }
+      return new GenericArrayData(items);
+    }
+    if (type.equals(DataTypes.StringType)) {
+      // Catalyst's string (UTF8String), made by Catalyst's own converter
+      return CatalystTypeConverters.convertToCatalyst(value.isTextual() ? value.asText() : value.toString());
+    }
+    if (type.equals(DataTypes.LongType)) {
+      return value.asLong();
+    }
+    if (type.equals(DataTypes.IntegerType)) {
+      return value.asInt();
+    }
+    if (type.equals(DataTypes.DoubleType)) {
+      return value.asDouble();
+    }
+    if (type.equals(DataTypes.BooleanType)) {
+      return value.asBoolean();
+    }
+    throw new IllegalStateException("zskip's procedures return no " + type.simpleString());
+  }
+}

@@ -20,7 +20,7 @@ from zskip.iceberg.session import ICEBERG_EXTENSIONS, _with_jvm_libraries
 __all__ = ["EXTENSION", "PLANNER_SETTINGS", "PROCEDURE_CATALOG", "extension_settings"]
 
 EXTENSION = "zskip.extensions.ZskipSparkSessionExtensions"
-# zskip's SQL procedures (CALL zskip.system.optimize(...)): Spark's own CALL, from Spark 4
+# zskip's SQL procedures (CALL zskip.system.optimize(...)): Spark's own CALL, Spark 4.1
 PROCEDURE_CATALOG = "zskip.procedures.ZskipProcedureCatalog"
 
 # the hosted planner's settings (the application's configuration only: a session's SET does not change them)
@@ -47,7 +47,7 @@ def extension_settings(
     settings = _with_jvm_libraries({}, spark_version)
     settings["spark.sql.extensions"] = f"{ICEBERG_EXTENSIONS},{EXTENSION}"
     settings["spark.zskip.planner.python"] = python or sys.executable
-    if not (spark_version or pyspark.__version__).startswith("3."):
+    if not (spark_version or pyspark.__version__).startswith("3."):  # Spark 3.5's CALL is Iceberg's, for Iceberg's own
         settings["spark.sql.catalog.zskip"] = PROCEDURE_CATALOG
     if catalog and warehouse:
         settings[f"spark.sql.catalog.{catalog}"] = "org.apache.iceberg.spark.SparkCatalog"

@@ -28,7 +28,7 @@ from tests.integration.spark_apps import (
     settings,
 )
 from tests.integration.stars import make_star
-from tests.integration.tables import make_table
+from tests.integration.tables import fingerprint, make_table
 
 pytestmark = pytest.mark.integration
 
@@ -235,6 +235,27 @@ def test_procedures_through_spark_connect_do_what_the_api_does(spark: Any, conne
     spark.sql(f"REFRESH TABLE {PROCEDURE_TABLE}")
     assert spark.sql(f"SELECT count(*) FROM {PROCEDURE_TABLE}.snapshots").first()[0] == snapshots
     assert spark.sql(f"SELECT count(*) FROM {NS}.nested.snapshots").first()[0] == 1
+
+
+def test_a_cancelled_optimize_call_leaves_the_table_as_it_was(spark: Any, connect: Connect) -> None:
+    """A Connect client interrupts its CALL optimize while its Spark jobs run: the call ends with an
+    error, the table keeps its rows, checksum and snapshots, and the next procedure runs."""
+    table = f"{NS}.cancelled"
+    make_table(spark, table, rows=200_000, files=8)
+    before = fingerprint(spark, table)
+    snapshots = spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0]
+    call = (
+        f"CALL zskip.system.optimize(table => '{table}', by => array('a', 'b', 'd'), mode => 'full', "
+        "target_file_size => '256KB', row_group_size => '16KB', partial_progress => false)"
+    )
+    ended = run_job("cancel_client_job.py", str(connect.port), str(connect.ui_port), f"zskip optimize {table}", call)
+    assert ended["job seen"] and ended["interrupted"], ended  # cancelled while its jobs ran
+    assert "error" in ended and "rows" not in ended, ended
+    spark.sql(f"REFRESH TABLE {table}")
+    assert fingerprint(spark, table) == before
+    assert spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0] == snapshots
+    (status,) = connect.sql([f"CALL zskip.system.status('{table}')"])  # the process lives on
+    assert _named(status)[0]["files_clustered"] == 0, status
 
 
 def test_the_planner_killed_or_stalled_never_fails_a_query_and_comes_back(connect: Connect) -> None:

@@ -52,3 +52,8 @@ class Executions:
                             rows += int(str(metric["value"]).replace(",", ""))
         self.seen = max(e["id"] for e in executions)
         return rows
+
+    def running_jobs(self) -> list[str]:
+        """The descriptions (or names) of the application's jobs running now."""
+        jobs = self._get(f"/{self.application()}/jobs?status=running")
+        return [str(job.get("description") or job.get("name") or "") for job in jobs]

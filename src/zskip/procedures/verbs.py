@@ -319,10 +319,13 @@ def call(spark: SparkSession, name: str, arguments: str) -> str:
         args = {key: value for key, value in given.items() if value is not None}
         rows = _described(spark, f"zskip {name} {args.get('table', '')}".strip(), lambda: procedure.run(spark, args))
         return json.dumps({"rows": [list(row) for row in rows]})
-    except ZskipError as exc:
-        return json.dumps({"error": type(exc).__name__, "message": str(exc).split("\n")[0]})
+    except ZskipError as exc:  # refused: what is wrong and what to do, in the API's words
+        return json.dumps({"error": type(exc).__name__, "refused": True, "message": str(exc).split("\n")[0]})
     except TypeError as exc:  # an argument the API does not take in this form
-        return json.dumps({"error": "InvalidOptionError", "message": f"{name}: {exc}"})
+        return json.dumps({"error": "InvalidOptionError", "refused": True, "message": f"{name}: {exc}"})
+    except Exception as exc:  # failed on the way (a cancelled job, storage): said, and the process lives on
+        first = str(exc).strip().split("\n")[0][:500]
+        return json.dumps({"error": type(exc).__name__, "refused": False, "message": f"zskip {name} failed: {first}"})
 
 
 def _described(spark: SparkSession, description: str, work: Callable[[], list[Row]]) -> list[Row]:

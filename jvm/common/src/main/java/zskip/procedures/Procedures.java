@@ -71,7 +71,8 @@ public final class Procedures {
   /**
    * Runs {@code spec} with {@code arguments} (one value per parameter, in order, as Catalyst values) in
    * the hosted process; its result rows.  A refusal (a bad table, column or option) is an
-   * {@link IllegalArgumentException} carrying the Python API's one-line message.
+   * {@link IllegalArgumentException} carrying the Python API's one-line message; a failure on the way
+   * (its jobs cancelled, storage) an {@link IllegalStateException}.
    */
   public static InternalRow[] call(Spec spec, InternalRow arguments) {
     ObjectNode given = MAPPER.createObjectNode();
@@ -86,7 +87,11 @@ public final class Procedures {
       throw new IllegalStateException("zskip's " + spec.name() + " gave an unreadable answer: " + e.getMessage(), e);
     }
     if (answer.has("error")) {
-      throw new IllegalArgumentException(answer.get("message").asText()); // the API's own words, one line
+      String message = answer.get("message").asText(); // one line
+      if (answer.path("refused").asBoolean(true)) {
+        throw new IllegalArgumentException(message); // the API's own words: what is wrong, what to do
+      }
+      throw new IllegalStateException(message); // failed on the way: cancelled, storage, ...
     }
     List<InternalRow> rows = new ArrayList<>();
     for (JsonNode row : answer.get("rows")) {

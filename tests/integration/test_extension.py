@@ -366,7 +366,7 @@ def test_a_wrong_planner_interpreter_leaves_sparks_plans_with_one_warning(
 
 
 def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
-    queries: dict[str, Any], warehouse: Path, tmp_path: Path
+    spark: Any, queries: dict[str, Any], warehouse: Path, tmp_path: Path
 ) -> None:
     port = free_port()
     conf = settings(warehouse, tmp_path)
@@ -387,6 +387,18 @@ def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
             assert done.returncode == 0, done.stderr[-5000:]
             outputs[enabled] = done.stdout
             scanned[enabled] = executions.scanned(f"{NS}.")
+        # zskip's procedures through JDBC: two that change nothing, then a refused one, which ends the script
+        script = tmp_path / "procedures.sql"
+        script.write_text(
+            f"CALL zskip.system.list_indexes('{TABLE}');\nCALL zskip.system.status(table => '{TABLE}');\n"
+            f"CALL zskip.system.optimize(table => '{TABLE}', by => array('nosuch'));\n"
+        )
+        procedures = run(
+            "beeline",
+            ["-u", f"jdbc:hive2://127.0.0.1:{port}/default", "-n", "zskip", "--silent=true",
+             "--outputformat=tsv2", "-f", str(script)],
+            cwd=tmp_path,
+        )  # fmt: skip
     off, on = _results(outputs["false"]), _results(outputs["true"])
     for name in queries:
         tag = name.replace(" ", "_")
@@ -394,3 +406,10 @@ def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
     assert 0 < scanned["true"] < scanned["false"], scanned
     explained = [line for line in outputs["true"].splitlines() if "zskip:" in line]
     assert len(explained) == len(queries) and sum("ruled out by" in line for line in explained) == len(queries) - 1
+    if SPARK_4:
+        rows = [line.split("\t") for line in procedures.stdout.splitlines()]
+        assert [row[:2] for row in rows if row[:2] == ["b", "bitmap"]] == [["b", "bitmap"]], procedures.stdout
+        assert any(row[0] == TABLE and row[10] == "true" for row in rows), procedures.stdout  # up to date
+        with pytest.raises(zskip.UnknownColumnError) as refused:
+            zskip.optimize(spark, TABLE, by=["nosuch"])
+        assert procedures.returncode != 0 and str(refused.value)[:80] in procedures.stderr, procedures.stderr[-3000:]

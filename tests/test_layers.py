@@ -13,6 +13,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "zskip"
 # py4j handles: the JVM, a Java object behind a Python wrapper, or a loaded Iceberg table's Java side
 JVM_ATTRIBUTES = frozenset({"_jvm", "_jsparkSession", "_jdf", "_jsc", "_jconf", "_gateway", "java", "jvm"})
 
+# the layers that run zskip's verbs and everything under them
+VERBS = {"curves", "expr", "fileindex", "iceberg", "tablefiles", "layout", "indexing", "planning", "maintenance"}
+
 # layer -> layers it may import from (besides itself); errors/units/datasets are shared helpers
 LAYERS: dict[str, set[str]] = {
     "curves": set(),
@@ -23,45 +26,11 @@ LAYERS: dict[str, set[str]] = {
     "layout": {"curves", "expr", "fileindex", "iceberg", "tablefiles"},
     "indexing": {"curves", "expr", "fileindex", "iceberg", "tablefiles", "layout"},
     "planning": {"curves", "expr", "fileindex", "iceberg", "tablefiles"},
-    "maintenance": {"curves", "expr", "fileindex", "iceberg", "tablefiles", "layout", "indexing", "planning"},
-    "viz": {"curves", "expr", "fileindex", "iceberg", "tablefiles", "layout", "indexing", "planning"},
-    "procedures": {
-        "curves",
-        "expr",
-        "fileindex",
-        "iceberg",
-        "tablefiles",
-        "layout",
-        "indexing",
-        "planning",
-        "maintenance",
-    },
-    "hosted": {
-        "curves",
-        "expr",
-        "fileindex",
-        "iceberg",
-        "tablefiles",
-        "layout",
-        "indexing",
-        "planning",
-        "maintenance",
-        "procedures",
-    },
-    "cli": {
-        "curves",
-        "expr",
-        "fileindex",
-        "iceberg",
-        "tablefiles",
-        "layout",
-        "indexing",
-        "planning",
-        "maintenance",
-        "viz",
-        "datasets",
-        "demo",
-    },
+    "maintenance": VERBS - {"maintenance"},
+    "viz": VERBS - {"maintenance"},
+    "procedures": VERBS,
+    "hosted": VERBS | {"procedures"},
+    "cli": VERBS | {"viz", "datasets", "demo"},
 }
 SHARED = {"degraded", "display", "errors", "storage", "units"}
 

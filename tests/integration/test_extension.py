@@ -6,6 +6,7 @@ rows zskip off returns.  Scans are counted by each application itself (its SQL m
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -363,6 +364,16 @@ def test_a_wrong_planner_interpreter_leaves_sparks_plans_with_one_warning(
     assert len(warnings) == 1 and str(missing) in warnings[0], done.stderr[-3000:]
 
 
+def _beeline(port: int, script: Path) -> subprocess.CompletedProcess[str]:
+    """``script`` through beeline, a JDBC session of its own on the Thrift server at ``port``; rows as TSV."""
+    return run(
+        "beeline",
+        ["-u", f"jdbc:hive2://127.0.0.1:{port}/default", "-n", "zskip", "--silent=true", "--outputformat=tsv2",
+         "-f", str(script)],
+        cwd=script.parent,
+    )  # fmt: skip
+
+
 def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
     spark: Any, queries: dict[str, Any], warehouse: Path, tmp_path: Path
 ) -> None:
@@ -376,12 +387,7 @@ def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
             script = tmp_path / f"{enabled}.sql"
             script.write_text(f"SET spark.zskip.enabled={enabled};\n" + _one_state(queries, enabled))
             executions.mark()
-            done = run(
-                "beeline",
-                ["-u", f"jdbc:hive2://127.0.0.1:{port}/default", "-n", "zskip", "--silent=true",
-                 "--outputformat=tsv2", "-f", str(script)],
-                cwd=tmp_path,
-            )  # fmt: skip
+            done = _beeline(port, script)
             assert done.returncode == 0, done.stderr[-5000:]
             outputs[enabled] = done.stdout
             scanned[enabled] = executions.scanned(f"{NS}.")
@@ -391,12 +397,7 @@ def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
             f"CALL zskip.system.list_indexes('{TABLE}');\nCALL zskip.system.status(table => '{TABLE}');\n"
             f"CALL zskip.system.optimize(table => '{TABLE}', by => array('nosuch'));\n"
         )
-        procedures = run(
-            "beeline",
-            ["-u", f"jdbc:hive2://127.0.0.1:{port}/default", "-n", "zskip", "--silent=true",
-             "--outputformat=tsv2", "-f", str(script)],
-            cwd=tmp_path,
-        )  # fmt: skip
+        procedures = _beeline(port, script)
     off, on = _results(outputs["false"]), _results(outputs["true"])
     for name in queries:
         tag = name.replace(" ", "_")

@@ -131,3 +131,4 @@ def test_the_extension_settings_name_the_jars_of_the_spark_line_asked_for(capsys
     assert "zskip.extensions.ZskipSparkSessionExtensions" in out
     assert "--conf spark.zskip.planner.python=/opt/py" in out
     assert "spark.sql.catalog.lake.warehouse=file:///tmp/lake" in out
+    assert "--conf spark.sql.catalog.zskip=zskip.procedures.ZskipProcedureCatalog" in out  # CALL on 3.5 too

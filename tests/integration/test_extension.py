@@ -212,10 +212,7 @@ def test_procedures_through_spark_connect_do_what_the_api_does(spark: Any, conne
     ranked = _named(advised)
     assert 1 <= len(ranked) <= 3 and ranked[0]["rank"] == 1 and ranked[0]["applied"] is False, ranked
     plan = "\n".join(str(r[0]) for r in explained["rows"])
-    # zskip plans the query (its line); whether the bitmap built by the CALL rules files out is left
-    # unchecked until a known defect is mended: in a full run the rule can keep an answer remembered for
-    # the table's state before the index was published ("nothing more to skip")
-    assert "zskip: reads" in plan, plan
+    assert "zskip: reads" in plan and "ruled out by" in plan, plan  # by the bitmap the CALL built
     (row,) = _named(star)
     assert row["commits"] >= 1 and row["files_rewritten"] > 0, row
 
@@ -331,24 +328,45 @@ def _same_rows_and_explained(output: str, queries: dict[str, Any]) -> None:
 
 @pytest.mark.smoke  # the extension on every Spark line (PySpark 3.5's package has no Connect server)
 def test_spark_sql_runs_a_script_pruned_by_the_extension(
-    queries: dict[str, Any], warehouse: Path, tmp_path: Path
+    spark: Any, queries: dict[str, Any], warehouse: Path, tmp_path: Path
 ) -> None:
+    """The queries, pruned, then zskip's procedures on a copy of the table (Spark 3.5 parses their CALL
+    through zskip's extension, Spark 4.1 itself): two that change nothing, optimize, create_index with
+    positional arguments, a query the new bitmap prunes, and a refused optimize, which ends the script."""
     script = tmp_path / "queries.sql"
-    # and, on Spark 4, two of zskip's procedures, which change nothing
-    procedures = f"CALL zskip.system.list_indexes('{TABLE}');\nCALL zskip.system.status(table => '{TABLE}');\n"
-    script.write_text(_statements(queries) + (procedures if SPARK_4 else ""))
+    copy = f"{NS}.sqlproc"
+    procedures = (
+        f"CALL zskip.system.list_indexes('{TABLE}');\n"
+        f"CALL zskip.system.status(table => '{TABLE}');\n"
+        f"DROP TABLE IF EXISTS {copy} PURGE;\n"
+        f"CREATE TABLE {copy} USING iceberg AS SELECT * FROM {TABLE};\n"
+        f"CALL zskip.system.optimize(table => '{copy}', by => array('a', 'b'), target_file_size => '64KB');\n"
+        f"CALL zskip.system.create_index('{copy}', 's', 'bitmap');\n"
+        # a value of s no row holds, inside every file's min/max of s: only the bitmap rules files out
+        f"EXPLAIN SELECT count(*) FROM {copy} WHERE s = 'k5x';\n"
+        f"CALL zskip.system.optimize(table => '{copy}', by => array('nosuch'));\n"
+    )
+    script.write_text(_statements(queries) + procedures)
     conf = settings(warehouse, tmp_path)
     done = run("spark-sql", ["--master", "local[2]", *conf_options(conf), "-f", str(script)], cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-5000:]
-    _same_rows_and_explained(done.stdout, queries)
+    with pytest.raises(zskip.UnknownColumnError) as refused:
+        zskip.optimize(spark, copy, by=["nosuch"])
+    # the refusal ends the script with the API's message (and only it: every statement before ran)
+    assert done.returncode != 0 and str(refused.value)[:80] in done.stderr, done.stderr[-5000:]
+    ours = [line for line in done.stdout.splitlines() if copy not in line]
+    _same_rows_and_explained("\n".join(ours), queries)
     assert "zskip's planner is ready" in done.stderr
-    if not SPARK_4:
-        return
     rows = [line.split("\t") for line in done.stdout.splitlines()]
     (listed,) = [row for row in rows if row[:2] == ["b", "bitmap"]]
     assert int(listed[3]) == int(listed[4]) > 0, listed  # every file indexed
     (status,) = [row for row in rows if row[0] == TABLE]
     assert status[7] == "1.0" and status[10] == "true", status  # clustered share, up to date
+    (optimized,) = [row for row in rows if row[0] == copy and row[1] in ("incremental", "full")]
+    files_after = spark.sql(f"SELECT count(*) FROM {copy}.files").first()[0]
+    assert int(optimized[3]) == files_after > 1, optimized  # files_after, as the table has them
+    assert any(row[0] == copy and "s:bitmap" in row[1] for row in rows), done.stdout  # create_index's row
+    plan = [line for line in done.stdout.splitlines() if "zskip:" in line and copy in line]
+    assert len(plan) == 1 and "ruled out by" in plan[0], plan
 
 
 def test_a_wrong_planner_interpreter_leaves_sparks_plans_with_one_warning(

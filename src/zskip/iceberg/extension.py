@@ -13,8 +13,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
-import pyspark
-
 from zskip.iceberg.session import ICEBERG_EXTENSIONS, _with_jvm_libraries
 
 __all__ = ["EXTENSION", "PLANNER_SETTINGS", "PROCEDURE_CATALOG", "extension_settings"]
@@ -41,14 +39,13 @@ def extension_settings(
 ) -> dict[str, str]:
     """The settings that turn zskip on for every session of an application: zskip's jar and Iceberg's
     runtime on ``spark.jars``, Iceberg's and zskip's extensions, the planner's interpreter (default:
-    this one), on Spark 4 the catalog of zskip's procedures (``zskip``) and, with ``catalog`` and
-    ``warehouse``, an Iceberg catalog of the hadoop kind there.  Iceberg's runtime comes as
+    this one), the catalog of zskip's procedures (``zskip``: ``CALL zskip.system.optimize(...)``) and,
+    with ``catalog`` and ``warehouse``, an Iceberg catalog of the hadoop kind there.  Iceberg's runtime comes as
     ``spark.jars.packages`` when there is no ``mvn`` to fetch it."""
     settings = _with_jvm_libraries({}, spark_version)
     settings["spark.sql.extensions"] = f"{ICEBERG_EXTENSIONS},{EXTENSION}"
     settings["spark.zskip.planner.python"] = python or sys.executable
-    if not (spark_version or pyspark.__version__).startswith("3."):  # Spark 3.5's CALL is Iceberg's, for Iceberg's own
-        settings["spark.sql.catalog.zskip"] = PROCEDURE_CATALOG
+    settings["spark.sql.catalog.zskip"] = PROCEDURE_CATALOG
     if catalog and warehouse:
         settings[f"spark.sql.catalog.{catalog}"] = "org.apache.iceberg.spark.SparkCatalog"
         settings[f"spark.sql.catalog.{catalog}.type"] = "hadoop"

@@ -40,12 +40,18 @@ class Procedure:
     parameters: tuple[Parameter, ...]
     result: tuple[tuple[str, str], ...]  # (column, Spark SQL DDL type), in order
     run: Callable[[SparkSession, dict[str, Any]], list[Row]]
+    # whether it may change the table: the caller's session then forgets its cached copy of the table
+    # (the procedure commits from the planner process's session, whose catalog is not the caller's)
+    writes: bool = True
 
     def spec(self) -> dict[str, Any]:
         return {
             "description": self.description,
-            "parameters": [{"name": p.name, "type": p.sql_type, "required": p.required} for p in self.parameters],
+            "parameters": [
+                {"name": p.name, "type": p.sql_type, "required": p.required, "doc": p.doc} for p in self.parameters
+            ],
             "result": [{"name": name, "type": sql_type} for name, sql_type in self.result],
+            "writes": self.writes,
         }
 
 
@@ -215,6 +221,7 @@ PROCEDURES: Mapping[str, Procedure] = {
                 ("unused", "string"),
             ),
             _list_indexes,
+            writes=False,
         ),
         Procedure(
             "maintain",
@@ -254,6 +261,7 @@ PROCEDURES: Mapping[str, Procedure] = {
                 ("summary", "string"),
             ),
             _status,
+            writes=False,
         ),
         Procedure(
             "vacuum",

@@ -4,6 +4,7 @@ import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.SparkSessionExtensionsProvider;
 import scala.runtime.AbstractFunction1;
 import scala.runtime.BoxedUnit;
+import zskip.bridge.SparkLine;
 import zskip.bridge.TurnOn;
 
 /**
@@ -22,6 +23,7 @@ public final class ZskipSparkSessionExtensions extends AbstractFunction1<SparkSe
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
     extensions.injectPostHocResolutionRule(TurnOn.BUILDER);
+    SparkLine.extend(extensions); // Spark 3.5: CALL for zskip's procedures
     return BoxedUnit.UNIT;
   }
 }

@@ -22,6 +22,9 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.catalyst.parser.CatalystSqlParser$;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import zskip.bridge.HostedPlanner;
 
 /**
@@ -35,12 +38,13 @@ public final class Procedures {
   public static final String NAMESPACE = "system";
 
   /** A procedure as declared: its parameters (in order, with whether each is required) and its result columns. */
-  public record Spec(String name, String description, List<Param> parameters, StructType result) {}
+  public record Spec(String name, String description, List<Param> parameters, StructType result, boolean writes) {}
 
-  /** One parameter: its name, type, and whether a call must give it. */
-  public record Param(String name, DataType type, boolean required) {}
+  /** One parameter: its name, type, whether a call must give it, and what it is (for people). */
+  public record Param(String name, DataType type, boolean required, String doc) {}
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
+  private static final Logger LOG = LoggerFactory.getLogger(Procedures.class);
 
   private Procedures() {}
 
@@ -57,13 +61,15 @@ public final class Procedures {
       Map.Entry<String, JsonNode> entry = it.next();
       List<Param> parameters = new ArrayList<>();
       for (JsonNode p : entry.getValue().get("parameters")) {
-        parameters.add(new Param(p.get("name").asText(), DataType.fromDDL(p.get("type").asText()), p.get("required").asBoolean()));
+        parameters.add(new Param(p.get("name").asText(), DataType.fromDDL(p.get("type").asText()),
+            p.get("required").asBoolean(), p.path("doc").asText("")));
       }
       StructType result = new StructType();
       for (JsonNode column : entry.getValue().get("result")) {
         result = result.add(column.get("name").asText(), DataType.fromDDL(column.get("type").asText()), true);
       }
-      specs.put(entry.getKey(), new Spec(entry.getKey(), entry.getValue().get("description").asText(), parameters, result));
+      specs.put(entry.getKey(), new Spec(entry.getKey(), entry.getValue().get("description").asText(), parameters,
+          result, entry.getValue().path("writes").asBoolean(true)));
     }
     return specs;
   }
@@ -80,11 +86,17 @@ public final class Procedures {
       Param p = spec.parameters().get(i);
       given.set(p.name(), arguments.isNullAt(i) ? given.nullNode() : toJson(arguments.get(i, p.type()), p.type()));
     }
-    JsonNode answer;
+    JsonNode answer = null;
     try {
       answer = MAPPER.readTree(HostedPlanner.callProcedure(spec.name(), given.toString()));
     } catch (java.io.IOException e) {
       throw new IllegalStateException("zskip's " + spec.name() + " gave an unreadable answer: " + e.getMessage(), e);
+    } finally {
+      // after a failure too (a cancelled run may have committed whole batches); not after a refusal
+      boolean refused = answer != null && answer.has("error") && answer.path("refused").asBoolean(true);
+      if (spec.writes() && !refused && given.hasNonNull("table")) {
+        refresh(given.get("table").asText());
+      }
     }
     if (answer.has("error")) {
       String message = answer.get("message").asText(); // one line
@@ -103,6 +115,25 @@ public final class Procedures {
       rows.add(new GenericInternalRow(values));
     }
     return rows.toArray(new InternalRow[0]);
+  }
+
+  /**
+   * Makes the calling session forget its cached copy of {@code table}: the procedure committed from the
+   * planner process's session, and a catalog that caches tables (Iceberg's does, for 30 seconds by
+   * default) would otherwise show the caller the table as it was before the call.
+   */
+  private static void refresh(String table) {
+    try {
+      SparkSession session = SparkSession.active();
+      String parts = CatalystSqlParser$.MODULE$.parseMultipartIdentifier(table).mkString("\u0001");
+      StringBuilder quoted = new StringBuilder();
+      for (String part : parts.split("\u0001")) {
+        quoted.append(quoted.length() == 0 ? "" : ".").append('`').append(part.replace("`", "``")).append('`');
+      }
+      session.sql("REFRESH TABLE " + quoted);
+    } catch (Exception e) { // Spark's AnalysisException is a checked one
+      LOG.warn("zskip could not refresh this session's copy of {} after the procedure: {}", table, e.toString());
+    }
   }
 
   private static JsonNode toJson(Object value, DataType type) {

@@ -101,4 +101,19 @@ public final class SparkLine {
       return null;
     }
   }
+
+  /**
+   * What this line's sessions need from zskip's extension beyond its optimizer rule: on Spark 3.5, a
+   * parser that reads {@code CALL}s of zskip's procedure catalog (Spark 3.5 parses no CALL of its own).
+   */
+  public static void extend(org.apache.spark.sql.SparkSessionExtensions extensions) {
+    extensions.injectParser(new scala.runtime.AbstractFunction2<SparkSession,
+        org.apache.spark.sql.catalyst.parser.ParserInterface, org.apache.spark.sql.catalyst.parser.ParserInterface>() {
+      @Override
+      public org.apache.spark.sql.catalyst.parser.ParserInterface apply(
+          SparkSession session, org.apache.spark.sql.catalyst.parser.ParserInterface delegate) {
+        return new zskip.procedures.ProcedureCallParser(session, delegate);
+      }
+    });
+  }
 }

@@ -91,4 +91,10 @@ public final class SparkLine {
   public static SparkTable listed(SparkTable original) {
     return null;
   }
+
+  /**
+   * What this line's sessions need from zskip's extension beyond its optimizer rule: nothing on Spark
+   * 4.1, whose own grammar parses {@code CALL} for any procedure catalog.
+   */
+  public static void extend(org.apache.spark.sql.SparkSessionExtensions extensions) {}
 }

@@ -75,9 +75,13 @@ public final class ZskipProcedureCatalog implements ProcedureCatalog {
     @Override
     public ProcedureParameter[] parameters() {
       return spec.parameters().stream()
-          .map(p -> p.required()
-              ? ProcedureParameter.in(p.name(), p.type()).build()
-              : ProcedureParameter.in(p.name(), p.type()).defaultValue("NULL").build())
+          .map(p -> {
+            ProcedureParameter.Builder parameter = ProcedureParameter.in(p.name(), p.type());
+            if (!p.doc().isEmpty()) {
+              parameter.comment(p.doc());
+            }
+            return (p.required() ? parameter : parameter.defaultValue("NULL")).build();
+          })
           .toArray(ProcedureParameter[]::new);
     }
 

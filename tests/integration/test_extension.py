@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyspark
 import pytest
 
 import zskip
@@ -33,7 +32,6 @@ from tests.integration.tables import fingerprint, make_table
 
 pytestmark = pytest.mark.integration
 
-SPARK_4 = not pyspark.__version__.startswith("3.")  # zskip's SQL procedures: Spark's own CALL, from Spark 4
 NS = "lake.ext"
 TABLE = f"{NS}.t"
 STAR = f"{NS}.star"
@@ -395,6 +393,7 @@ def _beeline(port: int, script: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.smoke  # and runs zskip's procedures on both lines (Spark 3.5: CALL parsed by zskip's extension)
 def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
     spark: Any, queries: dict[str, Any], warehouse: Path, tmp_path: Path
 ) -> None:
@@ -426,10 +425,9 @@ def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
     assert 0 < scanned["true"] < scanned["false"], scanned
     explained = [line for line in outputs["true"].splitlines() if "zskip:" in line]
     assert len(explained) == len(queries) and sum("ruled out by" in line for line in explained) == len(queries) - 1
-    if SPARK_4:
-        rows = [line.split("\t") for line in procedures.stdout.splitlines()]
-        assert [row[:2] for row in rows if row[:2] == ["b", "bitmap"]] == [["b", "bitmap"]], procedures.stdout
-        assert any(row[0] == TABLE and row[10] == "true" for row in rows), procedures.stdout  # up to date
-        with pytest.raises(zskip.UnknownColumnError) as refused:
-            zskip.optimize(spark, TABLE, by=["nosuch"])
-        assert procedures.returncode != 0 and str(refused.value)[:80] in procedures.stderr, procedures.stderr[-3000:]
+    rows = [line.split("\t") for line in procedures.stdout.splitlines()]
+    assert [row[:2] for row in rows if row[:2] == ["b", "bitmap"]] == [["b", "bitmap"]], procedures.stdout
+    assert any(row[0] == TABLE and row[10] == "true" for row in rows), procedures.stdout  # up to date
+    with pytest.raises(zskip.UnknownColumnError) as refused:
+        zskip.optimize(spark, TABLE, by=["nosuch"])
+    assert procedures.returncode != 0 and str(refused.value)[:80] in procedures.stderr, procedures.stderr[-3000:]

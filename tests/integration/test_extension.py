@@ -324,16 +324,11 @@ def _same_rows_and_explained(output: str, queries: dict[str, Any]) -> None:
     assert sum("ruled out by" in line for line in explained) == len(queries) - 1, explained
 
 
-@pytest.mark.smoke  # the extension on every Spark line (PySpark 3.5's package has no Connect server)
-def test_spark_sql_runs_a_script_pruned_by_the_extension(
-    spark: Any, queries: dict[str, Any], warehouse: Path, tmp_path: Path
-) -> None:
-    """The queries, pruned, then zskip's procedures on a copy of the table (Spark 3.5 parses their CALL
-    through zskip's extension, Spark 4.1 itself): two that change nothing, optimize, create_index with
-    positional arguments, a query the new bitmap prunes, and a refused optimize, which ends the script."""
-    script = tmp_path / "queries.sql"
-    copy = f"{NS}.sqlproc"
-    procedures = (
+def _procedures_script(copy: str) -> str:
+    """zskip's procedures as a SQL client runs them, on ``copy`` (a copy of the table made first): two
+    that change nothing, optimize, create_index with positional arguments, a query the new bitmap
+    prunes, and a refused optimize, which ends the script."""
+    return (
         f"CALL zskip.system.list_indexes('{TABLE}');\n"
         f"CALL zskip.system.status(table => '{TABLE}');\n"
         f"DROP TABLE IF EXISTS {copy} PURGE;\n"
@@ -344,16 +339,15 @@ def test_spark_sql_runs_a_script_pruned_by_the_extension(
         f"EXPLAIN SELECT count(*) FROM {copy} WHERE s = 'k5x';\n"
         f"CALL zskip.system.optimize(table => '{copy}', by => array('nosuch'));\n"
     )
-    script.write_text(_statements(queries) + procedures)
-    conf = settings(warehouse, tmp_path)
-    done = run("spark-sql", ["--master", "local[2]", *conf_options(conf), "-f", str(script)], cwd=tmp_path)
+
+
+def _procedures_ran(spark: Any, done: subprocess.CompletedProcess[str], copy: str) -> None:
+    """``_procedures_script``'s output (rows as TSV): each procedure's figures as the table has them,
+    the query pruned by the bitmap the CALL built, the refusal in the API's words."""
     with pytest.raises(zskip.UnknownColumnError) as refused:
         zskip.optimize(spark, copy, by=["nosuch"])
     # the refusal ends the script with the API's message (and only it: every statement before ran)
     assert done.returncode != 0 and str(refused.value)[:80] in done.stderr, done.stderr[-5000:]
-    ours = [line for line in done.stdout.splitlines() if copy not in line]
-    _same_rows_and_explained("\n".join(ours), queries)
-    assert "zskip's planner is ready" in done.stderr
     rows = [line.split("\t") for line in done.stdout.splitlines()]
     (listed,) = [row for row in rows if row[:2] == ["b", "bitmap"]]
     assert int(listed[3]) == int(listed[4]) > 0, listed  # every file indexed
@@ -365,6 +359,23 @@ def test_spark_sql_runs_a_script_pruned_by_the_extension(
     assert any(row[0] == copy and "s:bitmap" in row[1] for row in rows), done.stdout  # create_index's row
     plan = [line for line in done.stdout.splitlines() if "zskip:" in line and copy in line]
     assert len(plan) == 1 and "ruled out by" in plan[0], plan
+
+
+@pytest.mark.smoke  # the extension on every Spark line (PySpark 3.5's package has no Connect server)
+def test_spark_sql_runs_a_script_pruned_by_the_extension(
+    spark: Any, queries: dict[str, Any], warehouse: Path, tmp_path: Path
+) -> None:
+    """The queries, pruned, then zskip's procedures (Spark 3.5 parses their CALL through zskip's
+    extension, Spark 4.1 itself)."""
+    script = tmp_path / "queries.sql"
+    copy = f"{NS}.sqlproc"
+    script.write_text(_statements(queries) + _procedures_script(copy))
+    conf = settings(warehouse, tmp_path)
+    done = run("spark-sql", ["--master", "local[2]", *conf_options(conf), "-f", str(script)], cwd=tmp_path)
+    ours = [line for line in done.stdout.splitlines() if copy not in line]
+    _same_rows_and_explained("\n".join(ours), queries)
+    assert "zskip's planner is ready" in done.stderr
+    _procedures_ran(spark, done, copy)
 
 
 def test_a_wrong_planner_interpreter_leaves_sparks_plans_with_one_warning(
@@ -411,12 +422,10 @@ def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
             assert done.returncode == 0, done.stderr[-5000:]
             outputs[enabled] = done.stdout
             scanned[enabled] = executions.scanned(f"{NS}.")
-        # zskip's procedures through JDBC: two that change nothing, then a refused one, which ends the script
+        # zskip's procedures through JDBC, the refused one last (it ends the script)
         script = tmp_path / "procedures.sql"
-        script.write_text(
-            f"CALL zskip.system.list_indexes('{TABLE}');\nCALL zskip.system.status(table => '{TABLE}');\n"
-            f"CALL zskip.system.optimize(table => '{TABLE}', by => array('nosuch'));\n"
-        )
+        copy = f"{NS}.jdbcproc"
+        script.write_text(_procedures_script(copy))
         procedures = _beeline(port, script)
     off, on = _results(outputs["false"]), _results(outputs["true"])
     for name in queries:
@@ -425,9 +434,4 @@ def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
     assert 0 < scanned["true"] < scanned["false"], scanned
     explained = [line for line in outputs["true"].splitlines() if "zskip:" in line]
     assert len(explained) == len(queries) and sum("ruled out by" in line for line in explained) == len(queries) - 1
-    rows = [line.split("\t") for line in procedures.stdout.splitlines()]
-    assert [row[:2] for row in rows if row[:2] == ["b", "bitmap"]] == [["b", "bitmap"]], procedures.stdout
-    assert any(row[0] == TABLE and row[10] == "true" for row in rows), procedures.stdout  # up to date
-    with pytest.raises(zskip.UnknownColumnError) as refused:
-        zskip.optimize(spark, TABLE, by=["nosuch"])
-    assert procedures.returncode != 0 and str(refused.value)[:80] in procedures.stderr, procedures.stderr[-3000:]
+    _procedures_ran(spark, procedures, copy)

@@ -22,7 +22,6 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.sql.catalyst.parser.CatalystSqlParser$;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import zskip.bridge.HostedPlanner;
@@ -72,6 +71,17 @@ public final class Procedures {
           result, entry.getValue().path("writes").asBoolean(true)));
     }
     return specs;
+  }
+
+  /** The procedure declared as {@code namespace.name}; an {@link IllegalArgumentException} naming those there are. */
+  public static Spec find(SparkSession session, String[] namespace, String name) {
+    Map<String, Spec> specs = specs(session);
+    Spec spec = specs.get(name);
+    if (spec == null || namespace.length != 1 || !NAMESPACE.equals(namespace[0])) {
+      throw new IllegalArgumentException("zskip has no procedure " + String.join(".", namespace) + "." + name
+          + "; it has " + String.join(", ", specs.keySet().stream().map(n -> NAMESPACE + "." + n).toList()));
+    }
+    return spec;
   }
 
   /**
@@ -124,13 +134,8 @@ public final class Procedures {
    */
   private static void refresh(String table) {
     try {
-      SparkSession session = SparkSession.active();
-      String parts = CatalystSqlParser$.MODULE$.parseMultipartIdentifier(table).mkString("\u0001");
-      StringBuilder quoted = new StringBuilder();
-      for (String part : parts.split("\u0001")) {
-        quoted.append(quoted.length() == 0 ? "" : ".").append('`').append(part.replace("`", "``")).append('`');
-      }
-      session.sql("REFRESH TABLE " + quoted);
+      // the name as the call gave it, in SQL's syntax for a table name; one statement, nothing else parses
+      SparkSession.active().sql("REFRESH TABLE " + table);
     } catch (Exception e) { // Spark's AnalysisException is a checked one
       LOG.warn("zskip could not refresh this session's copy of {} after the procedure: {}", table, e.toString());
     }

@@ -1,6 +1,5 @@
 package zskip.procedures;
 
-import java.util.Map;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.catalog.Identifier;
@@ -31,13 +30,7 @@ public final class ZskipProcedureCatalog implements ProcedureCatalog {
 
   @Override
   public Procedure loadProcedure(Identifier ident) {
-    Map<String, Procedures.Spec> specs = Procedures.specs(SparkSession.active());
-    Procedures.Spec spec = specs.get(ident.name());
-    if (spec == null || ident.namespace().length != 1 || !Procedures.NAMESPACE.equals(ident.namespace()[0])) {
-      throw new IllegalArgumentException("zskip has no procedure " + ident + "; it has "
-          + String.join(", ", specs.keySet().stream().map(n -> Procedures.NAMESPACE + "." + n).toList()));
-    }
-    return new Declared(spec);
+    return new Declared(Procedures.find(SparkSession.active(), ident.namespace(), ident.name()));
   }
 
   /** One procedure as declared: Iceberg's CALL orders the named arguments and leaves the others NULL. */

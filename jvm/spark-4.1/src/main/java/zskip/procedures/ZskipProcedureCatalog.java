@@ -2,7 +2,6 @@ package zskip.procedures;
 
 import java.util.Collections;
 import java.util.Iterator;
-import java.util.Map;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.catalog.Identifier;
@@ -36,13 +35,7 @@ public final class ZskipProcedureCatalog implements ProcedureCatalog {
 
   @Override
   public UnboundProcedure loadProcedure(Identifier ident) {
-    Map<String, Procedures.Spec> specs = Procedures.specs(SparkSession.active());
-    Procedures.Spec spec = specs.get(ident.name());
-    if (spec == null || ident.namespace().length != 1 || !Procedures.NAMESPACE.equals(ident.namespace()[0])) {
-      throw new IllegalArgumentException("zskip has no procedure " + ident + "; it has "
-          + String.join(", ", specs.keySet().stream().map(n -> Procedures.NAMESPACE + "." + n).toList()));
-    }
-    return new Procedure(spec);
+    return new Procedure(Procedures.find(SparkSession.active(), ident.namespace(), ident.name()));
   }
 
   @Override

@@ -44,6 +44,8 @@ LINEORDER = f"{SSB}.lineorder_zorder_raw"  # (d): zorder raw, bitmaps on the ind
 STAR = f"{SSB}.lineorder_star"  # (g): hilbert rank through the dimensions the star queries filter
 STAR_QUERIES = ("Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4", "Q4.1", "Q4.2", "Q4.3")
 FILTERS = ("D1", "D2", "D3", "D4", "D5", "D6", "D7")
+# what each part of the benchmark puts in its results (--only keeps the other part's from the last report)
+PART_KEYS = {"planning": ("planning", "runs"), "connect": ("connect", "wall_runs", "connect_table")}
 SIDES = ("off", "driver, asked", "hosted, asked", "driver, remembered", "hosted, remembered")
 
 
@@ -169,7 +171,7 @@ def connect_wall_times(spark: Any, ssb_warehouse: Path, runs: int, table: str) -
             times: dict[str, list[float]] = {side: [] for side in sessions}
             sides = list(times)
             for i in range(runs):
-                for side in sides[i % 3 :] + sides[: i % 3]:
+                for side in sides[i % len(sides) :] + sides[: i % len(sides)]:
                     started = time.perf_counter()
                     sessions[side].sql(query).collect()
                     times[side].append((time.perf_counter() - started) * 1000)
@@ -272,11 +274,10 @@ def main() -> None:
     extension = {"spark.sql.extensions": f"{ICEBERG_EXTENSIONS},{EXTENSION}", "spark.pyspark.python": sys.executable}
     spark = bench_session(args.ssb_warehouse, conf=extension)
     results: dict[str, Any] = {"machine": machine(), "runs": args.runs, "wall_runs": args.wall_runs}
-    if args.only:
+    if args.only:  # the other part's results, and what they were measured with, from the last report
         kept = json.loads((DOCS / "hosted-planning.json").read_text())
-        part = "connect" if args.only == "planning" else "planning"
-        results |= {key: kept[key] for key in (part, "runs" if part == "planning" else "wall_runs")}
-        results |= {"connect_table": kept["connect_table"]} if part == "connect" else {}
+        other = "connect" if args.only == "planning" else "planning"
+        results |= {key: kept[key] for key in PART_KEYS[other]}
     if args.only != "connect":
         build_clustered(spark, args.rows, args.files)
         results["planning"] = planning_costs(spark, clustered_cases() | ssb_cases(spark), args.runs)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -369,11 +370,20 @@ def test_spark_sql_runs_a_script_pruned_by_the_extension(
     extension, Spark 4.1 itself)."""
     script = tmp_path / "queries.sql"
     copy = f"{NS}.sqlproc"
-    script.write_text(_statements(queries) + _procedures_script(copy))
-    conf = settings(warehouse, tmp_path)
+    # the script's first statement comes before the planner is up (its interpreter takes 3 s to start):
+    # spark.zskip.planner.startWait (60 s here) has it wait for the planner, and it is pruned
+    first = f"EXPLAIN {queries['filter']['sql']};\n"
+    script.write_text(first + _statements(queries) + _procedures_script(copy))
+    slow = tmp_path / "slow-python"
+    slow.write_text(f'#!/bin/sh\nsleep 3\nexec "{sys.executable}" "$@"\n')
+    slow.chmod(0o755)
+    conf = settings(warehouse, tmp_path, **{"spark.zskip.planner.python": str(slow)})
     done = run("spark-sql", ["--master", "local[2]", *conf_options(conf), "-f", str(script)], cwd=tmp_path)
     ours = [line for line in done.stdout.splitlines() if copy not in line]
-    _same_rows_and_explained("\n".join(ours), queries)
+    rows_start = next(i for i, line in enumerate(ours) if line.startswith("filter\t"))  # _statements' first row
+    first_plan = [line for line in ours[:rows_start] if "zskip:" in line]
+    assert len(first_plan) == 1 and "ruled out by" in first_plan[0], ours[:rows_start]
+    _same_rows_and_explained("\n".join(ours[rows_start:]), queries)
     assert "zskip's planner is ready" in done.stderr
     _procedures_ran(spark, done, copy)
 

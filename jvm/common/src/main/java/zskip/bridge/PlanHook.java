@@ -72,7 +72,15 @@ public final class PlanHook extends Rule<LogicalPlan> {
     try {
       String[] properties = planner.properties();
       if (properties.length == 0) {
-        return plan; // no planner has said which tables are zskip's yet (a hosted one still starting)
+        // no planner has said which tables are zskip's yet: a hosted one still starting, which a query
+        // waits for as spark.zskip.planner.startWait says (ready() returns at once otherwise)
+        if (!planner.ready()) {
+          return plan;
+        }
+        properties = planner.properties();
+        if (properties.length == 0) {
+          return plan;
+        }
       }
       List<DataSourceV2ScanRelation> candidates = candidates(plan, properties);
       if (candidates.isEmpty()) {

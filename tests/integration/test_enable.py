@@ -4,6 +4,7 @@ writes, failures and tables zskip never touched are left as Spark plans them."""
 from __future__ import annotations
 
 import io
+import re
 import threading
 from collections import Counter
 from contextlib import redirect_stdout
@@ -392,3 +393,43 @@ def test_a_filter_on_no_clustered_or_indexed_column_is_answered_without_the_plan
     assert clustered.planned == after.planned + 1
     # each still reaches the workload log, planned for its record after the query had its plan
     assert {"x > 41.0D", "x > 42.5D", "x > 43.0D"} <= set(_predicates(spark, remembered_table))
+
+
+def _properties(spark: Any, table: str) -> dict[str, str]:
+    return {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {table}").collect()}
+
+
+def test_a_table_state_s_first_plan_on_other_columns_is_decided_without_the_planner(
+    spark: Any, remembered_table: str
+) -> None:
+    # zskip's commits record the field ids it plans by beside the store and the manifest they come from
+    properties = _properties(spark, remembered_table)
+    store, manifest = properties["zskip.clustering.store"], properties["zskip.index.manifest"]
+    assert re.fullmatch(rf"\d+,\d+@{re.escape(store)}", properties["zskip.clustering.field-ids"]), properties
+    assert re.fullmatch(rf"\d+@{re.escape(manifest)}", properties["zskip.index.field-ids"]), properties
+    query = f"SELECT count(*) AS n, sum(id) AS s FROM {remembered_table} WHERE x > 44"
+    with zskip_off(spark):
+        expected = rows(spark.sql(query))
+    with zskip_on(spark):
+        enable_module.forget_answers(spark)  # what a table state's first query finds: nothing remembered
+        before = hook_counts(spark)
+        assert rows(spark.sql(query)) == expected
+        decided = hook_counts(spark)
+        spark.sql(f"SELECT count(*) FROM {remembered_table} WHERE {PREDICATE}").collect()
+        indexed = hook_counts(spark)
+    assert decided.planned == before.planned and decided.remembered > before.remembered
+    assert indexed.planned == decided.planned + 1  # a filter on the indexed column goes to the planner
+
+    # ids recorded for another manifest than the table's (left by a zskip that did not write them) say
+    # nothing: the planner is asked
+    stale = properties["zskip.index.field-ids"].split("@")[0] + "@elsewhere"
+    spark.sql(f"ALTER TABLE {remembered_table} SET TBLPROPERTIES ('zskip.index.field-ids' = '{stale}')")
+    try:
+        with zskip_on(spark):
+            before = hook_counts(spark)
+            assert rows(spark.sql(query)) == expected
+            asked = hook_counts(spark)
+        assert asked.planned == before.planned + 1
+    finally:
+        fields = properties["zskip.index.field-ids"]
+        spark.sql(f"ALTER TABLE {remembered_table} SET TBLPROPERTIES ('zskip.index.field-ids' = '{fields}')")

@@ -307,8 +307,17 @@ def properties_update(table: IcebergTable, values: Mapping[str, str | None]) -> 
     apply_properties(table.java.updateProperties(), values).commit()
 
 
-def swap_property(table: IcebergTable, key: str, *, expected: str | None, value: str, attempts: int = 4) -> None:
-    """Set ``key`` to ``value`` only if it still holds ``expected``, as a compare-and-swap commit.
+def swap_property(
+    table: IcebergTable,
+    key: str,
+    *,
+    expected: str | None,
+    value: str,
+    also: Mapping[str, str] | None = None,
+    attempts: int = 4,
+) -> None:
+    """Set ``key`` to ``value`` only if it still holds ``expected``, as a compare-and-swap commit (with
+    the properties ``also``, in the same commit).
 
     Iceberg's own property updates retry on conflict by re-applying the change to the newer
     metadata, which would let two publishers overwrite each other.  This commits through the
@@ -331,6 +340,8 @@ def swap_property(table: IcebergTable, key: str, *, expected: str | None, value:
             )
         updates = jvm.java.util.HashMap()
         updates.put(key, value)
+        for other, text in (also or {}).items():
+            updates.put(other, text)
         updated = jvm.org.apache.iceberg.TableMetadata.buildFrom(base).setProperties(updates).build()
         try:
             operations.commit(base, updated)

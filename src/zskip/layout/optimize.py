@@ -61,6 +61,7 @@ from zskip.tablefiles.clustering_store import (
     renamed,
     write_store,
 )
+from zskip.tablefiles.planning_fields import CLUSTERED_FIELDS_PROPERTY, fields_value
 from zskip.units import format_bytes
 
 __all__ = ["DEFAULT_ROW_GROUP_SIZE", "STEPS", "OptimizeResult", "clustering_store", "optimize"]
@@ -527,13 +528,15 @@ def commit_batch(
     """Write the clustering store, then swap the batch's files in one Iceberg commit that also points
     the table at the new store (the new snapshot's id); if the commit fails, the store file goes."""
     store_path = write_store(iceberg, spec, ranges, snapshot_id=start_snapshot)
+    properties = {SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path}
+    fields = fields_value(spec.field_ids, store_path)  # for zskip's rule (zskip.tablefiles.planning_fields)
     try:
         return commit_rewrites(
             iceberg,
             staged,
             start_snapshot_id=start_snapshot,
             summary={SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path},
-            properties={SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path},
+            properties=properties | ({CLUSTERED_FIELDS_PROPERTY: fields} if fields is not None else {}),
         )
     except BaseException:
         _delete_quietly(iceberg, store_path)

@@ -16,6 +16,7 @@ from zskip.errors import StorageError
 from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError
 from zskip.iceberg.table import IcebergTable, swap_property
+from zskip.tablefiles.planning_fields import INDEXED_FIELDS_PROPERTY, fields_value
 
 __all__ = [
     "MANIFEST_PROPERTY",
@@ -106,8 +107,11 @@ def missing_files(table: IcebergTable, paths: Iterable[str]) -> set[str]:
 
 
 def publish(table: IcebergTable, manifest: IndexManifest, *, expected: str | None) -> str:
-    """Write ``manifest`` and make it current if the current one is still ``expected``; its path."""
+    """Write ``manifest`` and make it current if the current one is still ``expected``; its path.  The
+    same commit records the indexed columns' field ids (``zskip.tablefiles.planning_fields``)."""
     path = new_puffin_path(table, "manifest")
     table.file_access().write(path, manifest.to_bytes())
-    swap_property(table, MANIFEST_PROPERTY, expected=expected, value=path)
+    fields = fields_value((d.field_id for d in manifest.definitions), path)
+    also = {INDEXED_FIELDS_PROPERTY: fields} if fields is not None else None
+    swap_property(table, MANIFEST_PROPERTY, expected=expected, value=path, also=also)
     return path

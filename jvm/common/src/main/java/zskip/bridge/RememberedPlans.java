@@ -34,7 +34,8 @@ import org.apache.iceberg.expressions.Expression;
  *       scan's workload record;
  *   <li>the field ids the planner can rule anything out by in that state (the clustered columns and
  *       the indexed ones): a scan joined to no filtered dimension whose filters name none of them can
- *       gain nothing beyond Iceberg's own pruning, whatever its literals.
+ *       gain nothing beyond Iceberg's own pruning, whatever its literals. Before the planner's first
+ *       answer in a state, the same field ids come from the table's properties ({@link PlanningFields}).
  * </ul>
  *
  * Bounded, least recently used first out; what is not here is asked of the planner, as before.
@@ -162,6 +163,9 @@ final class RememberedPlans {
         continue;
       }
       Set<Integer> planning = fields(keys.states()[i]);
+      if (planning == null) { // the state's first plan: what zskip's commits recorded, if they did
+        planning = PlanningFields.of(entry.table().properties());
+      }
       if (planning == null || joined.contains(i) || !disjoint(entry, planning)) {
         return null;
       }

@@ -1,0 +1,57 @@
+package zskip.bridge;
+
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The field ids zskip's planner can rule anything out by in a table state, read from the properties
+ * zskip's commits record beside the clustering store and the index manifest they describe
+ * ({@code zskip.tablefiles.planning_fields}): {@code zskip.clustering.field-ids = 1,4@<store file>}
+ * and {@code zskip.index.field-ids = 7@<manifest file>}.
+ *
+ * <p>With them the rule decides the first plan of a table state without the planner, as it does once
+ * the planner has answered for that state. A property describing another file than the one the table
+ * points at (left by a zskip that did not write it) or one that does not parse says nothing: the
+ * planner is asked.
+ */
+final class PlanningFields {
+  static final String STORE = "zskip.clustering.store";
+  static final String CLUSTERED = "zskip.clustering.field-ids";
+  static final String MANIFEST = "zskip.index.manifest";
+  static final String INDEXED = "zskip.index.field-ids";
+
+  private PlanningFields() {}
+
+  /** The clustered and indexed field ids {@code properties} describe, or {@code null} if they do not. */
+  static Set<Integer> of(Map<String, String> properties) {
+    Set<Integer> fields = new HashSet<>();
+    if (!described(properties, STORE, CLUSTERED, fields) || !described(properties, MANIFEST, INDEXED, fields)) {
+      return null;
+    }
+    return fields;
+  }
+
+  /** Adds the ids {@code idsKey} records for the file {@code fileKey} names; false when it records none. */
+  private static boolean described(Map<String, String> properties, String fileKey, String idsKey, Set<Integer> into) {
+    String file = properties.get(fileKey);
+    if (file == null || file.isEmpty()) {
+      return true; // no store (or no manifest): nothing clustered (or indexed)
+    }
+    String text = properties.get(idsKey);
+    int at = text == null ? -1 : text.indexOf('@');
+    if (at < 0 || !text.substring(at + 1).equals(file)) {
+      return false;
+    }
+    try {
+      for (String id : text.substring(0, at).split(",")) {
+        if (!id.isEmpty()) {
+          into.add(Integer.parseInt(id));
+        }
+      }
+    } catch (NumberFormatException malformed) {
+      return false;
+    }
+    return true;
+  }
+}

@@ -1,0 +1,38 @@
+package zskip.bridge;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class PlanningFieldsTest {
+  @Test
+  void aTableZskipNeverTouchedHasNoFieldsToPlanBy() {
+    assertEquals(Set.of(), PlanningFields.of(Map.of("write.format.default", "parquet")));
+  }
+
+  @Test
+  void theClusteredAndIndexedFieldsOfTheFilesTheTablePointsAt() {
+    Map<String, String> properties = Map.of(
+        "zskip.clustering.store", "s3://b/t/zskip/clustering-1.puffin",
+        "zskip.clustering.field-ids", "1,4@s3://b/t/zskip/clustering-1.puffin",
+        "zskip.index.manifest", "/t/zskip/indexes/manifest-2.puffin",
+        "zskip.index.field-ids", "7@/t/zskip/indexes/manifest-2.puffin");
+    assertEquals(Set.of(1, 4, 7), PlanningFields.of(properties));
+    Map<String, String> noIndexes = Map.of(
+        "zskip.clustering.store", "/t/s@1.puffin", "zskip.clustering.field-ids", "2@/t/s@1.puffin");
+    assertEquals(Set.of(2), PlanningFields.of(noIndexes)); // a path may hold '@': the ids end at the first
+    assertEquals(Set.of(), PlanningFields.of(Map.of("zskip.index.manifest", "/m", "zskip.index.field-ids", "@/m")));
+  }
+
+  @Test
+  void idsRecordedForAnotherFileOrNotAtAllSayNothing() {
+    // a zskip that did not know the property published a new manifest: the ids describe the old one
+    assertNull(PlanningFields.of(Map.of("zskip.index.manifest", "/m2", "zskip.index.field-ids", "7@/m1")));
+    assertNull(PlanningFields.of(Map.of("zskip.clustering.store", "/s")));
+    assertNull(PlanningFields.of(Map.of("zskip.clustering.store", "/s", "zskip.clustering.field-ids", "1,x@/s")));
+    assertNull(PlanningFields.of(Map.of("zskip.clustering.store", "/s", "zskip.clustering.field-ids", "1,2")));
+  }
+}

@@ -59,13 +59,13 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_scale(spark, tmp_path) -> None:
             "--files=8",
             "--row-group-size=16KB",
             "--runs=1",
-            "--queries=Q1.1,Q2.1,D1,D5",
+            "--queries=Q2.1,D1,D5",  # a star query and two of document 001's filters
             "--paired-runs=2",
             f"--data-dir={tmp_path / 'tpch'}",
             f"--output={tmp_path}",
         ]
     )
-    assert len(results) == 17 and all(set(r) == {"Q1.1", "Q2.1", "D1", "D5"} for r in results.values())
+    assert len(results) == 17 and all(set(r) == {"Q2.1", "D1", "D5"} for r in results.values())
     report = (tmp_path / "ssb.md").read_text()
     assert "Every configuration returned the same rows for every query" in report
     assert "## Head to head: (c) Iceberg zorder against" in report and "| D5 |" in report

@@ -48,6 +48,7 @@ __all__ = [
     "Carrier",
     "CurveKeys",
     "carrier",
+    "carrier_sql",
     "carrier_value",
     "column_key_frame_columns",
     "curve_key_column",
@@ -85,28 +86,32 @@ _NULL_STAND_INS = {"double": "0.0D", "bytes": "CAST('' AS BINARY)", "long": "0L"
 
 def carrier_value(name: str, dtype: DataType) -> tuple[Column, Carrier]:
     """The carrier expression of column ``name``, null where the column is null."""
-    column = F.col(quoted(name))
-    identifier = quoted(name)
+    template, kind = carrier_sql(dtype)
+    if template == "{}":
+        return F.col(quoted(name)), kind
+    return F.expr(template.replace("{}", quoted(name))), kind
+
+
+def carrier_sql(dtype: DataType) -> tuple[str, Carrier]:
+    """The carrier of a column of type ``dtype`` as Spark SQL with ``{}`` where the (quoted) column
+    goes: what optimize keys by, and what a clustered write keys by in the JVM (``write_keys``)."""
     if isinstance(dtype, (FloatType, DoubleType)):
-        return column.cast("double"), Carrier("double", "float64")
+        return "CAST({} AS DOUBLE)", Carrier("double", "float64")
     if isinstance(dtype, (StringType, BinaryType)):
-        return column.cast("binary"), Carrier("bytes", "binary")
+        return "CAST({} AS BINARY)", Carrier("bytes", "binary")
     if isinstance(dtype, DecimalType):
         if dtype.precision > 18:
-            return column, Carrier("decimal", f"decimal128({dtype.precision}, {dtype.scale})")
-        unscaled = (
-            F.expr(f"CAST({identifier} * 1{'0' * dtype.scale}BD AS BIGINT)") if dtype.scale else column.cast("long")
-        )
-        return unscaled, Carrier("long", "int64")
+            return "{}", Carrier("decimal", f"decimal128({dtype.precision}, {dtype.scale})")
+        if dtype.scale:
+            return f"CAST({{}} * 1{'0' * dtype.scale}BD AS BIGINT)", Carrier("long", "int64")
+        return "CAST({} AS BIGINT)", Carrier("long", "int64")
     if isinstance(dtype, DateType):
-        expr = F.expr(f"CAST(unix_date({identifier}) AS BIGINT)")
-    elif isinstance(dtype, TimestampType):
-        expr = F.expr(f"unix_micros({identifier})")
-    elif isinstance(dtype, TimestampNTZType):
-        expr = F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {identifier})")
-    else:  # boolean, byte, short, int, long
-        expr = column.cast("long")
-    return expr, Carrier("long", "int64")
+        return "CAST(unix_date({}) AS BIGINT)", Carrier("long", "int64")
+    if isinstance(dtype, TimestampType):
+        return "unix_micros({})", Carrier("long", "int64")
+    if isinstance(dtype, TimestampNTZType):
+        return "timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {})", Carrier("long", "int64")
+    return "CAST({} AS BIGINT)", Carrier("long", "int64")  # boolean, byte, short, int, long
 
 
 def _keys_from_carrier(values: pd.Series, nulls: pd.Series, spec: Carrier) -> np.ndarray:

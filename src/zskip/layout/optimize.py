@@ -52,6 +52,7 @@ from zskip.layout.key_ranges import compute_key_ranges
 from zskip.layout.options import OptimizeOptions
 from zskip.layout.routing import keyed_route_column, partition_tokens
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
+from zskip.layout.write_keys import write_keys
 from zskip.storage import FileAccess
 from zskip.tablefiles.clustering_store import (
     STORE_PROPERTY,
@@ -336,7 +337,15 @@ def _rewrite_batches(
             with clock.step("key ranges"):
                 batch_ranges = key_ranges_with(spark, fitted, new_paths, ranges, target.iceberg.file_access())
             with clock.step("commit"):
-                snapshot = commit_batch(target.iceberg, staged, fitted.spec, batch_ranges, start_snapshot, summary_text)
+                snapshot = commit_batch(
+                    target.iceberg,
+                    staged,
+                    fitted.spec,
+                    batch_ranges,
+                    start_snapshot,
+                    summary_text,
+                    write_keys(fitted.spec, target.types),
+                )
             snapshots.append(snapshot)
             ranges = batch_ranges
             written += len(new_paths)
@@ -524,10 +533,12 @@ def commit_batch(
     ranges: pa.Table,
     start_snapshot: int,
     summary_text: str,
+    write_keys: bytes | None = None,
 ) -> int:
-    """Write the clustering store, then swap the batch's files in one Iceberg commit that also points
-    the table at the new store (the new snapshot's id); if the commit fails, the store file goes."""
-    store_path = write_store(iceberg, spec, ranges, snapshot_id=start_snapshot)
+    """Write the clustering store (with the curve key clustered writes sort by), then swap the batch's
+    files in one Iceberg commit that also points the table at the new store (the new snapshot's id); if
+    the commit fails, the store file goes."""
+    store_path = write_store(iceberg, spec, ranges, snapshot_id=start_snapshot, write_keys=write_keys)
     properties = {SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path}
     fields = fields_value(spec.field_ids, store_path)  # for zskip's rule (zskip.tablefiles.planning_fields)
     try:

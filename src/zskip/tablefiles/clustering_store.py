@@ -29,6 +29,7 @@ __all__ = [
     "STORE_ERRORS",
     "STORE_PROPERTY",
     "SUMMARY_PROPERTY",
+    "WRITE_KEYS_BLOB",
     "ClusteringStore",
     "load_store",
     "read_store",
@@ -43,6 +44,7 @@ STORE_PROPERTY = "zskip.clustering.store"
 SUMMARY_PROPERTY = "zskip.clustering"
 SPEC_BLOB = "zskip-clustering-spec-v1"
 RANGES_BLOB = "zskip-curve-range-v1"
+WRITE_KEYS_BLOB = "zskip-write-keys-v1"  # what a clustered write keys rows by (zskip.layout.write_keys)
 
 RANGES_SCHEMA = pa.schema(
     [
@@ -81,12 +83,19 @@ def _ipc(table: pa.Table) -> bytes:
     return sink.getvalue()
 
 
-def write_store(table: IcebergTable, spec: ClusteringSpec, ranges: pa.Table, *, snapshot_id: int) -> str:
-    """Write a new store file where the table's files live (``zskip.storage``); returns its location."""
+def write_store(
+    table: IcebergTable, spec: ClusteringSpec, ranges: pa.Table, *, snapshot_id: int, write_keys: bytes | None = None
+) -> str:
+    """Write a new store file where the table's files live (``zskip.storage``); returns its location.
+    ``write_keys``: the curve key clustered writes sort by (``zskip.layout.write_keys``), if any."""
     buffer = io.BytesIO()
     writer = PuffinWriter(buffer, properties={"created-by": "zskip"})
     writer.add(SPEC_BLOB, spec.to_json().encode(), snapshot_id=snapshot_id)
     writer.add(RANGES_BLOB, _ipc(ranges.cast(RANGES_SCHEMA)), snapshot_id=snapshot_id)
+    if write_keys is not None:
+        # stored plain: the JVM reads it with Iceberg's Puffin reader, whatever codecs its runtime has
+        fields = [i for i in spec.field_ids if i is not None]
+        writer.add(WRITE_KEYS_BLOB, write_keys, snapshot_id=snapshot_id, fields=fields, compress=False)
     writer.finish()
     path = f"{table.location().rstrip('/')}/zskip/clustering-{uuid.uuid4()}.puffin"
     table.file_access().write(path, buffer.getvalue())

@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
  * and branch reads, and tables without zskip's table properties (decided here, without calling Python).
  * Any failure leaves the plan as Spark made it.
  *
+ * <p>A write into a table zskip clustered has its rows sorted by the table's curve key ({@link ClusteredWrites}).
+ *
  * <p>The planner is called only for what {@link RememberedPlans} cannot answer: a scan planned before in
  * the same table state (same filters, columns, joins and settings) takes the remembered answer, and a
  * scan joined to no filtered dimension whose filters name no column zskip clustered or indexed reads
@@ -70,6 +72,7 @@ public final class PlanHook extends Rule<LogicalPlan> {
     }
     Bridge.PLANNING.set(Boolean.TRUE);
     try {
+      plan = ClusteredWrites.order(session, plan); // a write into a table zskip clustered: rows in curve-key order
       String[] properties = planner.properties();
       if (properties.length == 0) {
         // no planner has said which tables are zskip's yet: a hosted one still starting, which a query
@@ -244,6 +247,11 @@ public final class PlanHook extends Rule<LogicalPlan> {
   public static boolean installed(SparkSession session) {
     return Plans.javaList(SparkLine.experimental(session).extraOptimizations()).stream()
         .anyMatch(rule -> rule instanceof PlanHook);
+  }
+
+  /** Writes whose rows the rule put in curve-key order in this JVM so far ({@link ClusteredWrites}). */
+  public static long clusteredWrites() {
+    return ClusteredWrites.counts();
   }
 
   /** "planned failures remembered dropped unavailable last-failure": what the rule did in this JVM so far. */

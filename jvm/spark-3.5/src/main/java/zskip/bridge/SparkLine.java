@@ -76,9 +76,9 @@ public final class SparkLine {
         new CaseInsensitiveStringMap(options));
   }
 
-  /** A relation of {@code relation}'s columns holding no rows. */
+  /** A relation of {@code relation}'s columns (the same attributes) holding no rows. */
   @SuppressWarnings("unchecked")
-  public static LogicalPlan empty(DataSourceV2Relation relation) {
+  public static LogicalPlan empty(LogicalPlan relation) {
     scala.collection.Seq<Attribute> output = (scala.collection.Seq<Attribute>) (Object) relation.output();
     return new LocalRelation(output, scala.collection.immutable.List$.MODULE$.empty(), false);
   }

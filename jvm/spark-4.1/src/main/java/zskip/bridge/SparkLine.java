@@ -75,9 +75,9 @@ public final class SparkLine {
     return withTable(relation, new SparkRewriteTable(table, setId));
   }
 
-  /** A relation of {@code relation}'s columns holding no rows. */
+  /** A relation of {@code relation}'s columns (the same attributes) holding no rows. */
   @SuppressWarnings("unchecked")
-  public static LogicalPlan empty(DataSourceV2Relation relation) {
+  public static LogicalPlan empty(LogicalPlan relation) {
     scala.collection.immutable.Seq<Attribute> output = (scala.collection.immutable.Seq<Attribute>) (Object) relation.output();
     return new LocalRelation(output, scala.collection.immutable.List$.MODULE$.empty(), false,
         LocalRelation.$lessinit$greater$default$4());

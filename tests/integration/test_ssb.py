@@ -49,7 +49,10 @@ def test_every_ssb_query_gives_the_same_rows_through_zskip(spark, ssb) -> None:
 
 
 def test_the_benchmark_runs_end_to_end_at_a_tiny_scale(spark, tmp_path) -> None:
-    """bench/ssb.py, every configuration, a few queries: same rows everywhere, a report and its charts."""
+    """bench/ssb.py, a few queries, each kind of configuration (Iceberg's zorder, zskip's raw zorder with
+    each kind of skipping, the star layout, (c) read through zskip, the native peer): same rows everywhere,
+    a report and its charts. (b), (e) and (f) differ from these only by their sort (CI's time is budgeted).
+    """
     sys.path.insert(0, str(ROOT))  # bench/ lives in the checkout, not in the package
     from bench import ssb as benchmark
 
@@ -61,11 +64,12 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_scale(spark, tmp_path) -> None:
             "--runs=1",
             "--queries=Q2.1,D1,D5",  # a star query and two of document 001's filters
             "--paired-runs=2",
+            "--layouts=a,c,d,g,h,i",
             f"--data-dir={tmp_path / 'tpch'}",
             f"--output={tmp_path}",
         ]
     )
-    assert len(results) == 17 and all(set(r) == {"Q2.1", "D1", "D5"} for r in results.values())
+    assert len(results) == 10 and all(set(r) == {"Q2.1", "D1", "D5"} for r in results.values())
     report = (tmp_path / "ssb.md").read_text()
     assert "Every configuration returned the same rows for every query" in report
     assert "## Head to head: (c) Iceberg zorder against" in report and "| D5 |" in report
@@ -89,6 +93,6 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_scale(spark, tmp_path) -> None:
     assert "| D1 |" in report.split("## Against the strongest native table")[1]
     for chart in ("ssb-files.png", "ssb-row-groups.png", "ssb-speedup.png", "ssb-native.png"):
         assert (tmp_path / chart).stat().st_size > 10_000
-    plain, clustered = results["(a) as loaded"]["D1"], results["(f) zskip hilbert rank, + bitmap"]["D1"]
+    plain, clustered = results["(a) as loaded"]["D1"], results["(d) zskip zorder raw, + bitmap"]["D1"]
     assert clustered["row_groups"] < plain["row_groups"] / 3
     assert 0 < clustered["rows"] <= clustered["rows_planned"]  # Spark's scan read no row group zskip ruled out

@@ -32,9 +32,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
-from bench.ssb import CLUSTER, FAIR_READS, _loaded, counts, queries
+from bench.ssb import CLUSTER, FAIR_READS, counts, load_or_reuse, queries
 from zskip import enable, maintain, optimize
-from zskip.datasets import load_ssb
 from zskip.iceberg.files import data_files
 from zskip.units import parse_size
 
@@ -68,15 +67,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     spark = bench_session(args.warehouse)
     ns = "lake.ssb"
     row_group = parse_size(args.row_group_size)
-    if not (args.reuse_loaded and _loaded(spark, ns, args.files)):
-        load_ssb(
-            spark,
-            ns,
-            scale_factor=args.scale_factor,
-            data_dir=Path(args.data_dir),
-            files=args.files,
-            properties={"write.parquet.row-group-size-bytes": str(row_group)},
-        )
+    load_or_reuse(
+        spark,
+        ns,
+        scale_factor=args.scale_factor,
+        data_dir=Path(args.data_dir),
+        files=args.files,
+        row_group=row_group,
+        reuse=args.reuse_loaded,
+    )
     source = f"{ns}.lineorder"
     bounds = spark.sql(f"SELECT percentile_approx(lo_orderkey, array({_cuts()})) AS c FROM {source}").first()[0]
     tables = {variant: f"{ns}.lineorder_arriving_{i}" for i, variant in enumerate(VARIANTS)}

@@ -284,3 +284,43 @@ def test_concurrent_clustered_writes_commit_as_they_would_without_zskip(spark: A
     written = data_files(spark, table) - before
     assert len(written) >= 3 and all(in_key_order(spark, table, written))
     assert fingerprint(spark, table).rows == rows + 9_000
+
+
+def test_a_clustered_column_promoted_since_the_layout_leaves_writes_unsorted_until_the_next_optimize(
+    spark: Any,
+) -> None:
+    table = make_table(spark, f"{NS}.promoted", rows=2_000, files=2)
+    zskip.optimize(spark, table, by=["a", "b"], curve="zorder", mapping="raw", target_file_size=40_000)
+    spark.sql(f"ALTER TABLE {table} ALTER COLUMN a TYPE BIGINT")
+    with zskip_on(spark):
+        assert "zskip_curve_key" not in spark.sql(f"EXPLAIN INSERT INTO {table} {NEW_ROWS}").first()[0]
+        spark.sql(f"INSERT INTO {table} {NEW_ROWS}")
+        zskip.optimize(spark, table, by=["a", "b"], curve="zorder", mapping="raw", target_file_size=40_000)
+        assert "zskip_curve_key" in spark.sql(f"EXPLAIN INSERT INTO {table} {NEW_ROWS}").first()[0]
+
+
+def test_maintain_records_files_written_in_curve_order_and_rewrites_the_others(spark: Any) -> None:
+    table = make_table(spark, f"{NS}.kept", rows=6_000, files=3)
+    zskip.optimize(spark, table, by=["a", "b"], curve="zorder", mapping="raw", target_file_size=20_000)
+    laid_out = data_files(spark, table)
+    with zskip_on(spark):
+        spark.sql(f"INSERT INTO {table} {NEW_ROWS}")
+    clustered = data_files(spark, table) - laid_out
+    rows = fingerprint(spark, table)
+
+    result = zskip.maintain(spark, table)  # only files in curve order: recorded, nothing rewritten
+    assert result.optimize is not None and "recorded as laid out, none rewritten" in result.optimize.reason, result
+    assert data_files(spark, table) == laid_out | clustered and fingerprint(spark, table) == rows
+    store = read_store(load_table(spark, table))
+    assert store is not None and clustered <= set(store.ranges["file_path"].to_pylist())
+    assert zskip.status(spark, table).up_to_date
+
+    spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('zskip.write.order' = 'none')")
+    with zskip_on(spark):
+        spark.sql(f"INSERT INTO {table} {NEW_ROWS.replace('id + 1000000', 'id + 2000000')}")
+    plain = data_files(spark, table) - laid_out - clustered
+    rows = fingerprint(spark, table)
+    result = zskip.maintain(spark, table)  # the arrival-order files are rewritten, the others stay
+    assert result.optimize is not None and result.optimize.files_rewritten == len(plain), result
+    after = data_files(spark, table)
+    assert laid_out | clustered <= after and not plain & after and fingerprint(spark, table) == rows

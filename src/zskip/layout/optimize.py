@@ -34,7 +34,7 @@ from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.predicates import filtered_frame
 from zskip.iceberg.rewrite import StagedGroup, commit_rewrites, plan_file_tasks, stage_group
 from zskip.iceberg.spark_errors import reaching_storage
-from zskip.iceberg.table import IcebergTable, SchemaField, load_table, properties_update
+from zskip.iceberg.table import IcebergTable, SchemaField, load_table, properties_update, swap_property
 from zskip.layout.curve_keys import SIGN
 from zskip.layout.cuts import FileCuts
 from zskip.layout.dimensions import Dimension, ResolvedDimension, fit_dimension, resolve_dimension
@@ -55,6 +55,7 @@ from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
 from zskip.layout.write_keys import write_keys
 from zskip.storage import FileAccess
 from zskip.tablefiles.clustering_store import (
+    RANGES_SCHEMA,
     STORE_PROPERTY,
     SUMMARY_PROPERTY,
     ClusteringStore,
@@ -256,6 +257,20 @@ def optimize(
     selected = list(selection.files)
     with clock.step("fit spec"):
         fitted = fit_or_keep_spec(spark, target, options, files, selection, store if same_spec else None, report)
+    if fitted.table_sample is None and store is not None:  # going on under the recorded spec
+        with clock.step("laid out on write"):
+            laid_out = laid_out_on_write(spark, target, fitted, selected, options.target_file_size)
+        if laid_out.num_rows:
+            recorded = set(laid_out["file_path"].to_pylist())
+            selected = [f for f in selected if f.path not in recorded]
+            kept = laid_out if fitted.kept_ranges is None else pa.concat_tables([fitted.kept_ranges, laid_out])
+            fitted = dataclasses.replace(fitted, kept_ranges=kept)
+            log.info("optimize %s: %d files written in curve order recorded as they are", table, len(recorded))
+            if not selected:
+                with clock.step("commit"):
+                    snapshot = record_laid_out(target, store, fitted, start_snapshot)
+                reason = f"{len(recorded)} new files were written in curve order: recorded as laid out, none rewritten"
+                return result(reason, commits=1, snapshot_id=snapshot, snapshot_ids=(snapshot,))
     groups = plan_groups(
         selected, target_file_size_bytes=options.target_file_size, max_group_size_bytes=options.max_group_size
     )
@@ -501,6 +516,47 @@ def ordered_rows(staged: StagedGroup, group: FileGroup, fitted: FittedSpec, type
         .sortWithinPartitions(KEY_COLUMN)
         .drop(KEY_COLUMN, ROUTE_COLUMN)
     )
+
+
+def laid_out_on_write(
+    spark: SparkSession, target: Target, fitted: FittedSpec, selected: list[DataFileInfo], target_file_size: int
+) -> pa.Table:
+    """Key ranges of the selected files that a clustered write left in the recorded spec's curve order
+    (``zskip.layout.write_keys``) and that are at least half the target size: they count as laid out
+    as they are. Smaller ones are merged by the rewrite, with the files written in arrival order."""
+    big = [f.path for f in selected if f.size_bytes >= target_file_size // 2]
+    if not big:
+        return RANGES_SCHEMA.empty_table()
+    access = target.iceberg.file_access()
+    return compute_key_ranges(spark, fitted.spec, big, generation=fitted.generation, only_sorted=True, access=access)
+
+
+def record_laid_out(target: Target, store: ClusteringStore, fitted: FittedSpec, start_snapshot: int) -> int:
+    """Point the table at a new clustering store holding ``fitted``'s ranges (the files recorded as laid
+    out among them), in one compare-and-swap commit of its properties; the table's snapshot id."""
+    assert fitted.kept_ranges is not None
+    iceberg = target.iceberg
+    path = write_store(
+        iceberg,
+        fitted.spec,
+        fitted.kept_ranges,
+        snapshot_id=start_snapshot,
+        write_keys=write_keys(fitted.spec, target.types),
+    )
+    fields = fields_value(fitted.spec.field_ids, path)
+    try:
+        swap_property(
+            iceberg,
+            STORE_PROPERTY,
+            expected=store.path,
+            value=path,
+            also={CLUSTERED_FIELDS_PROPERTY: fields} if fields is not None else None,
+        )
+    except BaseException:
+        _delete_quietly(iceberg, path)
+        raise
+    iceberg.refresh()
+    return iceberg.current_snapshot_id() or start_snapshot
 
 
 def rewrite_group(staged: StagedGroup, group: FileGroup, fitted: FittedSpec, types: dict[str, DataType]) -> None:

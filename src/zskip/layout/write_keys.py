@@ -4,9 +4,11 @@ Every optimize commit writes, beside the spec and the key ranges of its clusteri
 zskip's rule in the JVM (``ClusteredWrites.java``) sorts a write's rows by: the ``CurveKeys.java``
 payload of the spec (the same words optimize's Java UDF keys its rewrite with, so a written file is
 in the order optimize would give it) and, per clustered column, its field id and its carrier as SQL
-with ``{}`` where the column goes.  The rule finds each column by field id in the table's current
-schema, so a renamed column keeps being keyed; a spec the JVM cannot key (a decimal wider than 18
-digits) writes no recipe, and writes stay as Spark makes them.
+with ``{}`` where the column goes, and its Spark type then.  The rule finds each column by field id in
+the table's current schema, so a renamed column keeps being keyed; a column whose type changed since
+(a promotion: its carrier may no longer fit) leaves writes unsorted until the next optimize records the
+layout again; a spec the JVM cannot key (a decimal wider than 18 digits) writes no recipe, and writes
+stay as Spark makes them.
 
 The table property ``zskip.write.order`` chooses what a write does (read by the rule at each write):
 
@@ -46,6 +48,9 @@ def write_keys(spec: ClusteringSpec, types: Mapping[str, DataType]) -> bytes | N
     words = payload(spec, types, FileCuts(np.zeros(0, np.uint64), np.zeros(0, np.float64)), np.zeros(1, np.int64))
     recipe = {
         "payload": base64.b64encode(words).decode("ascii"),
-        "columns": [{"field-id": c.field_id, "carrier": carrier_sql(types[c.name])[0]} for c in spec.columns],
+        "columns": [
+            {"field-id": c.field_id, "carrier": carrier_sql(types[c.name])[0], "type": types[c.name].simpleString()}
+            for c in spec.columns
+        ],
     }
     return json.dumps(recipe).encode()

@@ -102,8 +102,8 @@ final class ClusteredWrites {
       }
       String carriers = keys.get().carriersSql(table.schema());
       if (carriers == null) {
-        warnOnce(store + " columns", "writes into {} are not clustered: a clustered column is no longer in its schema; "
-            + "run optimize to record the layout again", table.name());
+        warnOnce(store + " columns", "writes into {} are not clustered: a clustered column left its schema or "
+            + "changed type since the layout was recorded; run optimize to record it again", table.name());
         return plan;
       }
       LogicalPlan ordered = ordered(session, query, keys.get(), carriers, mode.equals("range"), plan instanceof ReplaceData);

@@ -14,6 +14,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.puffin.BlobMetadata;
 import org.apache.iceberg.puffin.Puffin;
 import org.apache.iceberg.puffin.PuffinReader;
+import org.apache.iceberg.spark.SparkSchemaUtil;
 import org.apache.iceberg.util.Pair;
 
 /**
@@ -38,11 +39,13 @@ final class WriteKeys {
   final byte[] payload;
   final int[] fieldIds;
   final String[] carriers;
+  final String[] types; // each column's Spark type when optimize recorded the key
 
-  WriteKeys(byte[] payload, int[] fieldIds, String[] carriers) {
+  WriteKeys(byte[] payload, int[] fieldIds, String[] carriers, String[] types) {
     this.payload = payload;
     this.fieldIds = fieldIds;
     this.carriers = carriers;
+    this.types = types;
   }
 
   /** The recipe of the store file {@code path} of {@code table}; empty when the store has none (written before zskip recorded one). */
@@ -81,16 +84,19 @@ final class WriteKeys {
     JsonNode columns = recipe.get("columns");
     int[] ids = new int[columns.size()];
     String[] carriers = new String[columns.size()];
+    String[] types = new String[columns.size()];
     for (int i = 0; i < columns.size(); i++) {
       ids[i] = columns.get(i).get("field-id").asInt();
       carriers[i] = columns.get(i).get("carrier").asText();
+      types[i] = columns.get(i).path("type").asText(null);
     }
-    return new WriteKeys(Base64.getDecoder().decode(recipe.get("payload").asText()), ids, carriers);
+    return new WriteKeys(Base64.getDecoder().decode(recipe.get("payload").asText()), ids, carriers, types);
   }
 
   /**
    * The SQL of the struct of carriers {@code CurveKeys.Key} takes, naming each column as {@code schema}
-   * names its field id now; {@code null} if a clustered column is gone from the schema.
+   * names its field id now; {@code null} if a clustered column is gone from the schema or its type
+   * changed since optimize recorded the key (a promoted column's carrier may not hold its new values).
    */
   String carriersSql(Schema schema) {
     List<String> fields = new ArrayList<>();
@@ -98,6 +104,10 @@ final class WriteKeys {
       String name = schema.findColumnName(fieldIds[i]);
       if (name == null || name.contains(".")) {
         return null; // dropped (or, impossibly for a clustered column, nested)
+      }
+      if (types[i] != null
+          && !types[i].equals(SparkSchemaUtil.convert(schema.findType(fieldIds[i])).simpleString())) {
+        return null;
       }
       fields.add("'c" + i + "', " + carriers[i].replace("{}", "`" + name.replace("`", "``") + "`"));
     }

@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 
 class WriteKeysTest {
   private static final String RECIPE = "{\"payload\": \"AAECAw==\", \"columns\": ["
-      + "{\"field-id\": 3, \"carrier\": \"CAST({} AS DOUBLE)\"}, {\"field-id\": 1, \"carrier\": \"CAST(unix_date({}) AS BIGINT)\"}]}";
+      + "{\"field-id\": 3, \"carrier\": \"CAST({} AS DOUBLE)\", \"type\": \"float\"}, "
+      + "{\"field-id\": 1, \"carrier\": \"CAST(unix_date({}) AS BIGINT)\", \"type\": \"date\"}]}";
 
   @Test
   void theCarriersNameEachClusteredColumnAsTheSchemaNamesItsFieldNow() throws Exception {
@@ -23,6 +24,15 @@ class WriteKeysTest {
         Types.NestedField.optional(3, "price", Types.FloatType.get()));
     assertEquals("named_struct('c0', CAST(`price` AS DOUBLE), 'c1', CAST(unix_date(`day ``of`` sale`) AS BIGINT))",
         keys.carriersSql(renamed));
+  }
+
+  @Test
+  void aClusteredColumnWhoseTypeChangedSinceLeavesNoKey() throws Exception {
+    WriteKeys keys = WriteKeys.parse(RECIPE.getBytes(StandardCharsets.UTF_8));
+    Schema promoted = new Schema(
+        Types.NestedField.optional(1, "day", Types.DateType.get()),
+        Types.NestedField.optional(3, "price", Types.DoubleType.get()));
+    assertNull(keys.carriersSql(promoted));
   }
 
   @Test

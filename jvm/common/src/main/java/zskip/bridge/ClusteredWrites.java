@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.spark.source.SparkTable;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
@@ -56,7 +55,6 @@ final class ClusteredWrites {
   static final String KEY_NAME = "zskip_curve_key";
   private static final Set<String> MODES = Set.of("sort", "range", "none");
   private static final Set<String> POSITIONS = Set.of("_file", "_pos"); // Iceberg's metadata columns of a row's place
-  private static final AtomicLong ORDERED = new AtomicLong(); // writes given the curve key's order
   private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
   private static final Logger LOG = LoggerFactory.getLogger("zskip.ClusteredWrites");
 
@@ -107,7 +105,6 @@ final class ClusteredWrites {
         return plan;
       }
       LogicalPlan ordered = ordered(session, query, keys.get(), carriers, mode.equals("range"), plan instanceof ReplaceData);
-      ORDERED.incrementAndGet();
       if (plan instanceof V2WriteCommand write) {
         return (LogicalPlan) write.withNewQuery(ordered);
       }
@@ -117,11 +114,6 @@ final class ClusteredWrites {
           table.name(), String.valueOf(e).split("\n")[0]);
       return plan;
     }
-  }
-
-  /** Writes given the curve key's order in this JVM so far. */
-  static long counts() {
-    return ORDERED.get();
   }
 
   /** The Iceberg table {@code relation} writes, or {@code null}. */

@@ -249,11 +249,6 @@ public final class PlanHook extends Rule<LogicalPlan> {
         .anyMatch(rule -> rule instanceof PlanHook);
   }
 
-  /** Writes whose rows the rule put in curve-key order in this JVM so far ({@link ClusteredWrites}). */
-  public static long clusteredWrites() {
-    return ClusteredWrites.counts();
-  }
-
   /** "planned failures remembered dropped unavailable last-failure": what the rule did in this JVM so far. */
   public static String counts() {
     return PLANNED.get() + " " + FAILURES.get() + " " + REMEMBERED.get() + " " + WorkloadRecords.DROPPED.get() + " "

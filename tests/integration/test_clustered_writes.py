@@ -183,21 +183,58 @@ def test_an_insert_is_written_in_the_order_of_each_kind_of_layout(
     assert fingerprint(spark, table).rows == rows + 3000
 
 
+# auto on the unpartitioned table cuts ranges at the recorded bounds; range on the partitioned one ranges
+# over the partition and the key with Spark's range partitioning
+@pytest.mark.parametrize(("layout", "order"), [("rank", "sort"), ("dimension", "auto"), ("partitioned", "range")])
+def test_a_copy_on_write_merge_is_written_in_the_order_of_each_kind_of_layout(
+    spark: Any, layouts: dict[str, str], layout: str, order: str
+) -> None:
+    table = layouts[layout]
+    spark.sql(
+        f"ALTER TABLE {table} SET TBLPROPERTIES ('write.merge.mode' = 'copy-on-write', 'zskip.write.order' = '{order}')"
+    )
+    start = spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at DESC").first()[0]
+    before = data_files(spark, table)
+    with zskip_off(spark):
+        spark.sql(WRITES["merge"].format(t=table))
+        expected = fingerprint(spark, table)
+    spark.sql(f"CALL lake.system.rollback_to_snapshot('{table.removeprefix('lake.')}', {start})")
+    with zskip_on(spark):
+        spark.sql(WRITES["merge"].format(t=table))
+    with zskip_off(spark):
+        assert fingerprint(spark, table) == expected
+    written = data_files(spark, table) - before
+    assert written and all(in_key_order(spark, table, written)), layout
+
+
 @pytest.mark.smoke
 def test_range_mode_partitions_the_curve_and_none_leaves_writes_alone(spark: Any) -> None:
     table = make_table(spark, f"{NS}.modes", rows=6_000, files=3)
     zskip.optimize(spark, table, by=["a", "b"], curve="zorder", mapping="raw", target_file_size=40_000)
+    assert (zskip.status(spark, table).write_order or "").startswith("auto (the default)")
+    with zskip_on(spark):  # auto: ranges cut at the recorded bounds on an unpartitioned table
+        assert "zskip_write_range(" in spark.sql(f"EXPLAIN INSERT INTO {table} {NEW_ROWS}").first()[0]
+    spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('zskip.write.order' = 'sort')")
+    with zskip_on(spark):
+        shown = spark.sql(f"EXPLAIN INSERT INTO {table} {NEW_ROWS}").first()[0]
+        assert "zskip_curve_key(" in shown and "zskip_write_range(" not in shown, shown
     spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('zskip.write.order' = 'range')")
+    assert (zskip.status(spark, table).write_order or "").startswith("range (zskip.write.order = range)")
     before = data_files(spark, table)
-    # four ranges of the key (Spark's adaptive execution would join such small ones into one task)
+    # four write tasks (Spark's adaptive execution would join such small ones into one); the recorded
+    # bounds cut the key where the table's row groups start, three ranges here
     with zskip_on(spark), settings(spark, {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "4"}):
+        shown = spark.sql(f"EXPLAIN INSERT INTO {table} {NEW_ROWS}").first()[0]
         spark.sql(f"INSERT INTO {table} {NEW_ROWS}")
+    # cut at the bounds optimize recorded: a hash repartition, not Spark's range partitioning (which samples)
+    assert "hashpartitioning(zskip_write_range(" in shown and "rangepartitioning" not in shown, shown
     written = data_files(spark, table) - before
-    assert len(written) == 4 and all(in_key_order(spark, table, written))
+    assert len(written) == 3 and all(in_key_order(spark, table, written))
     spans = sorted((int(k.min()), int(k.max())) for k in (keys_of(spark, table, p) for p in written))
     assert all(low > high for (_, high), (low, _) in itertools.pairwise(spans)), spans  # no overlap
 
     spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('zskip.write.order' = 'none')")
+    assert zskip.status(spark, table).write_order == "off (zskip.write.order = none)"
     before = data_files(spark, table)
     with zskip_on(spark):
         spark.sql(f"INSERT INTO {table} {NEW_ROWS}")

@@ -359,7 +359,7 @@ def _rewrite_batches(
                     batch_ranges,
                     start_snapshot,
                     summary_text,
-                    write_keys(fitted.spec, target.types),
+                    write_keys(fitted.spec, target.types, batch_ranges),
                 )
             snapshots.append(snapshot)
             ranges = batch_ranges
@@ -541,7 +541,7 @@ def record_laid_out(target: Target, store: ClusteringStore, fitted: FittedSpec, 
         fitted.spec,
         fitted.kept_ranges,
         snapshot_id=start_snapshot,
-        write_keys=write_keys(fitted.spec, target.types),
+        write_keys=write_keys(fitted.spec, target.types, fitted.kept_ranges),
     )
     fields = fields_value(fitted.spec.field_ids, path)
     try:

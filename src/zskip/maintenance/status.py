@@ -21,6 +21,7 @@ from zskip.iceberg.frames import collect_arrow
 from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import load_table
 from zskip.indexing.api import IndexInfo, index_coverage
+from zskip.layout.write_keys import WRITE_ORDER_PROPERTY, WRITE_ORDERS
 from zskip.planning.workload import read_workload
 from zskip.tablefiles.clustering_store import STORE_PROPERTY, SUMMARY_PROPERTY, read_store
 from zskip.units import format_bytes
@@ -50,6 +51,8 @@ class TableStatus(Displayed):
     # (row groups per scan now over under it); None: not asked, or no filtered scan recorded
     advised: str | None = None
     advised_gain: float | None = None
+    # how writes into the table are clustered (zskip.write.order and whether the store records the key)
+    write_order: str | None = None
 
     @property
     def drifted(self) -> bool:
@@ -107,6 +110,8 @@ class TableStatus(Displayed):
                 ),
                 ("last optimize", self.last_optimize or "unknown (expired snapshot)"),
             ]
+            if self.write_order is not None:
+                rows.append(("clustered writes", self.write_order))
         if not self.indexes:
             rows.append(("indexes", "none"))
         for index in self.indexes:
@@ -172,7 +177,30 @@ def status(spark: SparkSession, table: str, *, drift: bool = False) -> TableStat
         scans_recorded=read_workload(iceberg.location(), iceberg.file_access()).num_rows,
         advised=advice[0],
         advised_gain=advice[1],
+        write_order=_write_order(iceberg.property(WRITE_ORDER_PROPERTY), store.has_write_keys)
+        if store is not None
+        else None,
     )
+
+
+def _write_order(value: str | None, recorded: bool) -> str:
+    """What zskip's rule does to a write into the table, in words (``zskip.layout.write_keys``)."""
+    if not recorded:
+        return "off: the layout was recorded by an earlier zskip; the next optimize records the key writes sort by"
+    mode = (value or "auto").strip().lower()
+    said = f"{WRITE_ORDER_PROPERTY} = {mode}"
+    if mode not in WRITE_ORDERS:
+        said = f"{WRITE_ORDER_PROPERTY} = {value!r} is not one of {', '.join(WRITE_ORDERS)}"
+        mode = "auto"
+    elif value is None:
+        said = "the default"
+    return {
+        "none": f"off ({said})",
+        "range": f"range ({said}): distributed by ranges of the curve key, then sorted",
+        "sort": f"sort ({said}): each write task sorts its rows by the curve key",
+        "auto": f"auto ({said}): distributed by ranges of the curve key where Iceberg asks no order of its own, "
+        "else each write task sorts its rows by it",
+    }[mode]
 
 
 def _drift(spark: SparkSession, table: str) -> tuple[str | None, float | None]:

@@ -63,6 +63,7 @@ class ClusteringStore:
     spec: ClusteringSpec
     ranges: pa.Table  # RANGES_SCHEMA
     path: str | None = None
+    has_write_keys: bool = False  # whether it records what clustered writes sort by (WRITE_KEYS_BLOB)
 
     def file_generations(self) -> dict[str, int]:
         files = self.ranges.filter(pc.equal(self.ranges["row_group"], -1))
@@ -127,7 +128,7 @@ def load_store(access: FileAccess, path: str, table: Callable[[], IcebergTable])
     ranges = pa.ipc.open_stream(reader.read(blobs[RANGES_BLOB])).read_all()
     if not all(c.field_id is not None for c in spec.columns):
         spec = with_field_ids(spec, table())
-    return ClusteringStore(spec=spec, ranges=ranges, path=path)
+    return ClusteringStore(spec=spec, ranges=ranges, path=path, has_write_keys=WRITE_KEYS_BLOB in blobs)
 
 
 def with_field_ids(spec: ClusteringSpec, table: IcebergTable) -> ClusteringSpec:

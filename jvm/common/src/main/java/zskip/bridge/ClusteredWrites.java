@@ -26,6 +26,7 @@ import org.apache.spark.sql.catalyst.plans.logical.ReplaceData;
 import org.apache.spark.sql.catalyst.plans.logical.RowLevelWrite;
 import org.apache.spark.sql.catalyst.plans.logical.Sort;
 import org.apache.spark.sql.catalyst.plans.logical.V2WriteCommand;
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2;
@@ -43,17 +44,20 @@ import zskip.keys.CurveKeys;
  *
  * <p>The rule runs after Spark's {@code V2Writes} added the distribution and ordering Iceberg asks for, so
  * the key goes after Iceberg's own order (partition, file, position): what Iceberg needs of the rows
- * stays true.  The table property {@code zskip.write.order} says how: {@code sort} (the default) sorts
- * each write task's rows; {@code range} first distributes rows by ranges of (Iceberg's order and) the key,
- * so one write's files partition the curve; {@code none} leaves writes alone.  Writes that ask for no
- * table ordering ({@code use-table-distribution-and-ordering=false}: optimize's and Iceberg's own
- * rewrites) are left alone.  A key that cannot be made leaves the write as it was, with a warning once
- * per table: a write never fails for zskip.
+ * stays true.  The table property {@code zskip.write.order} says how: {@code range} first distributes
+ * rows by ranges of (Iceberg's order and) the key, so one write's files partition the curve: ranges of
+ * the key alone are cut at the bounds optimize recorded ({@link WriteRanges}), a longer order goes
+ * through Spark's range partitioning (which runs a job to sample the input); {@code sort} sorts each
+ * write task's rows; {@code auto} (the default) is range where that needs no sampling (Iceberg asks no
+ * order: an unpartitioned table, a copy-on-write rewrite) and sort elsewhere; {@code none} leaves writes
+ * alone.  Writes that ask for no table ordering ({@code use-table-distribution-and-ordering=false}:
+ * optimize's and Iceberg's own rewrites) are left alone.  A key that cannot be made leaves the write as
+ * it was, with a warning once per table: a write never fails for zskip.
  */
 final class ClusteredWrites {
   static final String ORDER = "zskip.write.order";
   static final String KEY_NAME = "zskip_curve_key";
-  private static final Set<String> MODES = Set.of("sort", "range", "none");
+  private static final Set<String> MODES = Set.of("auto", "sort", "range", "none");
   private static final Set<String> POSITIONS = Set.of("_file", "_pos"); // Iceberg's metadata columns of a row's place
   private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
   private static final Logger LOG = LoggerFactory.getLogger("zskip.ClusteredWrites");
@@ -82,11 +86,11 @@ final class ClusteredWrites {
     if (store == null) {
       return plan;
     }
-    String mode = properties.getOrDefault(ORDER, "sort").trim().toLowerCase(Locale.ROOT);
+    String mode = properties.getOrDefault(ORDER, "auto").trim().toLowerCase(Locale.ROOT);
     if (!MODES.contains(mode)) {
-      warnOnce(table.name() + " " + mode, "zskip sorts writes into {} by its curve key: its property {}={} is not one of "
-          + "sort, range, none", table.name(), ORDER, mode);
-      mode = "sort";
+      warnOnce(table.name() + " " + mode, "zskip clusters writes into {} as by default: its property {}={} is not one "
+          + "of auto, sort, range, none", table.name(), ORDER, mode);
+      mode = "auto";
     }
     if (mode.equals("none") || keyed(query)) {
       return plan;
@@ -104,7 +108,7 @@ final class ClusteredWrites {
             + "changed type since the layout was recorded; run optimize to record it again", table.name());
         return plan;
       }
-      LogicalPlan ordered = ordered(session, query, keys.get(), carriers, mode.equals("range"), plan instanceof ReplaceData);
+      LogicalPlan ordered = ordered(session, query, keys.get(), carriers, mode, plan instanceof ReplaceData);
       if (plan instanceof V2WriteCommand write) {
         return (LogicalPlan) write.withNewQuery(ordered);
       }
@@ -166,17 +170,17 @@ final class ClusteredWrites {
   }
 
   /**
-   * {@code query} sorted by {@code keys}'s curve key after the order Iceberg asked for (if any), and in
-   * range mode first distributed by ranges of that whole order.  The key's expression is resolved by
+   * {@code query} sorted by {@code keys}'s curve key after the order Iceberg asked for (if any), first
+   * distributed by ranges of the key cut at the recorded bounds (modes auto and range, when Iceberg asks
+   * no other order) or of that whole order (mode range otherwise).  The key's expression is resolved by
    * Spark's analyzer against a relation with the query's own attributes, then put over the query.
    */
   private static LogicalPlan ordered(
-      SparkSession session, LogicalPlan query, WriteKeys keys, String carriers, boolean range, boolean rewrite) {
+      SparkSession session, LogicalPlan query, WriteKeys keys, String carriers, String mode, boolean rewrite) {
     UserDefinedFunction udf = functions.udf(new CurveKeys.Key(keys.payload), DataTypes.LongType).withName(KEY_NAME);
     Column key = udf.apply(functions.expr(carriers));
     Dataset<Row> rows = SparkLine.ofRows(session, SparkLine.empty(query));
-    Sort template = (Sort) SparkLine.execution(range ? rows.repartitionByRange(key).sortWithinPartitions(key)
-        : rows.sortWithinPartitions(key)).analyzed();
+    Sort template = (Sort) SparkLine.execution(rows.repartitionByRange(key).sortWithinPartitions(key)).analyzed();
     SortOrder keyOrder = Plans.javaList(template.order()).get(0);
 
     List<SortOrder> orders = new ArrayList<>();
@@ -191,29 +195,70 @@ final class ClusteredWrites {
       }
       below = iceberg.child();
     }
-    if (!range) {
-      orders.add(keyOrder);
-      return copy(template, Plans.scalaList(orders), below);
-    }
-    // range: Iceberg's distribution (hash or rebalance by partition, file) becomes ranges of its order and the key
-    RepartitionByExpression repartition = (RepartitionByExpression) template.child();
-    List<Expression> distributed = List.of();
-    if (below instanceof RepartitionByExpression distribution) {
-      distributed = Plans.javaList(distribution.partitionExpressions());
-      repartition = distribution;
-      below = distribution.child();
-    } else if (below instanceof RebalancePartitions rebalance) {
-      distributed = Plans.javaList(rebalance.partitionExpressions());
-      below = rebalance.child();
-    }
-    if (orders.isEmpty()) { // distributed without an order: range over the distribution's expressions
-      for (Expression expression : distributed) {
-        orders.add(expression instanceof SortOrder order ? order : (SortOrder) copy(keyOrder, expression));
+    if (!mode.equals("sort")) {
+      // Iceberg's distribution (hash or rebalance by partition, file) gives way to ranges
+      RepartitionByExpression repartition = (RepartitionByExpression) template.child();
+      List<Expression> distributed = List.of();
+      LogicalPlan undistributed = below;
+      if (below instanceof RepartitionByExpression distribution) {
+        distributed = Plans.javaList(distribution.partitionExpressions());
+        repartition = distribution;
+        undistributed = distribution.child();
+      } else if (below instanceof RebalancePartitions rebalance) {
+        distributed = Plans.javaList(rebalance.partitionExpressions());
+        undistributed = rebalance.child();
+      }
+      if (orders.isEmpty() && onlyPositions(distributed, rewrite) && keys.rangeBounds.length > 0) {
+        // ranges of the key alone: cut at the recorded bounds, with no sampling job
+        RepartitionByExpression byBounds = byRecordedRanges(session, rows, keys, carriers);
+        if (byBounds != null) {
+          orders.add(keyOrder);
+          LogicalPlan distributedByBounds = copy(byBounds, byBounds.partitionExpressions(), undistributed);
+          return copy(template, Plans.scalaList(orders), distributedByBounds);
+        }
+      }
+      if (mode.equals("range")) { // Spark's range partitioning, over Iceberg's order (or distribution) and the key
+        if (orders.isEmpty()) {
+          for (Expression expression : distributed) {
+            orders.add(expression instanceof SortOrder order ? order : (SortOrder) copy(keyOrder, expression));
+          }
+        }
+        orders.add(keyOrder);
+        List<Expression> ranges = new ArrayList<>(orders);
+        return copy(template, Plans.scalaList(orders), copy(repartition, Plans.scalaList(ranges), undistributed));
       }
     }
+    // sort (and auto where Iceberg asks an order): Iceberg's distribution stays, each task sorts
     orders.add(keyOrder);
-    List<Expression> ranges = new ArrayList<>(orders);
-    return copy(template, Plans.scalaList(orders), copy(repartition, Plans.scalaList(ranges), below));
+    return copy(template, Plans.scalaList(orders), below);
+  }
+
+  /**
+   * A hash repartition of {@code rows} that sends each range of the curve key between the recorded
+   * bounds to a partition in key order ({@link WriteRanges}); {@code null} if Spark would not make it
+   * with the partition count the ranges were mapped to.
+   */
+  private static RepartitionByExpression byRecordedRanges(
+      SparkSession session, Dataset<Row> rows, WriteKeys keys, String carriers) {
+    int partitions = session.sessionState().conf().numShufflePartitions();
+    UserDefinedFunction range = functions.udf(new WriteRanges(keys.payload, keys.rangeBounds, partitions),
+        DataTypes.IntegerType).withName(WriteRanges.NAME);
+    LogicalPlan made = SparkLine.execution(rows.repartition(range.apply(functions.expr(carriers)))).analyzed();
+    if (made instanceof RepartitionByExpression repartition && repartition.optNumPartitions().isEmpty()
+        && repartition.numPartitions() == partitions && repartition.partitioning() instanceof HashPartitioning) {
+      return repartition;
+    }
+    return null;
+  }
+
+  /** Whether Iceberg's distribution is only by the place of the rows a copy-on-write rewrite rewrites. */
+  private static boolean onlyPositions(List<Expression> distributed, boolean rewrite) {
+    for (Expression expression : distributed) {
+      if (!(rewrite && expression instanceof Attribute column && POSITIONS.contains(column.name()))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** {@code order} (ascending, as the key's) of {@code expression} instead. */

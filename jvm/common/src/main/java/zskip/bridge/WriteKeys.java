@@ -40,12 +40,14 @@ final class WriteKeys {
   final int[] fieldIds;
   final String[] carriers;
   final String[] types; // each column's Spark type when optimize recorded the key
+  final long[] rangeBounds; // signed curve keys cutting the table's keys into ranges of as many rows (range mode)
 
-  WriteKeys(byte[] payload, int[] fieldIds, String[] carriers, String[] types) {
+  WriteKeys(byte[] payload, int[] fieldIds, String[] carriers, String[] types, long[] rangeBounds) {
     this.payload = payload;
     this.fieldIds = fieldIds;
     this.carriers = carriers;
     this.types = types;
+    this.rangeBounds = rangeBounds;
   }
 
   /** The recipe of the store file {@code path} of {@code table}; empty when the store has none (written before zskip recorded one). */
@@ -90,7 +92,12 @@ final class WriteKeys {
       carriers[i] = columns.get(i).get("carrier").asText();
       types[i] = columns.get(i).path("type").asText(null);
     }
-    return new WriteKeys(Base64.getDecoder().decode(recipe.get("payload").asText()), ids, carriers, types);
+    JsonNode bounds = recipe.path("range-bounds"); // absent from stores written before range bounds were
+    long[] rangeBounds = new long[bounds.size()];
+    for (int i = 0; i < rangeBounds.length; i++) {
+      rangeBounds[i] = bounds.get(i).asLong();
+    }
+    return new WriteKeys(Base64.getDecoder().decode(recipe.get("payload").asText()), ids, carriers, types, rangeBounds);
   }
 
   /**

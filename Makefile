@@ -15,7 +15,7 @@ BIN35 := $(VENV35)/bin
 JARS_BUILT := src/zskip/jars/.built
 JVM_SOURCES := $(shell find jvm -name '*.java' -o -name pom.xml -o -name build_jars.py)
 
-.PHONY: demo test jars smoke-spark3.5 smoke-iceberg1.11 lint typecheck unit integration bench clean
+.PHONY: demo test jars docs docs-check smoke-spark3.5 smoke-iceberg1.11 lint typecheck unit integration bench clean
 
 # both Spark lines' jars, with their JUnit tests, rebuilt when a Java source or POM changes
 jars: $(JARS_BUILT)
@@ -27,7 +27,7 @@ $(JARS_BUILT): $(JVM_SOURCES)
 $(BIN)/.installed: pyproject.toml $(JARS_BUILT)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,docs]'
 	$(BIN)/zskip jars
 	touch $@
 
@@ -41,7 +41,7 @@ $(BIN35)/.installed: pyproject.toml $(JARS_BUILT)
 demo: $(BIN)/.installed
 	$(BIN)/zskip demo
 
-test: $(BIN)/.installed lint typecheck smoke-spark3.5 smoke-iceberg1.11
+test: $(BIN)/.installed lint typecheck docs smoke-spark3.5 smoke-iceberg1.11
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --durations=25  # the slowest tests named: CI's time is budgeted
 
 # the smoke suite (tests marked smoke) on Spark 3.5
@@ -51,6 +51,15 @@ smoke-spark3.5: $(BIN35)/.installed
 # part of the smoke suite on Spark 4.1 with Iceberg 1.11's runtime (zskip's jars are built against 1.12)
 smoke-iceberg1.11: $(BIN)/.installed
 	ZSKIP_ICEBERG_VERSION=1.11.0 ZSKIP_READ_TABLES=2 $(BIN)/pytest -m "smoke and iceberg_versions" -p no:cacheprovider --durations=5
+
+# the documentation site (docs/, mkdocs.yml) into site/; --strict: a broken link, a missing page or
+# reference, or a docstring that does not render fails the build
+docs: $(BIN)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# screenshots of the built site in headless Chromium (docs/screenshots/), to look at it as a reader does
+docs-check: docs
+	$(BIN)/python docs/screenshots.py site docs/screenshots
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
@@ -72,4 +81,4 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/planning.py --scale-factor 1
 
 clean:
-	rm -rf $(VENV) $(VENV35) warehouse .pytest_cache .mypy_cache .ruff_cache src/zskip/jars jvm/*/target
+	rm -rf $(VENV) $(VENV35) warehouse site .pytest_cache .mypy_cache .ruff_cache src/zskip/jars jvm/*/target

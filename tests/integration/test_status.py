@@ -77,6 +77,7 @@ def test_status_follows_optimize_appends_and_index_refreshes(spark, capsys) -> N
     assert code == 0
     lines = dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in out.splitlines()[1:])
     assert lines["clustered"].startswith("100.0% of rows") and lines["up to date"] == "yes"
+    assert lines["clustered writes"].startswith("auto (the default)")
     html = kept._repr_html_()
     assert "<table>" in html and "index bloom on s" in html
 

@@ -118,7 +118,8 @@ def group_stats(
     (its rows' quantiles in the whole sample) come from a share of about ``w (n + 1) / (n - 1)``, and
     ``real_rows`` rows from there span ``(real_rows - 1) / (real_rows + 1)`` of it.  A column the
     layout clusters keeps narrow bounds; one it does not reaches into its tails, as a real row group
-    of thousands of rows does (a sample of a hundred seldom holds the top per mille).
+    of thousands of rows does (a sample of a hundred seldom holds the top per mille). A run's NULLs
+    (and NaNs) bound nothing: a real row group holds values in the share its run does.
 
     ``cells_of`` (with ``real_rows``) gives, for a column the curve maps monotonically, the rank of
     each of its values: a run's bounds then also reach the first and last sampled value of the ranks
@@ -176,11 +177,14 @@ def _bounds(
         cumulative = np.cumsum(counts)
         position = (cumulative - counts / 2) / cumulative[-1]  # each distinct value's quantile
         n = values.astype(float)
-        stretchable = n >= 2
+        # a real row group holds values in the share its sampled run does: NULLs and NaNs bound nothing
+        run_rows = np.diff(np.append(starts, len(valid))).astype(float)
+        real_values = real_rows * n / np.maximum(run_rows, 1)
+        stretchable = (n >= 2) & (real_values > 2)
         bottom = position[np.clip(low, 0, len(distinct) - 1)]
         top = position[np.clip(high, 0, len(distinct) - 1)]
         width = np.where(stretchable, top - bottom, 0.0)
-        share = width * (n + 1) / np.maximum(n - 1, 1) * (real_rows - 1) / (real_rows + 1)
+        share = width * (n + 1) / np.maximum(n - 1, 1) * (real_values - 1) / (real_values + 1)
         grow = np.maximum(share - width, 0) / 2
         wider_low = np.searchsorted(position, bottom - grow, side="left")
         wider_high = np.searchsorted(position, top + grow, side="right") - 1

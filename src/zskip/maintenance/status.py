@@ -184,22 +184,19 @@ def status(spark: SparkSession, table: str, *, drift: bool = False) -> TableStat
 
 
 def _write_order(value: str | None, recorded: bool) -> str:
-    """What zskip's rule does to a write into the table, in words (``zskip.layout.write_keys``)."""
+    """What zskip's rule does to a write into the table, in a few words (``zskip.layout.write_keys``;
+    short: the CLI prints each row on one line of a terminal)."""
     if not recorded:
-        return "off: the layout was recorded by an earlier zskip; the next optimize records the key writes sort by"
+        return "off until the next optimize (store by an older zskip)"
     mode = (value or "auto").strip().lower()
-    said = f"{WRITE_ORDER_PROPERTY} = {mode}"
     if mode not in WRITE_ORDERS:
-        said = f"{WRITE_ORDER_PROPERTY} = {value!r} is not one of {', '.join(WRITE_ORDERS)}"
-        mode = "auto"
-    elif value is None:
-        said = "the default"
+        return f"auto ({WRITE_ORDER_PROPERTY} = {value!r} is not valid)"
+    said = "the default" if value is None else f"{WRITE_ORDER_PROPERTY} = {mode}"
     return {
         "none": f"off ({said})",
-        "range": f"range ({said}): distributed by ranges of the curve key, then sorted",
-        "sort": f"sort ({said}): each write task sorts its rows by the curve key",
-        "auto": f"auto ({said}): distributed by ranges of the curve key where Iceberg asks no order of its own, "
-        "else each write task sorts its rows by it",
+        "range": f"range ({said}): by curve-key ranges",
+        "sort": f"sort ({said}): each task sorts",
+        "auto": f"auto ({said}): range, or sort under Iceberg's order",
     }[mode]
 
 

@@ -71,15 +71,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     spark = bench_session(args.warehouse)
     ns = "lake.ssb"
     row_group = parse_size(args.row_group_size)
-    load_or_reuse(
-        spark,
-        ns,
-        scale_factor=args.scale_factor,
-        data_dir=Path(args.data_dir),
-        files=args.files,
-        row_group=row_group,
-        reuse=args.reuse_loaded,
-    )
+    load_or_reuse(spark, ns, args)
     source = f"{ns}.lineorder"
     bounds = spark.sql(f"SELECT percentile_approx(lo_orderkey, array({_cuts()})) AS c FROM {source}").first()[0]
     tables = {variant: f"{ns}.lineorder_arriving_{i}" for i, variant in enumerate(VARIANTS)}

@@ -215,15 +215,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     spark = bench_session(args.warehouse)
     ns = "lake.ssb"
     row_group = parse_size(args.row_group_size)
-    load_seconds, counts_by_table = load_or_reuse(
-        spark,
-        ns,
-        scale_factor=args.scale_factor,
-        data_dir=Path(args.data_dir),
-        files=args.files,
-        row_group=row_group,
-        reuse=args.reuse_loaded,
-    )
+    load_seconds, counts_by_table = load_or_reuse(spark, ns, args)
     for table in counts_by_table:
         _fair_reads(spark, f"{ns}.{table}")
     base = f"{ns}.lineorder"
@@ -499,22 +491,22 @@ def row_groups_holding(spark: Any, query: str, table: str) -> int:
     return held
 
 
-def load_or_reuse(
-    spark, ns: str, *, scale_factor: float, data_dir: Path, files: int, row_group: int, reuse: bool
-) -> tuple[float, dict[str, int]]:
-    """The SSB tables in ``ns``, loaded (``reuse``: unless an earlier run left them there): the seconds
-    the load took and each table's row count."""
-    loaded = _loaded(spark, ns, files) if reuse else None
+def load_or_reuse(spark, ns: str, args: argparse.Namespace) -> tuple[float, dict[str, int]]:  # type: ignore[no-untyped-def]
+    """The SSB tables in ``ns``, loaded as the benches' options say (``--scale-factor``, ``--data-dir``,
+    ``--files``, ``--row-group-size``; ``--reuse-loaded``: unless an earlier run left them there): the
+    seconds the load took and each table's row count."""
+    loaded = _loaded(spark, ns, args.files) if args.reuse_loaded else None
     if loaded is not None:
         print(f"reusing the SSB tables in {ns} ({loaded['lineorder']:,} lineorder rows)", flush=True)
         return 0.0, loaded
+    row_group = parse_size(args.row_group_size)
     return timed(
         lambda: load_ssb(
             spark,
             ns,
-            scale_factor=scale_factor,
-            data_dir=data_dir,
-            files=files,
+            scale_factor=args.scale_factor,
+            data_dir=Path(args.data_dir),
+            files=args.files,
             properties={"write.parquet.row-group-size-bytes": str(row_group)},
         )
     )

@@ -180,7 +180,9 @@ final class ClusteredWrites {
     UserDefinedFunction udf = functions.udf(new CurveKeys.Key(keys.payload), DataTypes.LongType).withName(KEY_NAME);
     Column key = udf.apply(functions.expr(carriers));
     Dataset<Row> rows = SparkLine.ofRows(session, SparkLine.empty(query));
-    Sort template = (Sort) SparkLine.execution(rows.repartitionByRange(key).sortWithinPartitions(key)).analyzed();
+    boolean range = mode.equals("range"); // Spark's range partitioning is analysed only where it may be used
+    Sort template = (Sort) SparkLine.execution(range ? rows.repartitionByRange(key).sortWithinPartitions(key)
+        : rows.sortWithinPartitions(key)).analyzed();
     SortOrder keyOrder = Plans.javaList(template.order()).get(0);
 
     List<SortOrder> orders = new ArrayList<>();
@@ -197,7 +199,7 @@ final class ClusteredWrites {
     }
     if (!mode.equals("sort")) {
       // Iceberg's distribution (hash or rebalance by partition, file) gives way to ranges
-      RepartitionByExpression repartition = (RepartitionByExpression) template.child();
+      RepartitionByExpression repartition = range ? (RepartitionByExpression) template.child() : null;
       List<Expression> distributed = List.of();
       LogicalPlan undistributed = below;
       if (below instanceof RepartitionByExpression distribution) {
@@ -217,7 +219,7 @@ final class ClusteredWrites {
           return copy(template, Plans.scalaList(orders), distributedByBounds);
         }
       }
-      if (mode.equals("range")) { // Spark's range partitioning, over Iceberg's order (or distribution) and the key
+      if (range) { // Spark's range partitioning, over Iceberg's order (or distribution) and the key
         if (orders.isEmpty()) {
           for (Expression expression : distributed) {
             orders.add(expression instanceof SortOrder order ? order : (SortOrder) copy(keyOrder, expression));

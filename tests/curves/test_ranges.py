@@ -137,3 +137,19 @@ def test_a_narrow_range_inside_a_wide_one_is_still_told_apart(curve: str) -> Non
     recorded = np.array([[0, (1 << 8) - 1], [beside, beside], [box, box]], np.uint64)
     cover = covered(curve_key_ranges(curve, [0, 0], [0, 0], 4, recorded=recorded))
     assert box in cover and beside not in cover
+
+
+@given(
+    st.sampled_from(["zorder", "hilbert"]),
+    st.integers(2, 4),
+    st.data(),
+)
+def test_a_cells_key_prefix_is_the_index_of_its_corners_top_bits(curve: str, dims: int, data: st.DataObject) -> None:
+    # what the descent relies on to key a cell from its corner's top bits alone, at full width too
+    bits = 64 // dims
+    shift = data.draw(st.integers(0, bits - 1))
+    size = data.draw(st.integers(1, 5))
+    column = st.lists(st.integers(0, (1 << bits) - 1), min_size=size, max_size=size)
+    points = [np.asarray(data.draw(column), np.uint64) for _ in range(dims)]
+    full = INDEX[curve](points, bits) >> np.uint64(dims * shift)
+    assert (full == INDEX[curve]([p >> np.uint64(shift) for p in points], bits - shift)).all()

@@ -99,13 +99,20 @@ def curve_key_ranges(
         plain = _INDEX[curve]
         width = widths[0]
 
-        def index(ranks: Sequence[np.ndarray], _bits: int) -> np.ndarray:
-            return plain(ranks, width)
+        def index(ranks: Sequence[np.ndarray], run: int) -> np.ndarray:
+            # a cell's key prefix from its corner's top bits alone: on both curves the top bits of a
+            # point's index are the index of its top bits (Skilling's passes and the Gray code only carry
+            # information downwards), and the descent's early cells have few of them
+            shift = run // len(ranks)
+            if shift >= width:
+                return np.zeros(len(ranks[0]), dtype=np.uint64)
+            top = plain([column >> np.uint64(shift) for column in ranks], width - shift)
+            return top << np.uint64(run) if run else top
 
         steps = [tuple(range(dims))] * width  # each level halves every column
     else:
 
-        def index(ranks: Sequence[np.ndarray], _bits: int) -> np.ndarray:
+        def index(ranks: Sequence[np.ndarray], _run: int) -> np.ndarray:
             return z_interleave_widths(ranks, widths)
 
         steps = [(column,) for column, _ in weighted_bit_order(widths)]  # each key bit halves one column
@@ -126,10 +133,10 @@ def curve_key_ranges(
         inside = ((children >= lo_arr) & (child_hi <= hi_arr)).all(axis=1)
         run -= len(split)
         if inside.any():
-            found.append(_cell_intervals(index, children[inside], 0, run))
+            found.append(_cell_intervals(index, children[inside], run))
         corners = children[~inside]
         if ranges is not None and len(corners):
-            cells = _cell_intervals(index, corners, 0, run)
+            cells = _cell_intervals(index, corners, run)
             meets = ranges.meet(cells)
             settled = meets & ~ranges.cross(cells)
             found.append(cells[settled])
@@ -137,7 +144,7 @@ def curve_key_ranges(
         if len(corners) == 0:
             break
         if step < len(steps) - 1 and len(corners) * (1 << len(steps[step + 1])) > max_cells:
-            found.append(_cell_intervals(index, corners, 0, run))
+            found.append(_cell_intervals(index, corners, run))
             break
     if not found:
         return np.zeros((0, 2), dtype=np.uint64)
@@ -180,8 +187,9 @@ class _RecordedRanges:
         return (begun > 0) | (ended > 0)
 
 
-def _cell_intervals(index: CurveIndex, corners: np.ndarray, bits: int, run: int) -> np.ndarray:
-    keys = index([corners[:, d] for d in range(corners.shape[1])], bits)
+def _cell_intervals(index: CurveIndex, corners: np.ndarray, run: int) -> np.ndarray:
+    """The key interval of each cell (its corner's row of ``corners``) with ``run`` key bits below its prefix."""
+    keys = index([corners[:, d] for d in range(corners.shape[1])], run)
     mask = np.uint64(((1 << 64) - 1) ^ ((1 << run) - 1))
     starts = keys & mask
     ends = starts + np.uint64((1 << run) - 1)

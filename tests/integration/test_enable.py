@@ -399,6 +399,40 @@ def _properties(spark: Any, table: str) -> dict[str, str]:
     return {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {table}").collect()}
 
 
+def test_a_first_plan_bounding_one_clustered_column_on_one_side_is_decided_without_the_planner(
+    spark: Any, remembered_table: str
+) -> None:
+    # min/max rule out as much as the curve for `a >= ...` (the planner's own rule, curve_range._one_sided):
+    # the commit records which clustered columns are ordered by value, and the rule needs no Python for it
+    properties = _properties(spark, remembered_table)
+    store = properties["zskip.clustering.store"]
+    assert properties["zskip.clustering.value-ordered-field-ids"] == properties["zskip.clustering.field-ids"]
+    assert properties["zskip.clustering.value-ordered-field-ids"].endswith(f"@{store}")
+    slabs = {
+        "a >= 900 AND x < 10": True,  # x is neither clustered nor indexed
+        "a < 20": True,
+        "a BETWEEN 100 AND 120": False,  # a box the curve sees gaps in
+        "a >= 900 AND b < 500": False,  # two clustered columns
+        f"a >= 900 AND {PREDICATE}": False,  # an indexed column
+    }
+    for where, alone in slabs.items():
+        query = f"SELECT count(*) AS n, sum(id) AS s FROM {remembered_table} WHERE {where}"
+        with zskip_off(spark):
+            expected = rows(spark.sql(query))
+        with zskip_on(spark):
+            enable_module.forget_answers(spark)
+            before = hook_counts(spark)
+            frame = spark.sql(query)
+            assert rows(frame) == expected, where
+            after = hook_counts(spark)
+            printed = io.StringIO()
+            with redirect_stdout(printed):
+                frame.explain()
+        assert (after.planned == before.planned) is alone, where
+        if alone:
+            assert "nothing more to skip" in printed.getvalue(), printed.getvalue()
+
+
 def test_a_table_state_s_first_plan_on_other_columns_is_decided_without_the_planner(
     spark: Any, remembered_table: str
 ) -> None:

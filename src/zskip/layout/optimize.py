@@ -63,7 +63,7 @@ from zskip.tablefiles.clustering_store import (
     renamed,
     write_store,
 )
-from zskip.tablefiles.planning_fields import CLUSTERED_FIELDS_PROPERTY, fields_value
+from zskip.tablefiles.planning_fields import clustering_fields
 from zskip.units import format_bytes
 
 __all__ = ["DEFAULT_ROW_GROUP_SIZE", "STEPS", "OptimizeResult", "clustering_store", "optimize"]
@@ -543,14 +543,13 @@ def record_laid_out(target: Target, store: ClusteringStore, fitted: FittedSpec, 
         snapshot_id=start_snapshot,
         write_keys=write_keys(fitted.spec, target.types, fitted.kept_ranges),
     )
-    fields = fields_value(fitted.spec.field_ids, path)
     try:
         swap_property(
             iceberg,
             STORE_PROPERTY,
             expected=store.path,
             value=path,
-            also={CLUSTERED_FIELDS_PROPERTY: fields} if fields is not None else None,
+            also=clustering_fields(fitted.spec, path) or None,
         )
     except BaseException:
         _delete_quietly(iceberg, path)
@@ -596,14 +595,14 @@ def commit_batch(
     the commit fails, the store file goes."""
     store_path = write_store(iceberg, spec, ranges, snapshot_id=start_snapshot, write_keys=write_keys)
     properties = {SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path}
-    fields = fields_value(spec.field_ids, store_path)  # for zskip's rule (zskip.tablefiles.planning_fields)
+    fields = clustering_fields(spec, store_path)  # for zskip's rule (zskip.tablefiles.planning_fields)
     try:
         return commit_rewrites(
             iceberg,
             staged,
             start_snapshot_id=start_snapshot,
             summary={SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path},
-            properties=properties | ({CLUSTERED_FIELDS_PROPERTY: fields} if fields is not None else {}),
+            properties=properties | fields,
         )
     except BaseException:
         _delete_quietly(iceberg, store_path)

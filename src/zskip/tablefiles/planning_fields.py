@@ -8,6 +8,12 @@ field ids in a property, and the rule decides the first plan of a table state al
 
     zskip.clustering.field-ids = 1,4@<the store file it describes>
     zskip.index.field-ids = 7@<the index manifest it describes>
+    zskip.clustering.value-ordered-field-ids = 1,4@<the store file it describes>
+
+The third names the clustered columns whose curve coordinate follows the column's own order (every
+mapping but a dimension's): a filter bounding one such column on one side only (``day >= ...``), and no
+indexed one, is one the curve can rule out no more of than Iceberg's min/max (see
+``zskip.planning.stages.curve_range``), so the rule decides its first plan alone too.
 
 A property that names another file than the one the table points at (written by a zskip that did not
 know it, then left behind) says nothing, and the rule asks the planner, as without it.
@@ -17,10 +23,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["CLUSTERED_FIELDS_PROPERTY", "INDEXED_FIELDS_PROPERTY", "fields_value"]
+from zskip.curves.dimension import DimensionMapping
+from zskip.curves.spec import ClusteringSpec
+
+__all__ = [
+    "CLUSTERED_FIELDS_PROPERTY",
+    "INDEXED_FIELDS_PROPERTY",
+    "VALUE_ORDERED_FIELDS_PROPERTY",
+    "clustering_fields",
+    "fields_value",
+]
 
 CLUSTERED_FIELDS_PROPERTY = "zskip.clustering.field-ids"
 INDEXED_FIELDS_PROPERTY = "zskip.index.field-ids"
+VALUE_ORDERED_FIELDS_PROPERTY = "zskip.clustering.value-ordered-field-ids"
 
 
 def fields_value(field_ids: Iterable[int | None], path: str) -> str | None:
@@ -31,3 +47,13 @@ def fields_value(field_ids: Iterable[int | None], path: str) -> str | None:
     if len(known) < len(set(ids)):
         return None
     return f"{','.join(map(str, known))}@{path}"
+
+
+def clustering_fields(spec: ClusteringSpec, path: str) -> dict[str, str]:
+    """The properties naming the clustered columns of ``spec`` (stored in the file ``path``), and those
+    of them whose coordinate follows the column's order; none when a column is known only by name."""
+    clustered = fields_value(spec.field_ids, path)
+    ordered = fields_value([c.field_id for c in spec.columns if not isinstance(c.mapping, DimensionMapping)], path)
+    if clustered is None or ordered is None:
+        return {}
+    return {CLUSTERED_FIELDS_PROPERTY: clustered, VALUE_ORDERED_FIELDS_PROPERTY: ordered}

@@ -35,7 +35,9 @@ import org.apache.iceberg.expressions.Expression;
  *   <li>the field ids the planner can rule anything out by in that state (the clustered columns and
  *       the indexed ones): a scan joined to no filtered dimension whose filters name none of them can
  *       gain nothing beyond Iceberg's own pruning, whatever its literals. Before the planner's first
- *       answer in a state, the same field ids come from the table's properties ({@link PlanningFields}).
+ *       answer in a state, the same field ids come from the table's properties ({@link PlanningFields}),
+ *       which also tell a filter bounding one clustered column on one side only, which gains nothing
+ *       either ({@link OneSidedBounds}).
  * </ul>
  *
  * Bounded, least recently used first out; what is not here is asked of the planner, as before.
@@ -166,7 +168,12 @@ final class RememberedPlans {
       if (planning == null) { // the state's first plan: what zskip's commits recorded, if they did
         planning = PlanningFields.of(entry.table().properties());
       }
-      if (planning == null || joined.contains(i) || !disjoint(entry, planning)) {
+      if (planning == null || joined.contains(i)) {
+        return null;
+      }
+      if (!disjoint(entry, planning) // a filter on a column the planner plans by: unless it bounds one on one side
+          && !OneSidedBounds.decideAlone(
+              entry.table().schema(), Members.filters(entry.scan()), PlanningFields.described(entry.table().properties()))) {
         return null;
       }
       // the planner's own note for such a scan (zskip.planning.enable.note), word for word

@@ -35,4 +35,19 @@ class PlanningFieldsTest {
     assertNull(PlanningFields.of(Map.of("zskip.clustering.store", "/s", "zskip.clustering.field-ids", "1,x@/s")));
     assertNull(PlanningFields.of(Map.of("zskip.clustering.store", "/s", "zskip.clustering.field-ids", "1,2")));
   }
+
+  @Test
+  void theValueOrderedClusteredFieldsAreAmongTheClusteredOnes() {
+    Map<String, String> properties = Map.of(
+        "zskip.clustering.store", "/s1",
+        "zskip.clustering.field-ids", "1,4,6@/s1",
+        "zskip.clustering.value-ordered-field-ids", "1,4@/s1");
+    assertEquals(new PlanningFields.Described(Set.of(1, 4, 6), Set.of(1, 4), Set.of()), PlanningFields.described(properties));
+    // written by a zskip before them, or for another store: none
+    assertEquals(Set.of(), PlanningFields.described(Map.of(
+        "zskip.clustering.store", "/s1", "zskip.clustering.field-ids", "1@/s1")).valueOrdered());
+    assertEquals(Set.of(), PlanningFields.described(Map.of(
+        "zskip.clustering.store", "/s2", "zskip.clustering.field-ids", "1@/s2",
+        "zskip.clustering.value-ordered-field-ids", "1@/s1")).valueOrdered());
+  }
 }

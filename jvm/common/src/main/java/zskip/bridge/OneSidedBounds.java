@@ -1,0 +1,123 @@
+package zskip.bridge;
+
+import java.util.List;
+import java.util.Set;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.expressions.And;
+import org.apache.iceberg.expressions.Binder;
+import org.apache.iceberg.expressions.BoundPredicate;
+import org.apache.iceberg.expressions.BoundReference;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Not;
+import org.apache.iceberg.expressions.Or;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Whether a scan's filters leave zskip's planner nothing to rule out beyond Iceberg's own min/max, though
+ * they name a clustered column: they bound one clustered column whose curve coordinate follows its
+ * order, of a type whose min/max statistics are exact, on one side only ({@code day >= '2026-01-01'}),
+ * and name no indexed column.
+ *
+ * <p>Every file and row group the curve keeps for such a slab holds a row on the bounded side (the one
+ * with the column's largest, or smallest, value), which its min/max records; so Iceberg's file
+ * statistics and its reader's row-group statistics rule out exactly what the planner would, and the
+ * planner answers "reads what Iceberg planned" (its own rule, {@code zskip.planning.stages.curve_range}).
+ * The rule then decides the scan without asking it. A bound on both sides, on two clustered columns,
+ * or under OR or NOT is a box whose gaps the curve sees and min/max do not: the planner is asked.
+ */
+final class OneSidedBounds {
+  private static final int LOWER = 1;
+  private static final int UPPER = 2;
+  private static final int NEITHER = 4; // a condition on the column that is not a plain bound
+
+  private OneSidedBounds() {}
+
+  /** Whether {@code filters} (a conjunction) over {@code schema} are such a slab of the table {@code fields} describe. */
+  static boolean decideAlone(Schema schema, List<Expression> filters, PlanningFields.Described fields) {
+    if (fields == null || fields.valueOrdered().isEmpty() || filters.isEmpty()) {
+      return false;
+    }
+    Set<Integer> named;
+    try {
+      named = Binder.boundReferences(schema.asStruct(), filters, false);
+    } catch (RuntimeException unbound) {
+      return false;
+    }
+    Integer bounded = null;
+    for (Integer id : named) {
+      if (fields.indexed().contains(id)) {
+        return false;
+      }
+      if (fields.clustered().contains(id)) {
+        if (bounded != null) {
+          return false; // two clustered columns: a box
+        }
+        bounded = id;
+      }
+    }
+    if (bounded == null || !fields.valueOrdered().contains(bounded) || !exactStatistics(schema.findField(bounded))) {
+      return false;
+    }
+    int sides = 0;
+    for (Expression filter : filters) {
+      try {
+        sides |= sides(Binder.bind(schema.asStruct(), filter, false), bounded);
+      } catch (RuntimeException unbound) {
+        return false;
+      }
+    }
+    return sides == LOWER || sides == UPPER || sides == 0;
+  }
+
+  /** Which sides of field {@code id} {@code expression} bounds ({@link #NEITHER}: not only as plain bounds). */
+  private static int sides(Expression expression, int id) {
+    if (expression instanceof And and) {
+      return sides(and.left(), id) | sides(and.right(), id);
+    }
+    if (expression instanceof Or || expression instanceof Not) {
+      return names(expression, id) ? NEITHER : 0;
+    }
+    if (expression instanceof BoundPredicate<?> predicate) {
+      if (predicate.ref().fieldId() != id) {
+        return 0;
+      }
+      if (!(predicate.term() instanceof BoundReference)) {
+        return NEITHER; // a transform of the column
+      }
+      return switch (predicate.op()) {
+        case GT, GT_EQ -> LOWER;
+        case LT, LT_EQ -> UPPER;
+        case NOT_NULL, NOT_NAN -> 0;
+        default -> NEITHER;
+      };
+    }
+    return switch (expression.op()) {
+      case TRUE, FALSE -> 0;
+      default -> NEITHER;
+    };
+  }
+
+  private static boolean names(Expression expression, int id) {
+    if (expression instanceof And and) {
+      return names(and.left(), id) || names(and.right(), id);
+    }
+    if (expression instanceof Or or) {
+      return names(or.left(), id) || names(or.right(), id);
+    }
+    if (expression instanceof Not not) {
+      return names(not.child(), id);
+    }
+    return expression instanceof BoundPredicate<?> predicate && predicate.ref().fieldId() == id;
+  }
+
+  /** Whether min/max statistics of {@code field} are its exact extremes (those of strings may be truncated). */
+  private static boolean exactStatistics(Types.NestedField field) {
+    if (field == null || !field.type().isPrimitiveType()) {
+      return false;
+    }
+    return switch (field.type().typeId().name()) {
+      case "INTEGER", "LONG", "FLOAT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP", "TIMESTAMP_NANO" -> true;
+      default -> false;
+    };
+  }
+}

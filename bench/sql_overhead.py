@@ -136,18 +136,39 @@ def measure(label: str, rows: int, files: int, runs: int) -> Path:
             started = time.perf_counter()
             zskip.sql(spark, query).collect()
             planned.append((time.perf_counter() - started) * 1000)
+        # the same, up to the plan Spark runs (nothing executed): what zskip.sql adds is all here, and
+        # a plan varies by a few ms where a run varies by tens
+        planned_only: dict[str, list[float]] = {"spark": [], "zskip": []}
+        for i in range(runs):
+            for side in ("spark", "zskip") if i % 2 == 0 else ("zskip", "spark"):
+                started = time.perf_counter()
+                frame = spark.sql(query) if side == "spark" else zskip.sql(spark, query)
+                frame._jdf.queryExecution().executedPlan()
+                planned_only[side].append((time.perf_counter() - started) * 1000)
         results[name] = {
+            "plan_spark_ms": statistics.median(planned_only["spark"]),
+            "plan_zskip_ms": statistics.median(planned_only["zskip"]),
+            "plan_paired_added_ms": statistics.median(
+                z - p for z, p in zip(planned_only["zskip"], planned_only["spark"], strict=True)
+            ),
+            "plan_spread_ms": _spread(planned_only["spark"]),
             "spark_ms": statistics.median(plain),
             "zskip_ms": statistics.median(planned),
             # each zskip run minus the plain run just before it: drift on a shared machine cancels
             "paired_added_ms": statistics.median(z - p for z, p in zip(planned, plain, strict=True)),
-            "spread_ms": statistics.quantiles(plain, n=4)[2] - statistics.quantiles(plain, n=4)[0],
+            "spread_ms": _spread(plain),
             "steps_ms": steps(spark, query, runs),
         }
         print(name, json.dumps(results[name]), flush=True)
     path = DOCS / f"sql-overhead-{label}.json"
     path.write_text(json.dumps(results, indent=2))
     return path
+
+
+def _spread(samples: list[float]) -> float:
+    """The interquartile range of ``samples``."""
+    quartiles = statistics.quantiles(samples, n=4)
+    return quartiles[2] - quartiles[0]
 
 
 def report(labels: list[str]) -> Path:
@@ -199,6 +220,38 @@ def report(labels: list[str]) -> Path:
             rows,
         )
     )
+    planned = [
+        [
+            name,
+            label,
+            f"{runs[label][name]['plan_spark_ms']:.1f}",
+            f"{runs[label][name]['plan_zskip_ms']:.1f}",
+            f"{runs[label][name]['plan_paired_added_ms']:+.1f}",
+            f"{runs[label][name]['plan_spread_ms']:.1f}",
+        ]
+        for name in cases
+        for label in labels
+        if "plan_paired_added_ms" in runs[label][name]
+    ]
+    if planned:
+        lines += [
+            "",
+            "The same queries up to the plan Spark runs, nothing executed (`spark.sql(q)` against `zskip.sql(spark, "
+            "q)`, each followed by Spark's `executedPlan`, in alternating order; medians): everything zskip.sql "
+            "adds happens here, and a plan varies by a few ms where a run varies by tens.",
+            "",
+            markdown_table(
+                [
+                    "query",
+                    "zskip",
+                    "spark.sql plan ms",
+                    "zskip.sql plan ms",
+                    "added ms (median of paired runs)",
+                    "spark.sql interquartile range ms",
+                ],
+                planned,
+            ),
+        ]
     lines += ["", "Steps zskip takes before Spark runs the query (median ms of each, measured on its own):", ""]
     step_rows = []
     for name in cases:

@@ -33,6 +33,7 @@ def test_the_value_ordered_columns_leave_out_a_dimension_s_and_a_column_known_by
     assert clustering_fields(spec, "/t/s.puffin") == {
         "zskip.clustering.field-ids": "1,4@/t/s.puffin",
         "zskip.clustering.value-ordered-field-ids": "1@/t/s.puffin",
+        "zskip.clustering.curve": "zorder@/t/s.puffin",
     }
     unnamed = ClusteringSpec(curve="zorder", bits=8, columns=(ColumnMapping("a", RawMapping(bits=8)),))
     assert clustering_fields(unnamed, "/t/s.puffin") == {}

@@ -386,8 +386,8 @@ def test_a_filter_on_no_clustered_or_indexed_column_is_answered_without_the_plan
                 frame.explain()
             assert "nothing more to skip" in printed.getvalue(), printed.getvalue()
         after = hook_counts(spark)
-        # a filter on a clustered column still goes to the planner
-        spark.sql(f"SELECT count(*) FROM {remembered_table} WHERE a = 977").collect()
+        # a filter on the clustered columns still goes to the planner
+        spark.sql(f"SELECT count(*) FROM {remembered_table} WHERE a = 977 AND b < 50000").collect()
         clustered = hook_counts(spark)
     assert after.planned == before.planned and after.remembered >= before.remembered + 3
     assert clustered.planned == after.planned + 1
@@ -402,17 +402,19 @@ def _properties(spark: Any, table: str) -> dict[str, str]:
 def test_a_first_plan_bounding_one_clustered_column_on_one_side_is_decided_without_the_planner(
     spark: Any, remembered_table: str
 ) -> None:
-    # min/max rule out as much as the curve for `a >= ...` (the planner's own rule, curve_range._one_sided):
-    # the commit records which clustered columns are ordered by value, and the rule needs no Python for it
+    # min/max rule out as much as the curve for `a >= ...`, and for any slab of one column of this Hilbert
+    # curve (the planner's own rule, curve_range._one_sided): the commit records which clustered columns
+    # are ordered by value and the curve, and the rule needs no Python for it
     properties = _properties(spark, remembered_table)
     store = properties["zskip.clustering.store"]
     assert properties["zskip.clustering.value-ordered-field-ids"] == properties["zskip.clustering.field-ids"]
     assert properties["zskip.clustering.value-ordered-field-ids"].endswith(f"@{store}")
+    assert properties["zskip.clustering.curve"] == f"hilbert@{store}"
     slabs = {
         "a >= 900 AND x < 10": True,  # x is neither clustered nor indexed
         "a < 20": True,
-        "a BETWEEN 100 AND 120": False,  # a box the curve sees gaps in
-        "a >= 900 AND b < 500": False,  # two clustered columns
+        "a BETWEEN 100 AND 120": True,  # along the Hilbert curve, a key range across the slab meets it
+        "a >= 900 AND b < 500": False,  # two clustered columns: a box the curve sees gaps in
         f"a >= 900 AND {PREDICATE}": False,  # an indexed column
     }
     for where, alone in slabs.items():

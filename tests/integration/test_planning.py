@@ -106,8 +106,9 @@ def test_a_clustered_table_reads_few_files_and_explain_says_which_stage_skipped_
     # a filter on one clustered column, and a projection without the other
     narrow = "a BETWEEN 10 AND 12"
     assert same_rows(zskip.read(spark, table, narrow).select("x"), spark.table(table).where(narrow).select("x"))
-    # a slab open on one side of one clustered column: min/max rule out as much as the curve would, so
-    # the curve's descent is left out (and the plan is the one it would have made)
+    # a slab open on one side of one clustered column, or any slab of one column of this Hilbert curve:
+    # min/max rule out as much as the curve would, so the curve's descent is left out (and the plan is
+    # the one it would have made)
     import dataclasses
 
     from zskip.planning import STAGES
@@ -118,13 +119,15 @@ def test_a_clustered_table_reads_few_files_and_explain_says_which_stage_skipped_
     slabs = (
         ("a >= 900", True),
         ("d < DATE'1991-06-01'", True),
-        (narrow, False),
+        (narrow, True),
+        ("d BETWEEN DATE'1995-01-01' AND DATE'1995-02-01'", True),
         ("a >= 900 AND d > DATE'2000-01-01'", False),
     )
     for where, skipped in slabs:
         result = zskip.explain(spark, table, where)
         curve = next(stage for stage in result.stages if stage.name == "curve range")
-        assert bool(curve.skipped) == skipped and (not skipped or "one side" in (curve.skipped or "")), where
+        reason = curve.skipped or ""
+        assert bool(curve.skipped) == skipped and (not skipped or "one side" in reason or "Hilbert" in reason), where
         ran = zskip.explain(spark, table, where, stages=always)
         assert (ran.files, ran.row_groups_read) == (result.files, result.row_groups_read), where
 

@@ -9,11 +9,13 @@ field ids in a property, and the rule decides the first plan of a table state al
     zskip.clustering.field-ids = 1,4@<the store file it describes>
     zskip.index.field-ids = 7@<the index manifest it describes>
     zskip.clustering.value-ordered-field-ids = 1,4@<the store file it describes>
+    zskip.clustering.curve = hilbert@<the store file it describes>
 
 The third names the clustered columns whose curve coordinate follows the column's own order (every
-mapping but a dimension's): a filter bounding one such column on one side only (``day >= ...``), and no
-indexed one, is one the curve can rule out no more of than Iceberg's min/max (see
-``zskip.planning.stages.curve_range``), so the rule decides its first plan alone too.
+mapping but a dimension's): a filter bounding one such column on one side only (``day >= ...``), or on
+any side along the Hilbert curve, and no indexed one, is one the curve can rule out no more of than
+Iceberg's min/max (see ``zskip.planning.stages.curve_range``), so the rule decides its first plan alone
+too.
 
 A property that names another file than the one the table points at (written by a zskip that did not
 know it, then left behind) says nothing, and the rule asks the planner, as without it.
@@ -28,6 +30,7 @@ from zskip.curves.spec import ClusteringSpec
 
 __all__ = [
     "CLUSTERED_FIELDS_PROPERTY",
+    "CURVE_PROPERTY",
     "INDEXED_FIELDS_PROPERTY",
     "VALUE_ORDERED_FIELDS_PROPERTY",
     "clustering_fields",
@@ -37,6 +40,7 @@ __all__ = [
 CLUSTERED_FIELDS_PROPERTY = "zskip.clustering.field-ids"
 INDEXED_FIELDS_PROPERTY = "zskip.index.field-ids"
 VALUE_ORDERED_FIELDS_PROPERTY = "zskip.clustering.value-ordered-field-ids"
+CURVE_PROPERTY = "zskip.clustering.curve"
 
 
 def fields_value(field_ids: Iterable[int | None], path: str) -> str | None:
@@ -50,10 +54,15 @@ def fields_value(field_ids: Iterable[int | None], path: str) -> str | None:
 
 
 def clustering_fields(spec: ClusteringSpec, path: str) -> dict[str, str]:
-    """The properties naming the clustered columns of ``spec`` (stored in the file ``path``), and those
-    of them whose coordinate follows the column's order; none when a column is known only by name."""
+    """The properties naming the clustered columns of ``spec`` (stored in the file ``path``), those of
+    them whose coordinate follows the column's order, and its curve; none when a column is known only by
+    name."""
     clustered = fields_value(spec.field_ids, path)
     ordered = fields_value([c.field_id for c in spec.columns if not isinstance(c.mapping, DimensionMapping)], path)
     if clustered is None or ordered is None:
         return {}
-    return {CLUSTERED_FIELDS_PROPERTY: clustered, VALUE_ORDERED_FIELDS_PROPERTY: ordered}
+    return {
+        CLUSTERED_FIELDS_PROPERTY: clustered,
+        VALUE_ORDERED_FIELDS_PROPERTY: ordered,
+        CURVE_PROPERTY: f"{spec.curve}@{path}",
+    }

@@ -67,13 +67,18 @@ def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
 
 def _one_sided(inputs: PlanInputs) -> str | None:
     """Why the curve stage can rule out nothing min/max statistics will not, when the query box bounds a
-    single clustered column of a numeric or temporal type, on one side only (``k >= 100``); else ``None``.
+    single clustered column of a numeric or temporal type, on one side only (``k >= 100``), or on any
+    side along the Hilbert curve; else ``None``.
 
-    Every file and row group the curve keeps for such a slab then holds a row with the column on the
-    bounded side: the one with the column's largest (or smallest) value, which its min/max records.
-    So Iceberg's file min/max and the row-group stage rule out exactly as much, and the descent into
-    the curve (several milliseconds for a slab across most of the key space) is saved.  A bound on both
-    sides, or on two columns, is a box whose gaps the curve can see and min/max cannot.
+    On one side: every file and row group min/max keep holds a row with the column on the bounded side
+    (the one with the column's largest, or smallest, value), a point of the box, so the curve keeps it
+    too.  Along the Hilbert curve: consecutive keys are neighbouring cells, so the keys between a file's
+    least and greatest pass through every coordinate of the column between theirs; a file min/max keep
+    holds a row in the slab or rows on both sides of it, and its key range meets the slab either way.
+    So Iceberg's file min/max and the row-group stage rule out as much, and the descent into the curve
+    (several milliseconds for a slab across most of the key space) is saved.  A bound on two columns, or
+    a slab of the Z curve (whose key ranges jump over it), is a box whose gaps the curve can see and
+    min/max cannot.
     """
     store = inputs.metadata.store()
     if store is None:
@@ -87,9 +92,11 @@ def _one_sided(inputs: PlanInputs) -> str | None:
     kind = arrow_types.get(name)
     if column is None or isinstance(column.mapping, DimensionMapping) or kind is None or not _ordered_stats(kind):
         return None
-    if low is not None and high is not None:
-        return None
-    return f"the filter bounds one clustered column ({name}) on one side: min/max rule out as much"
+    if low is None or high is None:
+        return f"the filter bounds one clustered column ({name}) on one side: min/max rule out as much"
+    if store.spec.curve == "hilbert":
+        return f"the filter bounds one clustered column ({name}) of a Hilbert curve: min/max rule out as much"
+    return None
 
 
 def _ordered_stats(kind: pa.DataType) -> bool:

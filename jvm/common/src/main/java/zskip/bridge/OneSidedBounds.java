@@ -15,15 +15,17 @@ import org.apache.iceberg.types.Types;
 /**
  * Whether a scan's filters leave zskip's planner nothing to rule out beyond Iceberg's own min/max, though
  * they name a clustered column: they bound one clustered column whose curve coordinate follows its
- * order, of a type whose min/max statistics are exact, on one side only ({@code day >= '2026-01-01'}),
- * and name no indexed column.
+ * order, of a type whose min/max statistics are exact, on one side only ({@code day >= '2026-01-01'}) or,
+ * along the Hilbert curve, on any side, and name no indexed column.
  *
- * <p>Every file and row group the curve keeps for such a slab holds a row on the bounded side (the one
- * with the column's largest, or smallest, value), which its min/max records; so Iceberg's file
- * statistics and its reader's row-group statistics rule out exactly what the planner would, and the
- * planner answers "reads what Iceberg planned" (its own rule, {@code zskip.planning.stages.curve_range}).
- * The rule then decides the scan without asking it. A bound on both sides, on two clustered columns,
- * or under OR or NOT is a box whose gaps the curve sees and min/max do not: the planner is asked.
+ * <p>A file or row group min/max keep then has a key range meeting the slab: on one side, it holds a
+ * row on the bounded side (the one with the column's largest, or smallest, value); along the Hilbert
+ * curve, whose consecutive keys are neighbouring cells, a range from one side of a slab to the other
+ * passes through it. So Iceberg's file statistics and its reader's row-group statistics rule out what
+ * the planner would, and the planner answers "reads what Iceberg planned" (its own rule,
+ * {@code zskip.planning.stages.curve_range}). The rule then decides the scan without asking it. A bound
+ * on both sides of a Z curve's column, on two clustered columns, or under OR or NOT is a box whose gaps
+ * the curve sees and min/max do not: the planner is asked.
  */
 final class OneSidedBounds {
   private static final int LOWER = 1;
@@ -66,7 +68,7 @@ final class OneSidedBounds {
         return false;
       }
     }
-    return sides == LOWER || sides == UPPER || sides == 0;
+    return sides == LOWER || sides == UPPER || sides == 0 || (fields.hilbert() && sides == (LOWER | UPPER));
   }
 
   /** Which sides of field {@code id} {@code expression} bounds ({@link #NEITHER}: not only as plain bounds). */
@@ -87,6 +89,7 @@ final class OneSidedBounds {
       return switch (predicate.op()) {
         case GT, GT_EQ -> LOWER;
         case LT, LT_EQ -> UPPER;
+        case EQ -> LOWER | UPPER;
         case NOT_NULL, NOT_NAN -> 0;
         default -> NEITHER;
       };

@@ -9,7 +9,8 @@ import java.util.Set;
  * zskip's commits record beside the clustering store and the index manifest they describe
  * ({@code zskip.tablefiles.planning_fields}): {@code zskip.clustering.field-ids = 1,4@<store file>},
  * {@code zskip.index.field-ids = 7@<manifest file>} and, of the clustered ones, those whose curve
- * coordinate follows the column's own order, {@code zskip.clustering.value-ordered-field-ids = 1,4@<store file>}.
+ * coordinate follows the column's own order, {@code zskip.clustering.value-ordered-field-ids = 1,4@<store file>},
+ * and the curve, {@code zskip.clustering.curve = hilbert@<store file>}.
  *
  * <p>With them the rule decides the first plan of a table state without the planner, as it does once
  * the planner has answered for that state. A property describing another file than the one the table
@@ -20,11 +21,15 @@ final class PlanningFields {
   static final String STORE = "zskip.clustering.store";
   static final String CLUSTERED = "zskip.clustering.field-ids";
   static final String VALUE_ORDERED = "zskip.clustering.value-ordered-field-ids";
+  static final String CURVE = "zskip.clustering.curve";
   static final String MANIFEST = "zskip.index.manifest";
   static final String INDEXED = "zskip.index.field-ids";
 
-  /** What the properties say of a table state: its clustered, value-ordered clustered and indexed field ids. */
-  record Described(Set<Integer> clustered, Set<Integer> valueOrdered, Set<Integer> indexed) {}
+  /**
+   * What the properties say of a table state: its clustered, value-ordered clustered and indexed field
+   * ids, and whether its curve is Hilbert's (consecutive keys are neighbouring cells).
+   */
+  record Described(Set<Integer> clustered, Set<Integer> valueOrdered, Set<Integer> indexed, boolean hilbert) {}
 
   private PlanningFields() {}
 
@@ -41,7 +46,8 @@ final class PlanningFields {
 
   /**
    * Each set {@code properties} describe, or {@code null} if the clustered or indexed ones are not
-   * described; value-ordered ones not described (a table a zskip before them clustered) are none.
+   * described; value-ordered ones not described (a table a zskip before them clustered) are none, and
+   * a curve not described is not Hilbert's.
    */
   static Described described(Map<String, String> properties) {
     Set<Integer> clustered = new HashSet<>();
@@ -54,7 +60,9 @@ final class PlanningFields {
       valueOrdered.clear();
     }
     valueOrdered.retainAll(clustered);
-    return new Described(Set.copyOf(clustered), Set.copyOf(valueOrdered), Set.copyOf(indexed));
+    String store = properties.get(STORE);
+    boolean hilbert = store != null && ("hilbert@" + store).equals(properties.get(CURVE));
+    return new Described(Set.copyOf(clustered), Set.copyOf(valueOrdered), Set.copyOf(indexed), hilbert);
   }
 
   /** Adds the ids {@code idsKey} records for the file {@code fileKey} names; false when it records none. */

@@ -29,7 +29,9 @@ class OneSidedBoundsTest {
       Types.NestedField.optional(6, "d", Types.DateType.get()));
   // a, b, s and d clustered (d through a dimension's order), id indexed
   private static final PlanningFields.Described FIELDS =
-      new PlanningFields.Described(Set.of(1, 2, 4, 6), Set.of(1, 2, 4), Set.of(5));
+      new PlanningFields.Described(Set.of(1, 2, 4, 6), Set.of(1, 2, 4), Set.of(5), false);
+  private static final PlanningFields.Described HILBERT =
+      new PlanningFields.Described(Set.of(1, 2, 4, 6), Set.of(1, 2, 4), Set.of(5), true);
 
   private static boolean alone(Expression... filters) {
     return OneSidedBounds.decideAlone(SCHEMA, List.of(filters), FIELDS);
@@ -59,7 +61,17 @@ class OneSidedBoundsTest {
     assertFalse(alone(greaterThan("d", 19000))); // its coordinate follows the dimension, not the date
     assertFalse(OneSidedBounds.decideAlone(SCHEMA, List.of(greaterThan("a", 5)), null)); // not described
     assertFalse(OneSidedBounds.decideAlone(
-        SCHEMA, List.of(greaterThan("a", 5)), new PlanningFields.Described(Set.of(1), Set.of(), Set.of())));
+        SCHEMA, List.of(greaterThan("a", 5)), new PlanningFields.Described(Set.of(1), Set.of(), Set.of(), true)));
     assertFalse(alone(greaterThan("nope", 5))); // does not bind: the planner says what to do
+  }
+
+  @Test
+  void alongTheHilbertCurveAnySlabOfOneColumnIsDecidedAlone() {
+    List<Expression> between = List.of(greaterThan("a", 5), lessThan("a", 9));
+    assertTrue(OneSidedBounds.decideAlone(SCHEMA, between, HILBERT));
+    assertTrue(OneSidedBounds.decideAlone(SCHEMA, List.of(equal("a", 5)), HILBERT));
+    assertFalse(OneSidedBounds.decideAlone(SCHEMA, List.of(in("a", 1, 9)), HILBERT)); // not a plain bound
+    assertFalse(OneSidedBounds.decideAlone(SCHEMA, List.of(equal("a", 5), equal("b", 2L)), HILBERT));
+    assertFalse(OneSidedBounds.decideAlone(SCHEMA, List.of(equal("a", 5), equal("id", 2L)), HILBERT));
   }
 }

@@ -1,6 +1,7 @@
 package zskip.bridge;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.util.Map;
@@ -41,8 +42,12 @@ class PlanningFieldsTest {
     Map<String, String> properties = Map.of(
         "zskip.clustering.store", "/s1",
         "zskip.clustering.field-ids", "1,4,6@/s1",
-        "zskip.clustering.value-ordered-field-ids", "1,4@/s1");
-    assertEquals(new PlanningFields.Described(Set.of(1, 4, 6), Set.of(1, 4), Set.of()), PlanningFields.described(properties));
+        "zskip.clustering.value-ordered-field-ids", "1,4@/s1",
+        "zskip.clustering.curve", "hilbert@/s1");
+    assertEquals(
+        new PlanningFields.Described(Set.of(1, 4, 6), Set.of(1, 4), Set.of(), true), PlanningFields.described(properties));
+    assertFalse(PlanningFields.described(Map.of("zskip.clustering.store", "/s2", "zskip.clustering.field-ids", "1@/s2",
+        "zskip.clustering.curve", "hilbert@/s1")).hilbert()); // described for another store
     // written by a zskip before them, or for another store: none
     assertEquals(Set.of(), PlanningFields.described(Map.of(
         "zskip.clustering.store", "/s1", "zskip.clustering.field-ids", "1@/s1")).valueOrdered());

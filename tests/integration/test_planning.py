@@ -140,7 +140,8 @@ def test_the_curve_stage_is_left_out_only_where_bitmaps_decide_every_row_and_the
     from zskip.planning import STAGES
 
     table = make_table(spark, "lake.plan.clustered_bitmaps", rows=40_000, files=6, properties=SMALL_ROW_GROUPS)
-    zskip.optimize(spark, table, by=["a", "d"], target_file_size=table_bytes(spark, table) // 16)
+    # the Z curve: along Hilbert's the curve is left out of any one-column filter (min/max rule out as much)
+    zskip.optimize(spark, table, by=["a", "d"], curve="zorder", target_file_size=table_bytes(spark, table) // 16)
     zskip.create_index(spark, table, "a", kind="bitmap")
     zskip.create_index(spark, table, "d", kind="bitmap")
     filters = ["a = 17 AND d > DATE'2000-01-01'", "a BETWEEN 10 AND 11", "a = 17 AND s = 'k4'"]

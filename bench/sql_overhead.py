@@ -471,8 +471,9 @@ def enable_report(labels: list[str], versions: str) -> Path:
 
 
 ENABLE_VERSIONS = (
-    "*s49* is zskip at b4e9fb2 (`PYTHONPATH=<its src>`, its jar built there), the version before the one-column "
-    "slabs were decided in the JVM; *s50* is the commit this report came with."
+    "*before* is zskip at 439b6da (`PYTHONPATH=<its src>`, its jar built there): every plan of a table zskip "
+    "clustered asks the planner, so its *remembered* and *asked* runs are the same thing; *s50* is the commit "
+    "this report came with (first plans of one-column slabs decided in the JVM)."
 )
 
 

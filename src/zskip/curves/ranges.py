@@ -112,7 +112,7 @@ def curve_key_ranges(
         steps = [tuple(range(dims))] * width  # each level halves every column
     else:
 
-        def index(ranks: Sequence[np.ndarray], _run: int) -> np.ndarray:
+        def index(ranks: Sequence[np.ndarray], run: int) -> np.ndarray:  # unequal widths: the whole key
             return z_interleave_widths(ranks, widths)
 
         steps = [(column,) for column, _ in weighted_bit_order(widths)]  # each key bit halves one column

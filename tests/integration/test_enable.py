@@ -403,7 +403,7 @@ def test_a_first_plan_bounding_one_clustered_column_on_one_side_is_decided_witho
     spark: Any, remembered_table: str
 ) -> None:
     # min/max rule out as much as the curve for `a >= ...`, and for any slab of one column of this Hilbert
-    # curve (the planner's own rule, curve_range._one_sided): the commit records which clustered columns
+    # curve (the planner's own rule, curve_range._minmax_suffices): the commit records which clustered columns
     # are ordered by value and the curve, and the rule needs no Python for it
     properties = _properties(spark, remembered_table)
     store = properties["zskip.clustering.store"]

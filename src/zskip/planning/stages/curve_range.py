@@ -40,9 +40,9 @@ def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
     would only save the index stage work on the files it drops, and for a few files that work costs
     less than the descent.
     """
-    one_sided = _one_sided(inputs) if candidates.files else None
-    if one_sided is not None:
-        return one_sided
+    minmax_suffices = _minmax_suffices(inputs) if candidates.files else None
+    if minmax_suffices is not None:
+        return minmax_suffices
     manifest = inputs.metadata.manifest() if candidates.files else None
     if manifest is None or len(candidates.files) > EXACT_INDEX_FILES or inputs.metadata.store() is None:
         return None
@@ -65,7 +65,7 @@ def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
     return f"exact indexes ({', '.join(sorted(used))}) on " + ", ".join(names) + " decide every row of these files"
 
 
-def _one_sided(inputs: PlanInputs) -> str | None:
+def _minmax_suffices(inputs: PlanInputs) -> str | None:
     """Why the curve stage can rule out nothing min/max statistics will not, when the query box bounds a
     single clustered column of a numeric or temporal type, on one side only (``k >= 100``), or on any
     side along the Hilbert curve; else ``None``.

@@ -14,9 +14,9 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
-import org.apache.iceberg.expressions.Binder;
 import org.apache.iceberg.expressions.Expression;
 
 /**
@@ -37,7 +37,7 @@ import org.apache.iceberg.expressions.Expression;
  *       gain nothing beyond Iceberg's own pruning, whatever its literals. Before the planner's first
  *       answer in a state, the same field ids come from the table's properties ({@link PlanningFields}),
  *       which also tell a filter bounding one clustered column on one side only, which gains nothing
- *       either ({@link OneSidedBounds}).
+ *       either ({@link MinMaxSuffices}).
  * </ul>
  *
  * Bounded, least recently used first out; what is not here is asked of the planner, as before.
@@ -171,9 +171,13 @@ final class RememberedPlans {
       if (planning == null || joined.contains(i)) {
         return null;
       }
-      if (!disjoint(entry, planning) // a filter on a column the planner plans by: unless it bounds one on one side
-          && !OneSidedBounds.decideAlone(
-              entry.table().schema(), Members.filters(entry.scan()), PlanningFields.described(entry.table().properties()))) {
+      Schema schema = entry.table().schema();
+      BoundFilters filters = BoundFilters.of(schema, Members.filters(entry.scan()));
+      if (filters == null) {
+        return null; // a filter this schema cannot bind: the planner says what to do
+      }
+      if (!filters.disjointFrom(planning) // a filter on a column the planner plans by: unless min/max suffice for it
+          && !MinMaxSuffices.decideAlone(schema, filters, PlanningFields.described(entry.table().properties()))) {
         return null;
       }
       // the planner's own note for such a scan (zskip.planning.enable.note), word for word
@@ -204,26 +208,6 @@ final class RememberedPlans {
       long size = note.length() + (files == null ? 0 : files.toString().length()) + keys.answers()[i].length();
       remember(keys.answers()[i], new Answer(note, files, record, size));
     }
-  }
-
-  /** Whether the filters pushed to {@code entry}'s scan name none of {@code fields}. */
-  private static boolean disjoint(ScanEntry entry, Set<Integer> fields) throws ReflectiveOperationException {
-    List<Expression> filters = Members.filters(entry.scan());
-    if (filters.isEmpty()) {
-      return true;
-    }
-    Set<Integer> named;
-    try {
-      named = Binder.boundReferences(entry.table().schema().asStruct(), filters, false);
-    } catch (RuntimeException unbound) {
-      return false; // a filter this schema cannot bind: the planner says what to do
-    }
-    for (Integer id : named) {
-      if (fields.contains(id)) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /** The metadata file of {@code table}'s loaded state, or {@code null} when it has none to name. */

@@ -9,7 +9,9 @@ import static org.apache.iceberg.expressions.Expressions.lessThanOrEqual;
 import static org.apache.iceberg.expressions.Expressions.not;
 import static org.apache.iceberg.expressions.Expressions.notNull;
 import static org.apache.iceberg.expressions.Expressions.or;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -19,7 +21,7 @@ import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 
-class OneSidedBoundsTest {
+class MinMaxSufficesTest {
   private static final Schema SCHEMA = new Schema(
       Types.NestedField.optional(1, "a", Types.IntegerType.get()),
       Types.NestedField.optional(2, "b", Types.LongType.get()),
@@ -34,7 +36,12 @@ class OneSidedBoundsTest {
       new PlanningFields.Described(Set.of(1, 2, 4, 6), Set.of(1, 2, 4), Set.of(5), true);
 
   private static boolean alone(Expression... filters) {
-    return OneSidedBounds.decideAlone(SCHEMA, List.of(filters), FIELDS);
+    return alone(FIELDS, filters);
+  }
+
+  private static boolean alone(PlanningFields.Described fields, Expression... filters) {
+    BoundFilters bound = BoundFilters.of(SCHEMA, List.of(filters));
+    return bound != null && MinMaxSuffices.decideAlone(SCHEMA, bound, fields);
   }
 
   @Test
@@ -59,19 +66,26 @@ class OneSidedBoundsTest {
     assertFalse(alone(greaterThan("a", 5), equal("id", 3L))); // an index may rule row groups out
     assertFalse(alone(greaterThan("s", "m"))); // min/max of strings may be truncated
     assertFalse(alone(greaterThan("d", 19000))); // its coordinate follows the dimension, not the date
-    assertFalse(OneSidedBounds.decideAlone(SCHEMA, List.of(greaterThan("a", 5)), null)); // not described
-    assertFalse(OneSidedBounds.decideAlone(
-        SCHEMA, List.of(greaterThan("a", 5)), new PlanningFields.Described(Set.of(1), Set.of(), Set.of(), true)));
-    assertFalse(alone(greaterThan("nope", 5))); // does not bind: the planner says what to do
+    assertFalse(alone((PlanningFields.Described) null, greaterThan("a", 5))); // not described
+    assertFalse(alone(new PlanningFields.Described(Set.of(1), Set.of(), Set.of(), true), greaterThan("a", 5)));
+    assertNull(BoundFilters.of(SCHEMA, List.of(greaterThan("nope", 5)))); // does not bind: the planner says what to do
   }
 
   @Test
   void alongTheHilbertCurveAnySlabOfOneColumnIsDecidedAlone() {
-    List<Expression> between = List.of(greaterThan("a", 5), lessThan("a", 9));
-    assertTrue(OneSidedBounds.decideAlone(SCHEMA, between, HILBERT));
-    assertTrue(OneSidedBounds.decideAlone(SCHEMA, List.of(equal("a", 5)), HILBERT));
-    assertFalse(OneSidedBounds.decideAlone(SCHEMA, List.of(in("a", 1, 9)), HILBERT)); // not a plain bound
-    assertFalse(OneSidedBounds.decideAlone(SCHEMA, List.of(equal("a", 5), equal("b", 2L)), HILBERT));
-    assertFalse(OneSidedBounds.decideAlone(SCHEMA, List.of(equal("a", 5), equal("id", 2L)), HILBERT));
+    assertTrue(alone(HILBERT, greaterThan("a", 5), lessThan("a", 9)));
+    assertTrue(alone(HILBERT, equal("a", 5)));
+    assertFalse(alone(HILBERT, in("a", 1, 9))); // not a plain bound
+    assertFalse(alone(HILBERT, equal("a", 5), equal("b", 2L)));
+    assertFalse(alone(HILBERT, equal("a", 5), equal("id", 2L)));
+  }
+
+  @Test
+  void boundFiltersNameTheFieldsOfEveryBranch() {
+    BoundFilters bound = BoundFilters.of(SCHEMA, List.of(or(greaterThan("a", 5), not(lessThan("x", 1.0))), notNull("s")));
+    assertEquals(Set.of(1, 3, 4), bound.fieldIds());
+    assertTrue(bound.disjointFrom(Set.of(2, 5)));
+    assertFalse(bound.disjointFrom(Set.of(3)));
+    assertTrue(BoundFilters.of(SCHEMA, List.of()).disjointFrom(Set.of(1)));
   }
 }

@@ -1,10 +1,8 @@
 package zskip.bridge;
 
 import java.util.List;
-import java.util.Set;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.expressions.And;
-import org.apache.iceberg.expressions.Binder;
 import org.apache.iceberg.expressions.BoundPredicate;
 import org.apache.iceberg.expressions.BoundReference;
 import org.apache.iceberg.expressions.Expression;
@@ -27,26 +25,20 @@ import org.apache.iceberg.types.Types;
  * on both sides of a Z curve's column, on two clustered columns, or under OR or NOT is a box whose gaps
  * the curve sees and min/max do not: the planner is asked.
  */
-final class OneSidedBounds {
+final class MinMaxSuffices {
   private static final int LOWER = 1;
   private static final int UPPER = 2;
   private static final int NEITHER = 4; // a condition on the column that is not a plain bound
 
-  private OneSidedBounds() {}
+  private MinMaxSuffices() {}
 
-  /** Whether {@code filters} (a conjunction) over {@code schema} are such a slab of the table {@code fields} describe. */
-  static boolean decideAlone(Schema schema, List<Expression> filters, PlanningFields.Described fields) {
-    if (fields == null || fields.valueOrdered().isEmpty() || filters.isEmpty()) {
-      return false;
-    }
-    Set<Integer> named;
-    try {
-      named = Binder.boundReferences(schema.asStruct(), filters, false);
-    } catch (RuntimeException unbound) {
+  /** Whether {@code filters} (a conjunction, bound to {@code schema}) are such a slab of the table {@code fields} describe. */
+  static boolean decideAlone(Schema schema, BoundFilters filters, PlanningFields.Described fields) {
+    if (fields == null || fields.valueOrdered().isEmpty() || filters.bound().isEmpty()) {
       return false;
     }
     Integer bounded = null;
-    for (Integer id : named) {
+    for (Integer id : filters.fieldIds()) {
       if (fields.indexed().contains(id)) {
         return false;
       }
@@ -61,12 +53,8 @@ final class OneSidedBounds {
       return false;
     }
     int sides = 0;
-    for (Expression filter : filters) {
-      try {
-        sides |= sides(Binder.bind(schema.asStruct(), filter, false), bounded);
-      } catch (RuntimeException unbound) {
-        return false;
-      }
+    for (Expression filter : filters.bound()) {
+      sides |= sides(filter, bounded);
     }
     return sides == LOWER || sides == UPPER || sides == 0 || (fields.hilbert() && sides == (LOWER | UPPER));
   }

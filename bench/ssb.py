@@ -4,7 +4,11 @@
 
 Configurations: (a) as loaded, (b) Iceberg sort by lo_orderdate, (c) Iceberg zorder, (d) zskip
 zorder raw, (e) zskip zorder rank, (f) zskip hilbert rank; zskip's with min/max only, + bloom and
-+ bitmap on the filtered lineorder columns.  Queries: the 13 SSB queries and source document 001's
++ bitmap on the filtered lineorder columns; (g) zskip's star layout, through lineorder's dimensions; (h)
+(c)'s table read through zskip; (i) the native peer, (c) with Iceberg's own Parquet bloom filters
+(``bench.native_peer``); (j) what zskip's advisor lays out and indexes for the run's own queries
+(``zskip.advise(..., apply=True)`` on a copy of (a)), the side the native peer is measured against
+when the run has it.  Queries: the 13 SSB queries and source document 001's
 seven lineorder filters (literals drawn from the data, see ``doc001_filters``).  Plain Spark SQL
 runs (a)-(c), ``zskip.sql`` runs (d)-(f); every configuration must return the same rows.
 
@@ -33,13 +37,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, timed, write_report
 from bench.layouts import lay_out_once
-from bench.native_peer import NATIVE, bloom_bytes, bloom_properties, native_chart, native_lines, rows_per_row_group
+from bench.native_peer import (
+    NATIVE,
+    PAIR_SECONDS,
+    bloom_bytes,
+    bloom_properties,
+    native_chart,
+    native_lines,
+    rows_per_row_group,
+)
 from bench.native_peer import head_to_head as native_head_to_head
 from zskip import Dimension, create_index, disable, drop_index, enable, list_indexes
 from zskip.datasets import SSB_QUERIES, load_ssb
 from zskip.iceberg.files import data_files
 from zskip.iceberg.scan_stats import scanned_rows
-from zskip.layout.compare import Layout, iceberg_layout, zskip_layout
+from zskip.layout.compare import Layout, copy_and_lay_out, iceberg_layout, zskip_layout
+from zskip.layout.optimize import ROW_GROUP_PROPERTY
+from zskip.maintenance.advise import advise as zskip_advise
 from zskip.planning import explain_sql
 from zskip.planning import sql as zskip_sql
 from zskip.planning.plan import ICEBERG_STAGE
@@ -50,6 +64,7 @@ CLUSTER = ["lo_ordtotalprice", "lo_revenue", "lo_quantity"]
 STAR_PLAIN = "(g) zskip star, plain spark.sql, zskip off"
 STAR_ENABLED = "(g) zskip star, plain spark.sql, zskip.enable"
 INDEXED = ["lo_ordtotalprice", "lo_revenue", "lo_quantity", "lo_discount"]
+ADVISED = "(j) zskip as advised for the run's queries"
 
 
 def doc001_filters(spark, lineorder: str) -> dict[str, str]:
@@ -179,7 +194,8 @@ def _fair_reads(spark, table: str) -> None:
     spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ({FAIR_READS})")
 
 
-def main(argv: list[str] | None = None) -> dict[str, dict]:
+def options() -> argparse.ArgumentParser:
+    """The benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale-factor", type=float, default=1.0)
     parser.add_argument("--files", type=int, default=64, help="lineorder data files as loaded")
@@ -191,9 +207,10 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     parser.add_argument("--output", default=str(DOCS), help="where ssb.md and its charts go")
     parser.add_argument(
         "--layouts",
-        default="a,b,c,d,e,f,g,h,i",
+        default="a,b,c,d,e,f,g,h,i,j",
         help="which configurations, e.g. a,c,d (see the report; h: (c)'s table read through zskip with bitmaps; "
-        "i: Iceberg zorder + Parquet bloom filters, against (d) + bitmap through zskip.enable)",
+        "i: Iceberg zorder + Parquet bloom filters, against (j) if the run has it, else (d) + bitmap, through "
+        "zskip.enable; j: the layout and indexes zskip's advisor chooses for the run's queries)",
     )
     parser.add_argument(
         "--kinds", default="minmax,bloom,bitmap", help="skipping of the zskip layouts: minmax, bloom, bitmap"
@@ -203,12 +220,23 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         "--paired-runs", type=int, default=15, help="alternating runs of (c) and the best zskip configuration"
     )
     parser.add_argument(
+        "--pair-seconds",
+        type=float,
+        default=PAIR_SECONDS,
+        help="against the native peer, a quick query runs more than --paired-runs pairs, until the native side "
+        "has run this long (at most 101 pairs; 0: --paired-runs only)",
+    )
+    parser.add_argument(
         "--reuse-loaded",
         action="store_true",
         help="keep the SSB tables an earlier run loaded into --warehouse (same scale factor and row groups)",
     )
     parser.add_argument("--compare", help="an earlier run's JSON (e.g. docs/benchmarks/ssb.json): a growth table")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, dict]:
+    args = options().parse_args(argv)
     layouts = set(args.layouts.split(","))
     kinds = args.kinds.split(",")
     clock = time.perf_counter()
@@ -282,6 +310,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         print(NATIVE, flush=True)
     zskip_layouts = {"d": ("zorder", "raw"), "e": ("zorder", "rank"), "f": ("hilbert", "rank")}
     tables: dict[str, tuple[str, str | None]] = {}  # zskip configuration: its table, its index kind
+    advised_label = ADVISED  # with the layout the advice chose, once it ran
     for curve, mapping in [zskip_layouts[letter] for letter in sorted(zskip_layouts) if letter in layouts]:
         layout = f"{ns}.lineorder_{curve}_{mapping}"
         label = {"zorder raw": "(d)", "zorder rank": "(e)", "hilbert rank": "(f)"}[
@@ -320,6 +349,25 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
                 results[configuration][name]["matching"] = held
         tables[f"{label}, min/max"] = (layout, None)
         print(label, flush=True)
+    if "j" in layouts:  # what zskip's advisor lays out and indexes for this run's queries, applied to a copy
+        layout = f"{ns}.lineorder_advised"
+        advised = swapped = _swap(qs, base, layout)
+
+        def advise_and_apply(table: str) -> str:
+            advice = zskip_advise(spark, table, queries=list(swapped.values()), target_file_size=target, apply=True)
+            return advice.best.label
+
+        seconds, chosen = copy_and_lay_out(
+            spark, base, layout, advise_and_apply, properties=FAIR | {ROW_GROUP_PROPERTY: str(row_group)}
+        )
+        label = ADVISED
+        build[label] = {"layout": seconds, "index_bytes": sum(i.index_bytes for i in list_indexes(spark, layout))}
+        results[label] = run_queries(spark, advised, layout, through_zskip=True, runs=args.runs)
+        for name in [q for q in DOC001 if q in advised]:
+            results[label][name]["matching"] = row_groups_holding(spark, advised[name], layout)
+        tables[label] = (layout, None)  # the indexes the advice built stay as they are
+        advised_label = f"{label}: {chosen}"
+        print(advised_label, flush=True)
     if "g" in layouts:
         layout = f"{ns}.lineorder_star"
         label = "(g) zskip star, min/max"
@@ -367,13 +415,18 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         )
         print("same table head to head", flush=True)
     native: dict[str, Any] = {}
-    peer = "(d) zskip zorder raw, + bitmap"
+    # zskip's side against the native table: the layout advised for these queries where the run has one
+    peer = ADVISED if ADVISED in tables else "(d) zskip zorder raw, + bitmap"
     if "i" in layouts and peer in tables and args.paired_runs > 0:
         native = {
             "head": native_head_to_head(
-                spark, _swap(qs, base, native_table), _swap(qs, base, tables[peer][0]), runs=args.paired_runs
+                spark,
+                _swap(qs, base, native_table),
+                _swap(qs, base, tables[peer][0]),
+                runs=args.paired_runs,
+                pair_seconds=args.pair_seconds,
             ),
-            "zskip": peer + ", zskip.enable",
+            "zskip": (advised_label if peer == ADVISED else peer) + ", zskip.enable",
             "bloom_bytes": bloom,
         }
         print("native head to head", flush=True)
@@ -797,6 +850,21 @@ def growth(earlier_json: Path, results: dict[str, dict], scale_factor: float) ->
     ]
 
 
+def _other_options(args: argparse.Namespace) -> str:
+    """The run's options beyond scale, runs, layouts and kinds, where they differ from the defaults."""
+    defaults = vars(options().parse_args([]))
+    out = [
+        f" --{name.replace('_', '-')} {getattr(args, name)}"
+        for name in ("files", "row_group_size", "queries", "paired_runs", "pair_seconds")
+        if getattr(args, name) != defaults[name]
+    ]
+    if args.reuse_loaded:
+        out.append(" --reuse-loaded")
+    if args.report != "ssb":
+        out.append(f" --report {args.report}")
+    return "".join(out)
+
+
 def report_ssb(
     args, counts_by_table, qs, results, build, head, same, *, load_seconds, total_seconds, native=None
 ) -> None:  # type: ignore[no-untyped-def]
@@ -813,7 +881,8 @@ def report_ssb(
         "# Star Schema Benchmark",
         "",
         f"One run of `python bench/ssb.py --scale-factor {args.scale_factor:g} --runs {args.runs}"
-        + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != "a,b,c,d,e,f,g,h,i" else "")
+        + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != "a,b,c,d,e,f,g,h,i,j" else "")
+        + _other_options(args)
         + f"` on {machine()}, "
         f"{total_seconds / 60:.0f} minutes in all "
         + (
@@ -868,7 +937,9 @@ def report_ssb(
         "",
         *(
             [
-                *native_lines(native["head"], native["zskip"], args.paired_runs, native["bloom_bytes"]),
+                *native_lines(
+                    native["head"], native["zskip"], args.paired_runs, native["bloom_bytes"], args.pair_seconds
+                ),
                 f"![{args.report}-native.png]({native_chart(native['head'], Path(args.output), args.report)})",
                 "",
             ]

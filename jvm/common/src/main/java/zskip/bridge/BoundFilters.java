@@ -44,6 +44,13 @@ record BoundFilters(List<Expression> bound, Set<Integer> fieldIds) {
     return true;
   }
 
+  /** The field ids a bound expression names, under any And, Or and Not. */
+  static Set<Integer> fieldIds(Expression expression) {
+    Set<Integer> ids = new HashSet<>();
+    collect(expression, ids);
+    return ids;
+  }
+
   private static void collect(Expression expression, Set<Integer> ids) {
     if (expression instanceof And and) {
       collect(and.left(), ids);

@@ -65,7 +65,7 @@ final class MinMaxSuffices {
       return sides(and.left(), id) | sides(and.right(), id);
     }
     if (expression instanceof Or || expression instanceof Not) {
-      return names(expression, id) ? NEITHER : 0;
+      return BoundFilters.fieldIds(expression).contains(id) ? NEITHER : 0;
     }
     if (expression instanceof BoundPredicate<?> predicate) {
       if (predicate.ref().fieldId() != id) {
@@ -86,19 +86,6 @@ final class MinMaxSuffices {
       case TRUE, FALSE -> 0;
       default -> NEITHER;
     };
-  }
-
-  private static boolean names(Expression expression, int id) {
-    if (expression instanceof And and) {
-      return names(and.left(), id) || names(and.right(), id);
-    }
-    if (expression instanceof Or or) {
-      return names(or.left(), id) || names(or.right(), id);
-    }
-    if (expression instanceof Not not) {
-      return names(not.child(), id);
-    }
-    return expression instanceof BoundPredicate<?> predicate && predicate.ref().fieldId() == id;
   }
 
   /** Whether min/max statistics of {@code field} are its exact extremes (those of strings may be truncated). */

@@ -351,10 +351,10 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         print(label, flush=True)
     if "j" in layouts:  # what zskip's advisor lays out and indexes for this run's queries, applied to a copy
         layout = f"{ns}.lineorder_advised"
-        advised = swapped = _swap(qs, base, layout)
+        advised = _swap(qs, base, layout)
 
         def advise_and_apply(table: str) -> str:
-            advice = zskip_advise(spark, table, queries=list(swapped.values()), target_file_size=target, apply=True)
+            advice = zskip_advise(spark, table, queries=list(advised.values()), target_file_size=target, apply=True)
             return advice.best.label
 
         seconds, chosen = copy_and_lay_out(

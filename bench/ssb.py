@@ -107,6 +107,8 @@ def queries(spark, ns: str) -> dict[str, str]:
     return out
 
 
+LAYOUTS = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j")  # the configurations, by letter
+KINDS = ("minmax", "bloom", "bitmap")  # the skipping the zskip layouts (d)-(f) are measured with
 FAIR = {"read.split.adaptive-size.enabled": "false"}  # every table read in tasks of the same kind
 FAIR_READS = ", ".join(f"'{key}'='{value}'" for key, value in FAIR.items())
 DOC001 = ("D1", "D2", "D3", "D4", "D5", "D6")  # document 001's selective filters; D7 is its wide one
@@ -207,14 +209,12 @@ def options() -> argparse.ArgumentParser:
     parser.add_argument("--output", default=str(DOCS), help="where ssb.md and its charts go")
     parser.add_argument(
         "--layouts",
-        default="a,b,c,d,e,f,g,h,i,j",
+        default=",".join(LAYOUTS),
         help="which configurations, e.g. a,c,d (see the report; h: (c)'s table read through zskip with bitmaps; "
         "i: Iceberg zorder + Parquet bloom filters, against (j) if the run has it, else (d) + bitmap, through "
         "zskip.enable; j: the layout and indexes zskip's advisor chooses for the run's queries)",
     )
-    parser.add_argument(
-        "--kinds", default="minmax,bloom,bitmap", help="skipping of the zskip layouts: minmax, bloom, bitmap"
-    )
+    parser.add_argument("--kinds", default=",".join(KINDS), help="skipping of the zskip layouts: minmax, bloom, bitmap")
     parser.add_argument("--report", default="ssb", help="report name: <output>/<report>.md, .json and charts")
     parser.add_argument(
         "--paired-runs", type=int, default=15, help="alternating runs of (c) and the best zskip configuration"
@@ -239,6 +239,10 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     args = options().parse_args(argv)
     layouts = set(args.layouts.split(","))
     kinds = args.kinds.split(",")
+    for given, known, option in ((layouts, LAYOUTS, "--layouts"), (set(kinds), KINDS, "--kinds")):
+        if not given <= set(known):  # a letter the run does not know would silently measure nothing
+            unknown = ", ".join(sorted(given - set(known)))
+            raise SystemExit(f"{option}: unknown {unknown}; choose from {','.join(known)}")
     clock = time.perf_counter()
     spark = bench_session(args.warehouse)
     ns = "lake.ssb"
@@ -881,7 +885,7 @@ def report_ssb(
         "# Star Schema Benchmark",
         "",
         f"One run of `python bench/ssb.py --scale-factor {args.scale_factor:g} --runs {args.runs}"
-        + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != "a,b,c,d,e,f,g,h,i,j" else "")
+        + (f" --layouts {args.layouts} --kinds {args.kinds}" if args.layouts != ",".join(LAYOUTS) else "")
         + _other_options(args)
         + f"` on {machine()}, "
         f"{total_seconds / 60:.0f} minutes in all "

@@ -49,6 +49,17 @@ def test_every_ssb_query_gives_the_same_rows_through_zskip(spark, ssb) -> None:
     assert matched >= 10  # most queries find rows even at this scale
 
 
+def test_the_benchmark_refuses_a_configuration_it_does_not_know(tmp_path) -> None:
+    """An unknown letter would measure nothing and say nothing: refused before any Spark work."""
+    sys.path.insert(0, str(ROOT))
+    from bench import ssb as benchmark
+
+    with pytest.raises(SystemExit, match=r"--layouts: unknown k, z; choose from a,b,c,d,e,f,g,h,i,j"):
+        benchmark.main(["--layouts=a,k,z", f"--output={tmp_path}"])
+    with pytest.raises(SystemExit, match=r"--kinds: unknown bitmaps; choose from minmax,bloom,bitmap"):
+        benchmark.main(["--kinds=bitmaps", f"--output={tmp_path}"])
+
+
 def test_the_benchmark_runs_end_to_end_at_a_tiny_scale(spark, tmp_path) -> None:
     """bench/ssb.py, a few queries, each kind of configuration (Iceberg's zorder, zskip's raw zorder with
     each kind of skipping, the star layout, (c) read through zskip, the native peer): same rows everywhere,

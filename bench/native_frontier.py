@@ -12,10 +12,12 @@ can write sit against the native one::
 
     python bench/ssb.py --scale-factor 10 --files 640 --layouts a,i ...   # loads SSB, lays out (i)
     python bench/native_frontier.py --scale-factor 10 --files 640 --warehouse /tmp/zskip-bench-sf10
+    python bench/native_frontier.py ... --no-hilbert --weights 1.25 --paired 1.25  # one layout, timed too
 
-It reuses the SSB tables and the native table of an earlier ``bench/ssb.py`` run in ``--warehouse``
-(or loads and lays them out as that run would) and writes ``docs/benchmarks/<report>.md``, ``.json``
-and a chart.
+``--paired`` times one of the layouts against the native table query by query, in interleaved pairs
+(``bench.native_peer.head_to_head``, as bench/ssb.py times (j) against (i)).  The script reuses the SSB
+tables and the native table of an earlier ``bench/ssb.py`` run in ``--warehouse`` (or loads and lays
+them out as that run would) and writes ``docs/benchmarks/<report>.md``, ``.json`` and charts.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, write_report
 from bench.layouts import lay_out_once
-from bench.native_peer import NATIVE, bloom_bytes, bloom_properties, rows_per_row_group
+from bench.native_peer import (
+    NATIVE,
+    PAIR_SECONDS,
+    bloom_bytes,
+    bloom_properties,
+    head_to_head,
+    native_chart,
+    native_lines,
+    rows_per_row_group,
+)
 from bench.ssb import CLUSTER, FAIR, INDEXED, _fair_reads, _swap, load_or_reuse, queries
 from zskip import create_index, disable, enable
 from zskip.iceberg.files import data_files
@@ -59,6 +71,24 @@ def options() -> argparse.ArgumentParser:
         default=",".join(f"{w:g}" for w in WEIGHTS),
         help="lo_ordtotalprice's zorder weights to lay out (comma-separated, each at least 1)",
     )
+    parser.add_argument(
+        "--hilbert",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="lay out the hilbert curve too (the layout zskip's advisor chooses for D1-D7)",
+    )
+    parser.add_argument(
+        "--paired",
+        type=float,
+        help="one of --weights: time that layout against the native table, query by query, in paired runs",
+    )
+    parser.add_argument("--paired-runs", type=int, default=21, help="pairs at least (with --paired)")
+    parser.add_argument(
+        "--pair-seconds",
+        type=float,
+        default=PAIR_SECONDS,
+        help="a quick query runs more pairs, until the native side has run this long (with --paired)",
+    )
     parser.add_argument("--output", default=str(DOCS), help="where the report and its chart go")
     parser.add_argument("--report", default="native-frontier", help="report name: <output>/<report>.md, .json, .png")
     return parser
@@ -81,9 +111,18 @@ def _read(spark: Any, query: str) -> dict[str, Any]:
     return {"files": read.files, "row_groups": read.row_groups, "rows": read.rows, "result": rows}
 
 
+def _bloom(spark: Any, table: str) -> int:
+    """The bytes of each Parquet bloom filter ``table`` writes (0: none)."""
+    rows = spark.sql(f"SHOW TBLPROPERTIES {table} ('write.parquet.bloom-filter-max-bytes')").collect()
+    value = rows[0][1] if rows else ""
+    return int(value) if str(value).isdigit() else 0
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = options().parse_args(argv)
     weights = _weights(args.weights)
+    if args.paired is not None and args.paired not in weights:
+        raise SystemExit(f"--paired {args.paired:g} is not one of --weights {args.weights}: it times a layout laid out")
     clock = time.perf_counter()
     spark = bench_session(args.warehouse)
     ns = "lake.ssb"
@@ -108,7 +147,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     print(NATIVE, {n: r["row_groups"] for n, r in sides[NATIVE].items()}, flush=True)
     table = f"{ns}.lineorder_frontier"
-    layouts = [("hilbert", None), *(("zorder", w) for w in weights)]
+    layouts = [("hilbert", None)] if args.hilbert else []
+    layouts += [("zorder", w) for w in weights]
+    paired: dict[str, Any] = {}
     for curve, weight in layouts:
         label = f"zskip {curve} raw" + (f", lo_ordtotalprice x{weight:g}" if weight not in (None, 1.0) else "")
         recipe = zskip_layout(
@@ -132,6 +173,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         finally:
             disable(spark)
         print(label, {n: r["row_groups"] for n, r in sides[label].items()}, flush=True)
+        if weight is not None and weight == args.paired:  # timed now: the next layout replaces this table
+            paired = {
+                "layout": label,
+                "runs": args.paired_runs,
+                "pair_seconds": args.pair_seconds,
+                "bloom": _bloom(spark, native_table),
+                "queries": head_to_head(
+                    spark,
+                    _swap(qs, base, native_table),
+                    _swap(qs, base, table),
+                    runs=args.paired_runs,
+                    pair_seconds=args.pair_seconds,
+                ),
+            }
     different = sorted(
         {n for side in sides.values() for n, r in side.items() if r["result"] != sides[NATIVE][n]["result"]}
     )
@@ -146,19 +201,27 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "sides": {label: {n: {k: v for k, v in r.items() if k != "result"} for n, r in side.items()}
                   for label, side in sides.items()},
     }  # fmt: skip
+    if paired:
+        result["paired"] = paired
     output = Path(args.output)
     chart = _chart(result, output, args.report)
-    write_report(args.report, report_lines(result, time.perf_counter() - clock, argv, chart), output)
+    write_report(
+        args.report,
+        report_lines(result, time.perf_counter() - clock, argv, chart, _timed(result, output, args.report)),
+        output,
+    )
     (output / f"{args.report}.json").write_text(json.dumps(result, indent=2))
     return result
 
 
-def report_lines(result: dict[str, Any], seconds: float, argv: list[str] | None, chart: str) -> list[str]:
-    """The report: each layout's row groups per filter beside the native table's, and which filters
-    read more."""
+def report_lines(
+    result: dict[str, Any], seconds: float, argv: list[str] | None, chart: str, timed: Sequence[str] = ()
+) -> list[str]:
+    """The report: each layout's row groups per filter beside the native table's, which filters read
+    more, then ``timed`` (the paired section, if any) and the queries."""
     sides = result["sides"]
     native = sides[NATIVE]
-    command = " ".join(["python bench/native_frontier.py", *(argv if argv is not None else sys.argv[1:])])
+    command = " ".join(["python bench/native_frontier.py", *_shown(argv if argv is not None else sys.argv[1:])])
     body = []
     for label, side in sides.items():
         more = [n for n in FILTERS if side[n]["row_groups"] > native[n]["row_groups"]]
@@ -191,7 +254,7 @@ def report_lines(result: dict[str, Any], seconds: float, argv: list[str] | None,
             body,
         ),
         "",
-        f"![{result_name(chart)}]({result_name(chart)})",
+        f"![{Path(chart).name}]({Path(chart).name})",
         "",
         "D6 is a narrow band of lo_ordtotalprice alone and D7 a box over both columns: each level of the curve "
         "given to lo_ordtotalprice halves the row groups a band of it reads and doubles those a band of "
@@ -199,6 +262,7 @@ def report_lines(result: dict[str, Any], seconds: float, argv: list[str] | None,
         "table's place on that trade comes from Iceberg's byte interleave (lo_ordtotalprice's values are about "
         "four times lo_revenue's, so its high bits lead by two levels), not from a choice.",
         "",
+        *timed,
         "Queries:",
         "",
         *(f"- {name}: `{query}`" for name, query in result["queries"].items()),
@@ -206,8 +270,29 @@ def report_lines(result: dict[str, Any], seconds: float, argv: list[str] | None,
     ]
 
 
-def result_name(chart: str) -> str:
-    return Path(chart).name
+def _timed(result: dict[str, Any], output: Path, report: str) -> list[str]:
+    """The paired section of the report and its chart (none without ``--paired``)."""
+    paired = result.get("paired")
+    if not paired:
+        return []
+    head = paired["queries"]
+    name = native_chart(head, output, report)
+    return [*native_lines(head, paired["layout"], paired["runs"], paired["bloom"], paired["pair_seconds"]),
+            f"![{name}]({name})", ""]  # fmt: skip
+
+
+def _shown(argv: Sequence[str]) -> list[str]:
+    """The run's options as a report shows them: where the report went is left out."""
+    shown: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--output":
+            skip = True
+        elif not arg.startswith("--output="):
+            shown.append(arg)
+    return shown
 
 
 def _chart(result: dict[str, Any], output: Path, report: str) -> str:
@@ -218,7 +303,8 @@ def _chart(result: dict[str, Any], output: Path, report: str) -> str:
         d6, d7 = side["D6"]["row_groups"], side["D7"]["row_groups"]
         native = label == NATIVE
         axes.scatter([d7], [d6], marker="s" if native else "o", color="tab:red" if native else "tab:blue", zorder=3)
-        axes.annotate(label.replace("zskip ", ""), (d7, d6), textcoords="offset points", xytext=(6, 4), fontsize=8)
+        short = "native (i)" if native else label.replace("zskip ", "").replace(", lo_ordtotalprice", "")
+        axes.annotate(short, (d7, d6), textcoords="offset points", xytext=(6, -12 if native else 4), fontsize=8)
     axes.set_xlabel("D7 row groups read (box over both columns)")
     axes.set_ylabel("D6 row groups read (band of lo_ordtotalprice)")
     axes.set_title(f"SSB SF {result['scale_factor']:g}: zskip's layouts and the native peer")

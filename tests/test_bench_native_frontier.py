@@ -34,7 +34,8 @@ def test_the_report_names_the_filters_a_layout_reads_more_row_groups_on() -> Non
             "zskip zorder raw, lo_ordtotalprice x1.5": _side([11, 1, 5, 1, 7, 28, 415]),
         },
     }
-    lines = native_frontier.report_lines(result, 60.0, ["--scale-factor", "10"], "/tmp/x/native-frontier.png")
+    argv = ["--scale-factor", "10", "--output", "/tmp/x", "--output=/tmp/y"]  # where it went: not shown
+    lines = native_frontier.report_lines(result, 60.0, argv, "/tmp/x/native-frontier.png")
     text = "\n".join(lines)
     assert "`python bench/native_frontier.py --scale-factor 10`" in text
     assert "| zskip hilbert raw | 14 | 1 | 5 | 1 | 3 | 33 | 161 | 0.46x | D1, D6 |" in text
@@ -51,3 +52,8 @@ def test_weights_it_cannot_lay_out_are_refused(given: str, message: str) -> None
 
 def test_weights_are_read_in_order() -> None:
     assert native_frontier._weights("1,1.25,2") == [1.0, 1.25, 2.0]
+
+
+def test_a_paired_layout_must_be_one_the_run_lays_out(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match=r"--paired 1.25 is not one of --weights 1,1.5"):
+        native_frontier.main(["--weights", "1,1.5", "--paired", "1.25", f"--output={tmp_path}"])

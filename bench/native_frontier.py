@@ -173,6 +173,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         finally:
             disable(spark)
         print(label, {n: r["row_groups"] for n, r in sides[label].items()}, flush=True)
+        different = [n for n, r in sides[label].items() if r["result"] != sides[NATIVE][n]["result"]]
+        if different:  # before anything is timed or written
+            raise SystemExit(f"{label} returned other rows than the native table on {', '.join(different)}")
         if weight is not None and weight == args.paired:  # timed now: the next layout replaces this table
             paired = {
                 "layout": label,
@@ -187,11 +190,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     pair_seconds=args.pair_seconds,
                 ),
             }
-    different = sorted(
-        {n for side in sides.values() for n, r in side.items() if r["result"] != sides[NATIVE][n]["result"]}
-    )
-    if different:
-        raise SystemExit(f"a layout returned other rows than the native table on {', '.join(different)}")
     result = {
         "scale_factor": args.scale_factor,
         "files": args.files,

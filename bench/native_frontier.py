@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,21 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, write_report
 from bench.layouts import lay_out_once
-from bench.native_peer import (
-    NATIVE,
-    PAIR_SECONDS,
-    bloom_bytes,
-    bloom_properties,
-    head_to_head,
-    native_chart,
-    native_lines,
-    rows_per_row_group,
-)
-from bench.ssb import CLUSTER, FAIR, INDEXED, _fair_reads, _swap, load_or_reuse, queries
+from bench.native_peer import BLOOM_BYTES, NATIVE, PAIR_SECONDS, head_to_head, measured_read, native_chart, native_lines
+from bench.ssb import FAIR, _fair_reads, _swap, lay_out_native, load_or_reuse, queries, table_options
 from zskip import create_index, disable, enable
 from zskip.iceberg.files import data_files
-from zskip.iceberg.scan_stats import measure_read
-from zskip.layout.compare import iceberg_layout, zskip_layout
+from zskip.iceberg.table import load_table
+from zskip.layout.compare import zskip_layout
 from zskip.units import parse_size
 from zskip.viz.figures import save_png
 
@@ -60,12 +50,9 @@ WEIGHTS = (1.0, 1.25, 1.5, 2.0)  # lo_ordtotalprice's weight against lo_revenue'
 
 
 def options() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale-factor", type=float, default=1.0)
-    parser.add_argument("--files", type=int, default=64, help="lineorder data files as loaded (as bench/ssb.py)")
-    parser.add_argument("--row-group-size", default="256KB", help="lineorder row groups (as bench/ssb.py)")
-    parser.add_argument("--warehouse", default=str(Path(tempfile.gettempdir()) / "zskip-bench-warehouse"))
-    parser.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "zskip-tpch"), help="TPC-H files")
+    parser = table_options(
+        argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    )
     parser.add_argument(
         "--weights",
         default=",".join(f"{w:g}" for w in WEIGHTS),
@@ -104,20 +91,6 @@ def _weights(text: str) -> list[float]:
     return weights
 
 
-def _read(spark: Any, query: str) -> dict[str, Any]:
-    """What ``query`` read, measured from its run (every Iceberg scan of it), and its rows."""
-    rows = sorted(map(tuple, spark.sql(query).collect()))
-    read = measure_read(spark.sql(query))
-    return {"files": read.files, "row_groups": read.row_groups, "rows": read.rows, "result": rows}
-
-
-def _bloom(spark: Any, table: str) -> int:
-    """The bytes of each Parquet bloom filter ``table`` writes (0: none)."""
-    rows = spark.sql(f"SHOW TBLPROPERTIES {table} ('write.parquet.bloom-filter-max-bytes')").collect()
-    value = rows[0][1] if rows else ""
-    return int(value) if str(value).isdigit() else 0
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = options().parse_args(argv)
     weights = _weights(args.weights)
@@ -136,14 +109,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     qs = {name: query for name, query in queries(spark, ns).items() if name in FILTERS}
     native_table = f"{ns}.lineorder_native"
     if not spark.catalog.tableExists(native_table):  # as bench/ssb.py's (i) lays it out
-        bloom = bloom_bytes(rows_per_row_group(spark, base))
-        recipe = iceberg_layout(
-            spark, f"zorder({','.join(CLUSTER)})", target_file_size_bytes=target, row_group_size_bytes=row_group
-        )
-        lay_out_once(spark, base, native_table, recipe, properties=FAIR | bloom_properties(INDEXED, bloom))
+        lay_out_native(spark, base, native_table, base, target, row_group)
     disable(spark)
     sides: dict[str, dict[str, dict[str, Any]]] = {
-        NATIVE: {name: _read(spark, q) for name, q in _swap(qs, base, native_table).items()}
+        NATIVE: {name: measured_read(spark, q) for name, q in _swap(qs, base, native_table).items()}
     }
     print(NATIVE, {n: r["row_groups"] for n, r in sides[NATIVE].items()}, flush=True)
     table = f"{ns}.lineorder_frontier"
@@ -169,7 +138,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         lay_out_once(spark, base, table, indexed, properties=FAIR)
         enable(spark)
         try:
-            sides[label] = {name: _read(spark, q) for name, q in _swap(qs, base, table).items()}
+            sides[label] = {name: measured_read(spark, q) for name, q in _swap(qs, base, table).items()}
         finally:
             disable(spark)
         print(label, {n: r["row_groups"] for n, r in sides[label].items()}, flush=True)
@@ -181,7 +150,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "layout": label,
                 "runs": args.paired_runs,
                 "pair_seconds": args.pair_seconds,
-                "bloom": _bloom(spark, native_table),
+                "bloom": int(load_table(spark, native_table).property(BLOOM_BYTES) or 0),
                 "queries": head_to_head(
                     spark,
                     _swap(qs, base, native_table),

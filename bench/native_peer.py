@@ -29,6 +29,7 @@ from zskip.viz.figures import save_png
 
 NATIVE = "(i) Iceberg zorder + Parquet bloom filters"
 FPP = 0.01
+BLOOM_BYTES = "write.parquet.bloom-filter-max-bytes"  # the table property sizing each bloom filter
 # A quick query runs more pairs than ``runs``, until the native side has run PAIR_SECONDS (at most
 # MAX_PAIRS): at 60 ms a query's runs wander by +-20% on a 2-core machine, and the median of 21 pairs
 # by several percent with them; a query of seconds keeps ``runs``.
@@ -58,14 +59,15 @@ def bloom_bytes(rows: int, fpp: float = FPP) -> int:
 
 def bloom_properties(columns: tuple[str, ...] | list[str], size: int) -> dict[str, str]:
     """Iceberg table properties writing a bloom filter of ``size`` bytes on each of ``columns``."""
-    out = {"write.parquet.bloom-filter-max-bytes": str(size)}
+    out = {BLOOM_BYTES: str(size)}
     for column in columns:
         out[f"write.parquet.bloom-filter-enabled.column.{column}"] = "true"
         out[f"write.parquet.bloom-filter-fpp.column.{column}"] = str(FPP)
     return out
 
 
-def _measure(spark: Any, query: str) -> dict[str, Any]:
+def measured_read(spark: Any, query: str) -> dict[str, Any]:
+    """What ``query`` read, measured from its run (files, row groups, rows, bytes), and its rows."""
     frame = spark.sql(query)
     result = Counter(map(tuple, frame.collect()))  # warms up, and the rows to compare
     read = measure_read(spark.sql(query))
@@ -93,9 +95,9 @@ def head_to_head(
     try:
         for name in native:
             disable(spark)
-            peer = _measure(spark, native[name])
+            peer = measured_read(spark, native[name])
             enable(spark)
-            ours = _measure(spark, through_zskip[name])
+            ours = measured_read(spark, through_zskip[name])
             if peer["result"] != ours["result"]:
                 raise SystemExit(f"zskip and the native table returned different rows for {name}")
             samples: dict[bool, list[float]] = {False: [], True: []}

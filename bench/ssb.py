@@ -196,16 +196,35 @@ def _fair_reads(spark, table: str) -> None:
     spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ({FAIR_READS})")
 
 
-def options() -> argparse.ArgumentParser:
-    """The benchmark's command line."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def lay_out_native(spark: Any, base: str, table: str, sized_by: str, target: int, row_group: int) -> tuple[float, int]:
+    """``table`` a copy of ``base`` laid out as the native peer (i): Iceberg's zorder as (c) lays it out,
+    with Parquet bloom filters on the indexed columns sized for a row group of ``sized_by``.  Returns
+    the layout's seconds and each bloom filter's bytes."""
+    bloom = bloom_bytes(rows_per_row_group(spark, sized_by))
+    recipe = iceberg_layout(
+        spark, f"zorder({','.join(CLUSTER)})", target_file_size_bytes=target, row_group_size_bytes=row_group
+    )
+    laid = lay_out_once(spark, base, table, recipe, properties=FAIR | bloom_properties(INDEXED, bloom))
+    return laid.seconds, bloom
+
+
+def table_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options saying which SSB tables a bench loads or reuses (``load_or_reuse``)."""
     parser.add_argument("--scale-factor", type=float, default=1.0)
     parser.add_argument("--files", type=int, default=64, help="lineorder data files as loaded")
     parser.add_argument("--row-group-size", default="256KB", help="lineorder row groups (sized for >= 500 at SF 1)")
-    parser.add_argument("--runs", type=int, default=3, help="timed runs per query after one warm-up (median)")
-    parser.add_argument("--queries", help="comma-separated names (default: all), e.g. Q1.1,D1,D5")
     parser.add_argument("--warehouse", default=str(Path(tempfile.gettempdir()) / "zskip-bench-warehouse"))
     parser.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "zskip-tpch"), help="TPC-H files")
+    return parser
+
+
+def options() -> argparse.ArgumentParser:
+    """The benchmark's command line."""
+    parser = table_options(
+        argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    )
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per query after one warm-up (median)")
+    parser.add_argument("--queries", help="comma-separated names (default: all), e.g. Q1.1,D1,D5")
     parser.add_argument("--output", default=str(DOCS), help="where ssb.md and its charts go")
     parser.add_argument(
         "--layouts",
@@ -304,13 +323,10 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
                 results[SAME_TABLE][name]["matching"] = results["(c) Iceberg zorder"][name]["matching"]
             print(SAME_TABLE, flush=True)
     native_table, bloom = f"{ns}.lineorder_native", 0
-    if "i" in layouts:  # Iceberg's zorder as (c) lays it out, with Parquet bloom filters sized for a row group
-        bloom = bloom_bytes(rows_per_row_group(spark, copy if "c" in layouts else base))
-        recipe = iceberg_layout(
-            spark, f"zorder({','.join(CLUSTER)})", target_file_size_bytes=target, row_group_size_bytes=row_group
-        )
-        properties = FAIR | bloom_properties(INDEXED, bloom)
-        build[NATIVE] = {"layout": lay_out_once(spark, base, native_table, recipe, properties=properties).seconds}
+    if "i" in layouts:
+        sized_by = copy if "c" in layouts else base
+        seconds, bloom = lay_out_native(spark, base, native_table, sized_by, target, row_group)
+        build[NATIVE] = {"layout": seconds}
         print(NATIVE, flush=True)
     zskip_layouts = {"d": ("zorder", "raw"), "e": ("zorder", "rank"), "f": ("hilbert", "rank")}
     tables: dict[str, tuple[str, str | None]] = {}  # zskip configuration: its table, its index kind

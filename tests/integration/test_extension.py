@@ -6,6 +6,7 @@ rows zskip off returns.  Scans are counted by each application itself (its SQL m
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ import pytest
 
 import zskip
 from tests.integration.jobs import run_job
+from tests.integration.planner_processes import listening_ports
 from tests.integration.spark_apps import (
     CONNECT_SERVER,
     THRIFT_SERVER,
@@ -124,8 +126,15 @@ def connect(queries: dict[str, Any], warehouse: Path, tmp_path_factory: pytest.T
     conf = settings(warehouse, directory, **{"spark.connect.grpc.binding.port": str(port)})
     conf["spark.zskip.planner.timeout"] = "5s"
     log = directory / "server.log"
+    # a module the server's working directory holds, which the planner process must not import
+    (directory / "argparse.py").write_text(
+        f"open({str(directory / IMPORTED_FROM_THE_SERVERS_DIRECTORY)!r}, 'w').close()\nraise SystemExit(3)\n"
+    )
     with server(CONNECT_SERVER, conf, port, log, directory):
         yield Connect(port, int(conf["spark.ui.port"]), log, directory)
+
+
+IMPORTED_FROM_THE_SERVERS_DIRECTORY = "argparse-was-imported"
 
 
 @dataclass(frozen=True)
@@ -140,6 +149,14 @@ class Connect:
         listed = self.directory / "queries.json"
         listed.write_text(json.dumps(queries))
         return run_job("connect_client_job.py", str(self.port), str(self.ui_port), str(listed))  # type: ignore[no-any-return]
+
+    def sessions(self, steps: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """Run ``steps`` (session ``a`` or ``b``, statement) in two sessions of one Connect client."""
+        listed = self.directory / "steps.json"
+        listed.write_text(json.dumps(steps))
+        report: list[dict[str, Any]] = run_job("sessions_client_job.py", str(self.port), str(listed))
+        assert report.pop() == {"imported zskip": False}
+        return report
 
     def sql(self, statements: list[str]) -> list[dict[str, Any]]:
         """Run ``statements`` through a Connect client; per statement its columns and rows, or its error."""
@@ -157,6 +174,67 @@ def test_spark_connect_clients_are_pruned_and_see_zskip_in_explain(connect: Conn
 
 
 PROCEDURE_TABLE = f"{NS}.proc"
+
+
+def test_every_call_runs_in_its_callers_session(spark: Any, connect: Connect, tmp_path: Path) -> None:
+    """Two Connect sessions with different current namespaces, one with a catalog of its own: a bare
+    table name in a CALL is each session's own table, a session reaches no catalog it does not have,
+    and EXECUTE IMMEDIATE in a workload runs nothing.  The planner process listens on no socket that
+    takes a call without the application's secret, and imported nothing from the server's directory."""
+    for namespace, rows, files in (("ns_a", 1_000, 2), ("ns_b", 3_000, 3)):
+        make_table(spark, f"lake.{namespace}.t", rows=rows, files=files)
+    victim = make_table(spark, "lake.ns_a.victim", rows=500, files=1)
+    secret = tmp_path / "secret"
+    statuses = [
+        ("a", "CALL zskip.system.status(table => 't')"),
+        ("b", "CALL zskip.system.status(table => 't')"),
+        ("a", "CALL zskip.system.status(table => 'secretcat.s.t')"),
+        ("b", "CALL zskip.system.status(table => 'secretcat.s.t')"),
+        ("b", "SELECT count(*) FROM secretcat.s.t"),
+        ("a", f"CALL zskip.system.advise(table => 't', queries => array(\"EXECUTE IMMEDIATE 'DROP TABLE {victim}'\"))"),
+        (
+            "a",
+            "CALL zskip.system.optimize(table => 't', by => array('a'), "
+            f"where => \"a IN (EXECUTE IMMEDIATE 'DROP TABLE {victim}')\")",
+        ),
+    ]
+    answers = connect.sessions(
+        [
+            ("a", "USE lake.ns_a"),
+            ("b", "USE lake.ns_b"),
+            ("a", "SET spark.sql.catalog.secretcat=org.apache.iceberg.spark.SparkCatalog"),
+            ("a", "SET spark.sql.catalog.secretcat.type=hadoop"),
+            ("a", f"SET spark.sql.catalog.secretcat.warehouse={secret.as_uri()}"),
+            ("a", "CREATE TABLE secretcat.s.t (id BIGINT) USING iceberg"),
+            ("a", "INSERT INTO secretcat.s.t SELECT id FROM range(123)"),
+            *statuses,
+        ]
+    )[7:]
+    own_a, own_b, secret_a, secret_b, select_b, advised, optimized = answers
+    assert _named(own_a)[0]["table"] == "lake.ns_a.t" and _named(own_a)[0]["rows"] == 1_000, own_a
+    assert _named(own_b)[0]["table"] == "lake.ns_b.t" and _named(own_b)[0]["rows"] == 3_000, own_b
+    assert _named(secret_a)[0]["rows"] == 123, secret_a  # session a's own catalog
+    assert "error" in select_b, select_b  # session b cannot name a's catalog in a query ...
+    assert "error" in secret_b and "secretcat" in secret_b["message"], secret_b  # ... nor in a CALL
+    assert "error" in advised and "queries only" in advised["message"], advised
+    assert "error" in optimized, optimized
+    assert spark.catalog.tableExists(victim)
+    assert spark.sql(f"SELECT count(*) FROM {victim}").first()[0] == 500
+
+    # the planner process: every socket it listens on refuses a call without the secret
+    application = connect.client({})["application"]
+    (pid,) = planner_pids(application)
+    ports = listening_ports(pid)
+    assert ports, "the planner process listens on no socket"
+    for port in ports:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+            connection.sendall(b"c\np0\napply\nsstatus\ne\n")
+            try:
+                answer = connection.recv(4096)
+            except ConnectionResetError:
+                answer = b""
+            assert answer == b"", (port, answer)  # closed without an answer
+    assert not (connect.directory / IMPORTED_FROM_THE_SERVERS_DIRECTORY).exists()
 
 
 def _named(answer: dict[str, Any]) -> list[dict[str, Any]]:

@@ -95,6 +95,11 @@ STATEMENTS = {
     "explain": "EXPLAIN SELECT * FROM {t}",
     "show": "SHOW TABLES IN lake.hard",
     "use": "USE lake.hard",
+    # run by Spark's analyser, not as a command: the parsed plan is no Command, the statement inside
+    # runs while the text is analysed (Spark 4)
+    "execute immediate": "EXECUTE IMMEDIATE 'DROP TABLE {t}'",
+    "execute immediate of a query": "EXECUTE IMMEDIATE 'SELECT * FROM {t}'",
+    "sql script": "BEGIN DROP TABLE {t}; END",
 }
 
 
@@ -114,6 +119,17 @@ def test_zskip_runs_queries_only(spark, capsys, victim: str, statement: str) -> 
     assert not spark.catalog.tableExists("lake.hard.copy")
     assert not spark.catalog.isCached(victim)
     assert spark.catalog.currentCatalog() == "spark_catalog"
+
+
+def test_advise_runs_no_statement_of_its_workload(spark, victim: str) -> None:
+    """A workload query that is a statement (EXECUTE IMMEDIATE runs its text while Spark analyses it)
+    is refused with one line naming it, before anything runs: the victim keeps its state."""
+    before = state(spark, victim)
+    text = f"EXECUTE IMMEDIATE 'DROP TABLE {victim}'"
+    with pytest.raises(UnsupportedStatementError) as refused:
+        zskip.advise(spark, victim, queries=[text])
+    assert "queries only" in str(refused.value) and "\n" not in str(refused.value)
+    assert state(spark, victim) == before
 
 
 @pytest.mark.parametrize(

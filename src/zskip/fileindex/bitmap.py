@@ -47,6 +47,7 @@ from pyroaring import BitMap
 
 from zskip.fileindex.answers import RestNotRead
 from zskip.fileindex.literals import exact_scalar
+from zskip.fileindex.puffin import checked_size
 
 __all__ = [
     "BLOCKS_FROM",
@@ -527,7 +528,8 @@ class BitmapIndex:
         try:
             if len(stored) != layout.stored or zlib.crc32(stored) != layout.checksum:
                 raise ValueError("the bit slices' checksum does not match")
-            raw = pa.Codec("zstd").decompress(stored, decompressed_size=sum(layout.lengths), asbytes=True)
+            size = checked_size(sum(layout.lengths), len(stored), "a bitmap's bit slices")
+            raw = pa.Codec("zstd").decompress(stored, decompressed_size=size, asbytes=True)
             bits, position = [], 0
             for length in layout.lengths:
                 bits.append(BitMap.deserialize(raw[position : position + length]))

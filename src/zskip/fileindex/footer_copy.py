@@ -33,6 +33,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from zskip.errors import CorruptIndexError
+from zskip.fileindex.puffin import checked_size
+
 __all__ = [
     "ColumnStats",
     "CopyRest",
@@ -240,9 +243,10 @@ def decode_head(copy: bytes) -> tuple[pa.RecordBatch | pa.Table, bytes | None, C
     if len(stored) != head - _PREFIX.size or zlib.crc32(stored, zlib.crc32(copy[:_CHECKED])) != head_crc:
         raise ValueError("a damaged footer copy: its head's checksum does not match")
     try:
-        raw = pa.Codec(_CODEC).decompress(stored, decompressed_size=facts_length, asbytes=True)
+        size = checked_size(facts_length, len(stored), "a footer copy's head")
+        raw = pa.Codec(_CODEC).decompress(stored, decompressed_size=size, asbytes=True)
         facts = _facts_of(raw)
-    except (pa.ArrowException, StopIteration) as exc:  # StopIteration: no schema in the stream
+    except (pa.ArrowException, StopIteration, CorruptIndexError) as exc:  # StopIteration: no schema in the stream
         raise ValueError(f"not a footer copy: {exc or 'its facts are empty'}") from None
     if any(facts.schema.get_field_index(name) < 0 for name in ("rows", "start", "length")):
         raise ValueError("not a footer copy: its facts lack rows and byte ranges")
@@ -289,8 +293,9 @@ def decode_rest(rest: CopyRest, stored: bytes) -> bytes:
     if zlib.crc32(stored) != rest.checksum:
         raise ValueError("a damaged footer copy: its rest's checksum does not match")
     try:
-        footer = pa.Codec(_CODEC).decompress(stored, decompressed_size=rest.footer, asbytes=True)
-    except pa.ArrowException as exc:
+        size = checked_size(rest.footer, len(stored), "a footer copy's rest")
+        footer = pa.Codec(_CODEC).decompress(stored, decompressed_size=size, asbytes=True)
+    except (pa.ArrowException, CorruptIndexError) as exc:
         raise ValueError(f"not a footer copy: its rest does not decompress: {exc}") from None
     if footer[-4:] != b"PAR1":
         raise ValueError("not a footer copy: no Parquet footer after its row-group facts")

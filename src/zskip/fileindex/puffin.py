@@ -166,7 +166,7 @@ class PuffinReader:
             raise CorruptIndexError(f"{name} has a damaged Puffin footer")
         payload = source.read(payload_size)
         if flags & 1:
-            payload = _lz4_frame_decompress(payload)
+            payload = _lz4_frame_decompress(payload, f"the Puffin footer of {name}")
         try:
             footer = json.loads(payload)
             self.blobs = [BlobMetadata.from_json(b) for b in footer.get("blobs", [])]
@@ -197,7 +197,9 @@ def decode_blob(stored: bytes, *, codec: str | None, checksum: str | None, name:
     if codec != "zstd":
         raise CorruptIndexError(f"{name}: compression codec {codec!r} is not supported")
     try:
-        return _zstd_decompress(stored)
+        return _zstd_decompress(stored, name)
+    except CorruptIndexError:
+        raise
     except Exception as exc:
         raise CorruptIndexError(f"{name} does not decompress: {exc}") from None
 
@@ -208,15 +210,42 @@ def read_puffin(data: bytes, *, name: str = "puffin file") -> PuffinReader:
     return PuffinReader(io.BytesIO(data), size=len(data), name=name)
 
 
-def _zstd_decompress(data: bytes) -> bytes:
+# What a blob may decompress to: at most MAX_EXPANSION times its stored size (zstd reaches a few hundred
+# on zskip's blobs; a bitmap of runs, the most compressible, stays under 1,000) plus a page, and never
+# more than MAX_DECOMPRESSED.  A blob declaring more is damaged, not a reason to allocate what it says:
+# the size comes from the file, which anyone who can write the table's folder could have written.
+MAX_EXPANSION = 4_096
+MAX_DECOMPRESSED = 512 * 1024 * 1024
+
+
+def checked_size(declared: int, stored: int, name: str) -> int:
+    """``declared`` (the decompressed size a blob says it has) when it is plausible for ``stored`` bytes;
+    ``CorruptIndexError`` otherwise, before anything is allocated."""
+    if declared < 0 or declared > min(MAX_DECOMPRESSED, stored * MAX_EXPANSION + 4_096):
+        raise CorruptIndexError(
+            f"{name} declares {declared:,} bytes once decompressed from {stored:,}: more than zskip ever "
+            "writes, so it is damaged (its index is not used: rebuild it with refresh_indexes)"
+        )
+    return declared
+
+
+def _bounded_stream(data: bytes, codec: str, name: str) -> bytes:
+    """``data`` decompressed as a stream whose size is not declared, read no further than its bound."""
+    import io
+
+    bound = min(MAX_DECOMPRESSED, len(data) * MAX_EXPANSION + 4_096)
+    out = pa.CompressedInputStream(io.BytesIO(data), codec).read(bound + 1)
+    checked_size(len(out), len(data), name)
+    return out
+
+
+def _zstd_decompress(data: bytes, name: str = "a blob") -> bytes:
     # the frame header holds the content size when the writer knew it (zskip's and Java's do)
     size = _zstd_content_size(data)
     codec = pa.Codec("zstd")
     if size is not None:
-        return codec.decompress(data, decompressed_size=size, asbytes=True)
-    import io
-
-    return pa.CompressedInputStream(io.BytesIO(data), "zstd").read()
+        return codec.decompress(data, decompressed_size=checked_size(size, len(data), name), asbytes=True)
+    return _bounded_stream(data, "zstd", name)
 
 
 def _zstd_content_size(frame: bytes) -> int | None:
@@ -234,7 +263,5 @@ def _zstd_content_size(frame: bytes) -> int | None:
     return value + 256 if width == 2 else value
 
 
-def _lz4_frame_decompress(data: bytes) -> bytes:
-    import io
-
-    return pa.CompressedInputStream(io.BytesIO(data), "lz4").read()
+def _lz4_frame_decompress(data: bytes, name: str = "a Puffin footer") -> bytes:
+    return _bounded_stream(data, "lz4", name)

@@ -2,7 +2,8 @@
 
 ``zskip.bridge.PlanHook`` (in zskip's jar) is a Catalyst rule among the session's extra optimizations.
 For each plan with Iceberg batch scans of tables zskip clustered or indexed, it calls the planner
-given to ``install`` through py4j's callback server (the one PySpark starts for ``foreachBatch``)
+given to ``install`` through py4j's callback server (the one PySpark starts for ``foreachBatch``,
+armed with the application's secret: ``zskip.iceberg.callbacks``)
 with the plan's scans (a Java ``Bridge.Scans``), and has each scan read the tasks the planner's
 answer keeps.  The call comes back on the Python thread whose action made Spark plan, so the planner
 may call into the JVM and run Spark jobs of its own; while it plans, zskip's rule lets every query
@@ -66,6 +67,19 @@ class _Planner:
         implements: ClassVar[list[str]] = ["java.util.function.Function"]
 
 
+class _TwoArguments:
+    """A Python function of two arguments as the JVM calls it (a ``java.util.function.BiFunction``)."""
+
+    def __init__(self, function: Callable[[Any, Any], str]) -> None:
+        self._function = function
+
+    def apply(self, first: Any, second: Any) -> str:
+        return self._function(first, second)
+
+    class Java:
+        implements: ClassVar[list[str]] = ["java.util.function.BiFunction"]
+
+
 def _hook(spark: Any) -> Any:
     return jvm_of(spark).zskip.bridge.PlanHook
 
@@ -85,13 +99,13 @@ def register_hosted(
     plan: Callable[[Any], str],
     record: Callable[[Any], str],
     properties: Sequence[str],
-    procedures: Callable[[str], str],
+    procedures: Callable[[Any, str], str],
     procedure_specs: str,
 ) -> bool:
     """Register the planner and the procedures of the process zskip's Spark extension started
     (``zskip.hosted``) with that JVM's ``HostedPlanner``; false when the JVM has started another process
-    since this one."""
-    planner, recorder, runner = _proxies(gateway, plan, record, procedures)
+    since this one.  ``procedures`` takes the JVM session a ``CALL`` runs in and its request."""
+    planner, recorder, runner = _proxies(gateway, plan, record, _TwoArguments(procedures))
     hosted = gateway.jvm.zskip.bridge.HostedPlanner
     return bool(hosted.register(generation, planner, recorder, "\u0001".join(properties), runner, procedure_specs))
 
@@ -115,15 +129,16 @@ def attach_hosted() -> tuple[Any, Any] | None:
     return gateway, SparkSession(context, jsparkSession=java_session)
 
 
-def _proxies(gateway: Any, *functions: Callable[[Any], str]) -> list[Any]:
-    """JVM proxies (``java.util.function.Function``) of ``functions``, called back through py4j."""
-    from pyspark.java_gateway import ensure_callback_server_started
+def _proxies(gateway: Any, *functions: Callable[[Any], str] | _TwoArguments) -> list[Any]:
+    """JVM proxies (``java.util.function.Function``) of ``functions``, called back through py4j's
+    callback server, which takes only connections holding the application's secret (``callbacks``)."""
+    from zskip.iceberg.callbacks import ensure_authenticated
 
-    ensure_callback_server_started(gateway)
+    ensure_authenticated(gateway)
     # a Python object crosses py4j as a proxy only as an argument of a call made through the gateway
     holder = gateway.jvm.java.util.ArrayList()
     for function in functions:
-        holder.add(_Planner(function))
+        holder.add(function if isinstance(function, _TwoArguments) else _Planner(function))
     return [holder.get(i) for i in range(len(functions))]
 
 

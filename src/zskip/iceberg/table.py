@@ -292,7 +292,21 @@ def load_table(spark: SparkSession, name: str, *, fresh: bool = True) -> Iceberg
         raise
     if fresh:
         java.refresh()
+        # the name as the session resolved it (its current catalog and namespace): the metadata tables
+        # and every other statement zskip runs for this table then name the same table, in any session
+        name = _qualified(jvm, java_session(spark), name)
     return IcebergTable(spark=spark, name=name, java=java)
+
+
+_BARE = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _qualified(jvm: Any, session: Any, name: str) -> str:
+    """``catalog.namespace.table`` for ``name`` as ``session`` resolves it, each part quoted if need be."""
+    found = jvm.org.apache.iceberg.spark.Spark3Util.catalogAndIdentifier(session, name)
+    identifier = found.identifier()
+    parts = [str(found.catalog().name()), *(str(p) for p in identifier.namespace()), str(identifier.name())]
+    return ".".join(part if _BARE.fullmatch(part) else "`" + part.replace("`", "``") + "`" for part in parts)
 
 
 def apply_properties(update: Any, values: Mapping[str, str | None]) -> Any:

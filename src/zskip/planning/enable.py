@@ -128,17 +128,18 @@ def plan_hooked(spark: SparkSession, java_scans: Any) -> str:
         return json.dumps({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"})
 
 
-def record_hooked(spark: SparkSession, batch: Any) -> str:
+def record_hooked(spark: SparkSession, batch: Any, *, sessions: Callable[[Any], SparkSession] | None = None) -> str:
     """Put in the workload log the scans zskip's rule decided without the planner: ``batch`` is a Java
     list of ``Bridge.Scans``, each with its ``recordWork`` (the positions of the scans to plan for their
     records, the tokens of records to note again).  Called on a JVM thread of its own, well after the
     queries had their plans; never raises.  Returns a JSON list with, for each ``Scans``, the answers of
     the scans it planned as ``plan_hooked`` gives them (``{}`` for none), for the rule to remember: the
-    same query again then only repeats its record."""
+    same query again then only repeats its record.  ``sessions``: the session each ``Scans`` is planned
+    in (the planner zskip's extension hosts serves many), else ``spark``."""
     answers: list[dict[str, Any]] = []
     for java_scans in batch:
         try:
-            answers.append(_record_scans(spark, java_scans))
+            answers.append(_record_scans(spark if sessions is None else sessions(java_scans), java_scans))
         except Exception:
             log.debug("recording a query zskip's rule planned alone failed", exc_info=True)
             answers.append({})

@@ -34,6 +34,7 @@ from zskip.storage import LOCAL, FileAccess, at_once, in_background
 from zskip.tablefiles.clustering_store import STORE_ERRORS, STORE_PROPERTY, ClusteringStore, load_store
 from zskip.tablefiles.index_blobs import footer_copies, footer_copy_rest
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, resolved
+from zskip.tablefiles.locations import manifest_inside, path_inside
 
 __all__ = ["SnapshotMetadata", "read_ahead", "snapshot_metadata"]
 
@@ -271,7 +272,7 @@ class SnapshotMetadata:
             manifest = IndexManifest.from_bytes(self.storage.read(path), name=path)
             if manifest.entries["field_id"].null_count or any(d.field_id is None for d in manifest.definitions):
                 manifest = resolved(manifest, load_table(self.spark, self.table, fresh=False))
-            return manifest
+            return manifest_inside(manifest, self.location, self.table)
 
         return CACHE.get_or_load(("manifest", path), load)
 
@@ -341,8 +342,10 @@ def snapshot_metadata(spark: SparkSession, scan: IcebergScan | TableState) -> Sn
         table=scan.table,
         location=scan.location,
         snapshot_id=scan.snapshot_id,
-        store_path=scan.properties.get(STORE_PROPERTY),
-        manifest_path=scan.properties.get(MANIFEST_PROPERTY),
+        store_path=path_inside(scan.location, scan.properties.get(STORE_PROPERTY), "the clustering store", scan.table),
+        manifest_path=path_inside(
+            scan.location, scan.properties.get(MANIFEST_PROPERTY), "the index manifest", scan.table
+        ),
         storage=scan.storage,
         sizes=dict(zip(scan.paths, scan.sizes, strict=True)) if isinstance(scan, IcebergScan) else {},
     )

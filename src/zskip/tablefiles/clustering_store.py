@@ -23,6 +23,7 @@ from zskip.curves import ClusteringSpec
 from zskip.fileindex.puffin import CorruptIndexError, PuffinWriter, read_puffin
 from zskip.iceberg.table import IcebergTable
 from zskip.storage import FileAccess
+from zskip.tablefiles.locations import path_inside
 
 __all__ = [
     "RANGES_SCHEMA",
@@ -106,7 +107,7 @@ def write_store(
 def read_store(table: IcebergTable, path: str | None = None) -> ClusteringStore | None:
     """The clustering store at ``path`` (the table's current one by default), or ``None`` (none yet, or
     unreadable: then a warning)."""
-    path = path or table.property(STORE_PROPERTY)
+    path = path_inside(table.location(), path or table.property(STORE_PROPERTY), "the clustering store", table.name)
     if not path:
         return None
     try:

@@ -16,6 +16,7 @@ from zskip.errors import StorageError
 from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError
 from zskip.iceberg.table import IcebergTable, swap_property
+from zskip.tablefiles.locations import manifest_inside, path_inside
 from zskip.tablefiles.planning_fields import INDEXED_FIELDS_PROPERTY, fields_value
 
 __all__ = [
@@ -49,12 +50,14 @@ def read_manifest(table: IcebergTable, *, strict: bool = False) -> tuple[IndexMa
     ``strict=True`` and gets ``CorruptIndexError``, so it never replaces or deletes what it could
     not read.
     """
-    path = table.property(MANIFEST_PROPERTY)
+    named = table.property(MANIFEST_PROPERTY)
+    path = path_inside(table.location(), named, "the index manifest", table.name)
     if not path:
-        return IndexManifest.empty(), None
+        # none, or one outside the table (never read): a writer publishes over it by compare-and-swap
+        return IndexManifest.empty(), named
     try:
         manifest = IndexManifest.from_bytes(table.file_access().read(path), name=path)
-        return resolved(manifest, table), path
+        return manifest_inside(resolved(manifest, table), table.location(), table.name), path
     except Exception as exc:  # missing or damaged: every file counts as unindexed, nothing is skipped
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if strict:

@@ -1,9 +1,13 @@
 package zskip.bridge;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -18,6 +22,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.python.Py4JServer;
@@ -82,7 +87,7 @@ public final class HostedPlanner implements Planner {
       int generation,
       Function<Scans, String> plan,
       Function<List<Scans>, String> record,
-      Function<String, String> procedures,
+      BiFunction<SparkSession, String, String> procedures,
       String procedureSpecs) {}
 
   /** Local properties a call carries to the thread that runs it: job group and tags (cancelling them cancels it), description, pool. */
@@ -106,6 +111,7 @@ public final class HostedPlanner implements Planner {
   private long backoffMs = FIRST_BACKOFF_MS;
   private long startedNanos;
   private int starts;
+  private File workingDirectory; // the process's: empty, private to this JVM's user
 
   private HostedPlanner() {}
 
@@ -161,7 +167,7 @@ public final class HostedPlanner implements Planner {
       Function<Scans, String> plan,
       Function<List<Scans>, String> record,
       String properties,
-      Function<String, String> procedures,
+      BiFunction<SparkSession, String, String> procedures,
       String procedureSpecs) {
     synchronized (INSTANCE) {
       if (generation != INSTANCE.generation || INSTANCE.process == null) {
@@ -225,7 +231,7 @@ public final class HostedPlanner implements Planner {
     if (planner == null) {
       throw new Unavailable("zskip's planner is not running");
     }
-    return call(planner, () -> planner.plan().apply(scans), "plan a query");
+    return call(planner, scans.session(), () -> planner.plan().apply(scans), "plan a query");
   }
 
   @Override
@@ -234,7 +240,7 @@ public final class HostedPlanner implements Planner {
     if (planner == null) {
       throw new Unavailable("zskip's planner is not running");
     }
-    return call(planner, () -> planner.record().apply(batch), "record the workload");
+    return call(planner, null, () -> planner.record().apply(batch), "record the workload");
   }
 
   /**
@@ -242,16 +248,20 @@ public final class HostedPlanner implements Planner {
    * come back on it, py4j pinning each Python thread to the JVM thread that called it), within the
    * timeout: past it, or when the call breaks, the planner is restarted and the query keeps Spark's plan.
    */
-  private String call(Registered planner, Callable<String> work, String what) {
+  private String call(Registered planner, SparkSession caller, Callable<String> work, String what) {
     long timeout;
     synchronized (this) {
       timeout = settings.timeoutMs();
     }
     Future<String> answer = calls.submit(() -> {
       Bridge.PLANNING.set(Boolean.TRUE);
+      if (caller != null) {
+        SparkSession.setActiveSession(caller); // what the planner's calls back into Spark run in
+      }
       try {
         return work.call();
       } finally {
+        SparkSession.clearActiveSession();
         Bridge.PLANNING.remove();
       }
     });
@@ -292,7 +302,8 @@ public final class HostedPlanner implements Planner {
 
   private String runProcedure(String name, String arguments) {
     Registered planner = awaitRegistered("run " + name);
-    org.apache.spark.SparkContext context = SparkSession.active().sparkContext();
+    SparkSession caller = SparkSession.active(); // the session the CALL runs in: the procedure runs there too
+    org.apache.spark.SparkContext context = caller.sparkContext();
     java.util.Map<String, String> carried = new java.util.HashMap<>();
     for (String key : CARRIED) {
       String value = context.getLocalProperty(key);
@@ -302,11 +313,13 @@ public final class HostedPlanner implements Planner {
     }
     Future<String> answer = calls.submit(() -> {
       Bridge.PLANNING.set(Boolean.TRUE); // the procedure's own queries pass zskip's rule untouched
+      SparkSession.setActiveSession(caller);
       CARRIED.forEach(key -> context.setLocalProperty(key, carried.get(key)));
       try {
-        return planner.procedures().apply(name + "\n" + arguments);
+        return planner.procedures().apply(caller, name + "\n" + arguments);
       } finally {
         CARRIED.forEach(key -> context.setLocalProperty(key, null));
+        SparkSession.clearActiveSession();
         Bridge.PLANNING.remove();
       }
     });
@@ -397,8 +410,12 @@ public final class HostedPlanner implements Planner {
           gateway = new Py4JServer(session.sparkContext().getConf());
           gateway.start();
         }
+        // -s: not the user's site directory; a private, empty working directory: Python puts the
+        // working directory first on sys.path for -m, and the server's (where anyone may have left an
+        // argparse.py) must not be imported from
         ProcessBuilder builder = new ProcessBuilder(
-            settings.python(), "-m", MODULE, "--application", session.sparkContext().applicationId());
+            settings.python(), "-s", "-m", MODULE, "--application", session.sparkContext().applicationId());
+        builder.directory(privateDirectory());
         Map<String, String> env = builder.environment();
         env.remove("SPARK_CONNECT_MODE_ENABLED"); // the process drives this JVM's session, not a Connect client
         env.put("PYSPARK_GATEWAY_PORT", String.valueOf(gateway.getListeningPort()));
@@ -419,6 +436,17 @@ public final class HostedPlanner implements Planner {
     pump.start();
     launched.onExit().thenRun(() -> exited(started, launched));
     supervisor.schedule(() -> notStarted(started), settings.startTimeoutMs(), TimeUnit.MILLISECONDS);
+  }
+
+  /** An empty directory only this JVM's user can enter, made once per JVM and removed at exit. */
+  private File privateDirectory() throws IOException {
+    if (workingDirectory == null || !workingDirectory.isDirectory()) {
+      Path made = Files.createTempDirectory("zskip-planner-",
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      workingDirectory = made.toFile();
+      workingDirectory.deleteOnExit();
+    }
+    return workingDirectory;
   }
 
   private synchronized void notStarted(int generation) {

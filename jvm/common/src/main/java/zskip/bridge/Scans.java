@@ -60,6 +60,11 @@ public final class Scans {
     this.joins = JoinFinder.find(plan, scans);
   }
 
+  /** The session these scans were planned in: their planning (its catalogs, settings, jobs) runs there. */
+  public SparkSession session() {
+    return session;
+  }
+
   /** The Iceberg scans of {@code query}'s physical plan (planning it, as its execution will reuse). */
   Scans(Dataset<Row> query, String[] properties) throws ReflectiveOperationException {
     this.frame = SnapshotFiles.listed(query);

@@ -92,11 +92,37 @@ final class Statements {
     return name.endsWith("$") ? name.substring(0, name.length() - 1) : name;
   }
 
-  /** Whether a parsed plan node is a statement (DDL, DML, CALL, SET, ...) rather than part of a query. */
+  /**
+   * Parsed nodes that are no command, yet run something while Spark analyses them: {@code EXECUTE
+   * IMMEDIATE} (Spark 4.0 {@code ExecuteImmediateQuery}, 4.1 {@code UnresolvedExecuteImmediate}), which
+   * Spark's analyser rule {@code ResolveExecuteImmediate} runs as a statement of its own, whatever it
+   * is (a {@code DROP TABLE} too); {@code CALL} as Spark 4 parses it ({@code Call}), which its analyser
+   * rule {@code InvokeProcedures} invokes.
+   */
+  static final java.util.Set<String> EXECUTED_WHEN_ANALYSED = java.util.Set.of(
+      "ExecuteImmediateQuery", "UnresolvedExecuteImmediate", "Call");
+
+  /**
+   * Whether a parsed plan node is a statement (DDL, DML, CALL, SET, a SQL script, EXECUTE IMMEDIATE,
+   * ...) rather than part of a query: anything that runs when Spark analyses or executes it besides
+   * reading tables.
+   */
   static boolean isStatement(LogicalPlan node) {
     String name = nodeName(node);
     return node instanceof Command || node instanceof ParsedStatement || name.equals("InsertIntoDir")
         || name.equals("InsertIntoStatement") || name.equals("CallStatement")
-        || name.equals("Call"); // Spark 4 parses CALL itself
+        || EXECUTED_WHEN_ANALYSED.contains(name) || scripted(node);
+  }
+
+  /** A statement of a SQL script (Spark 4's {@code CompoundPlanStatement}: BEGIN ... END, IF, WHILE, FOR, ...). */
+  private static boolean scripted(LogicalPlan node) {
+    for (Class<?> type = node.getClass(); type != null; type = type.getSuperclass()) {
+      for (Class<?> implemented : type.getInterfaces()) {
+        if (implemented.getSimpleName().equals("CompoundPlanStatement")) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 }

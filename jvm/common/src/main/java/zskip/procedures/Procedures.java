@@ -47,6 +47,24 @@ public final class Procedures {
 
   private Procedures() {}
 
+  /**
+   * Refuses a procedure catalog named {@code name} that the application's configuration does not
+   * declare: a session may not turn zskip's procedures on for itself with {@code SET
+   * spark.sql.catalog.x=...} (Spark puts a session's catalog settings in its SQL configuration, the
+   * application's in its {@code SparkConf}), since every procedure runs in the planner process the
+   * application's configuration set up.
+   */
+  public static void checkDeclared(String name, Class<?> catalog) {
+    org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+    String key = "spark.sql.catalog." + name;
+    String declared = env == null ? null : env.conf().get(key, null);
+    if (declared == null || !declared.trim().equals(catalog.getName())) {
+      throw new IllegalStateException("zskip's procedures are turned on by the application's configuration only ("
+          + key + "=" + catalog.getName() + " in spark-defaults.conf or --conf when the application starts), "
+          + "not by a session's SET: ask the application's administrator");
+    }
+  }
+
   /** The procedures the hosted process declares, by name; it is started (and waited for) if need be. */
   public static Map<String, Spec> specs(SparkSession session) {
     JsonNode all;
@@ -128,14 +146,14 @@ public final class Procedures {
   }
 
   /**
-   * Makes the calling session forget its cached copy of {@code table}: the procedure committed from the
-   * planner process's session, and a catalog that caches tables (Iceberg's does, for 30 seconds by
-   * default) would otherwise show the caller the table as it was before the call.
+   * Makes the calling session forget its cached copy of {@code table}: the procedure committed through
+   * the planner process, and a catalog that caches tables (Iceberg's does, for 30 seconds by default)
+   * could otherwise show the caller the table as it was before the call.
    */
   private static void refresh(String table) {
     try {
-      // the name as the call gave it, in SQL's syntax for a table name; one statement, nothing else parses
-      SparkSession.active().sql("REFRESH TABLE " + table);
+      // the name as the call gave it, parsed as a table name and nothing else (no statement is run)
+      SparkSession.active().catalog().refreshTable(table);
     } catch (Exception e) { // Spark's AnalysisException is a checked one
       LOG.warn("zskip could not refresh this session's copy of {} after the procedure: {}", table, e.toString());
     }

@@ -20,6 +20,7 @@ public final class ZskipProcedureCatalog implements ProcedureCatalog {
 
   @Override
   public void initialize(String name, CaseInsensitiveStringMap options) {
+    Procedures.checkDeclared(name, getClass()); // by the application's configuration, not a session's SET
     this.name = name;
   }
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+import os
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,7 +20,8 @@ from zskip.fileindex.evaluate import Match
 from zskip.iceberg.files import data_files
 from zskip.iceberg.table import load_table
 from zskip.indexing import index_verdicts
-from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, publish, read_manifest
+from zskip.tablefiles.build_leases import build_lease
+from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, new_puffin_path, publish, read_manifest
 
 from .tables import make_table
 
@@ -221,6 +224,48 @@ def test_drop_then_vacuum_deletes_only_unreferenced_files(spark) -> None:
     assert again.entries.equals(manifest.entries) and current is not None
     _, found = verdicts(spark, table, Compare("a", "=", 5))
     assert len(found) == 3
+
+
+def _local(path: str) -> Path:
+    return Path(path.removeprefix("file:"))
+
+
+def test_vacuum_grace_counts_from_when_a_file_stopped_being_referenced(spark) -> None:
+    """Index files written two hours ago that left the manifest a moment ago are kept by a vacuum of
+    files older than an hour (their modification time would have them go), and go with older_than 0."""
+    table = make_table(spark, "lake.idx.grace", rows=2_000, files=2)
+    zskip.create_index(spark, table, "s", kind="bloom")
+    manifest, path = read_manifest(load_table(spark, table))
+    assert path is not None
+    written = [_local(p) for p in {*manifest.puffin_paths(), path}]
+    long_ago = time.time() - 7_200
+    for file in written:
+        os.utime(file, (long_ago, long_ago))
+    zskip.drop_index(spark, table, "s", "bloom")  # the bloom blobs and the manifest stop being referenced now
+    after, now_current = read_manifest(load_table(spark, table))
+    left = set(written) - {_local(p) for p in {*after.puffin_paths(), now_current} if p}
+    assert left  # the old manifest at least (the footer copies stay referenced)
+    assert zskip.vacuum(spark, table, older_than="1h").files_deleted == 0
+    assert all(file.exists() for file in left)
+    assert zskip.vacuum(spark, table, older_than=0).files_deleted == len(left)
+    assert not any(file.exists() for file in left)
+
+
+def test_vacuum_keeps_what_a_build_under_way_wrote(spark) -> None:
+    """A file an unfinished build wrote (its lease held) survives vacuum with older_than 0; once the
+    build ended without publishing it, it goes."""
+    table = make_table(spark, "lake.idx.lease", rows=1_000, files=1)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    iceberg = load_table(spark, table)
+    stray = new_puffin_path(iceberg)
+    with build_lease(iceberg, "a test's build"):
+        iceberg.file_access().write(stray, b"PFA1 written, not published yet")
+        zskip.vacuum(spark, table, older_than=0)
+        assert _local(stray).exists()
+    assert zskip.vacuum(spark, table, older_than=0).files_deleted == 1
+    assert not _local(stray).exists()
+    _, found = verdicts(spark, table, Compare("a", "=", 5))  # the published index is intact
+    assert found
 
 
 def test_small_index_files_are_merged_when_they_pile_up(spark, monkeypatch) -> None:

@@ -114,6 +114,38 @@ class IcebergTable:
         except Exception:  # a table without operations (not a catalog table)
             return None
 
+    def properties_since(self, keys: Sequence[str], cutoff_ms: int) -> tuple[list[dict[str, str]], bool]:
+        """The values of ``keys`` in every state of the table's metadata that was current at some time
+        since ``cutoff_ms`` (milliseconds since the epoch): the current state, each logged state made
+        since, and the one current at the cutoff.  And whether the metadata log reaches back that far
+        (else states before its oldest entry are unknown).  Old metadata files are read in the JVM."""
+        ops = self.java.operations()
+        current = ops.current()
+        states = [current]
+        logged = list(current.previousFiles())  # oldest first
+        # Iceberg keeps the last write.metadata.previous-versions-max states (100 by default): a shorter
+        # log is the whole history; a full one may have lost what was current at the cutoff
+        kept = int(str(current.properties().getOrDefault("write.metadata.previous-versions-max", "100")))
+        reaches_back = len(logged) < kept or int(logged[0].timestampMillis()) <= cutoff_ms
+        parser = self.jvm.org.apache.iceberg.TableMetadataParser
+        # a logged state was current until the next one was written: the last one written at or before
+        # the cutoff was still current at it; every later one since
+        after = [e for e in logged if int(e.timestampMillis()) > cutoff_ms]
+        before = [e for e in logged if int(e.timestampMillis()) <= cutoff_ms]
+        # ... unless its successor (the next logged state, or the current one) was itself made by then
+        successor = int(after[0].timestampMillis()) if after else int(current.lastUpdatedMillis())
+        at_cutoff = [before[-1]] if before and successor > cutoff_ms else []
+        for entry in at_cutoff + after:
+            try:
+                states.append(parser.read(ops.io(), entry.file()))
+            except Exception:  # a logged file gone (expired, cleaned): what it referenced is unknown
+                reaches_back = False
+        found = []
+        for state in states:
+            values = state.properties()
+            found.append({key: str(values.get(key)) for key in keys if values.get(key) is not None})
+        return found, reaches_back
+
     def full_name(self) -> str:
         """The name Iceberg gives the table (``catalog.namespace.table``), as its scans report it."""
         return str(self.java.name())

@@ -20,13 +20,21 @@ from zskip.display import Displayed, Progress
 from zskip.errors import InvalidOptionError, UnknownColumnError, UnknownIndexError, UnsupportedTypeError
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import IndexManifest
-from zskip.fileindex.puffin import CorruptIndexError
 from zskip.iceberg.files import data_files
 from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import IcebergTable, load_table
 from zskip.indexing.jobs import build_indexes, merge_puffins
+from zskip.tablefiles.build_leases import build_lease, live_leases_since
 from zskip.tablefiles.clustering_store import STORE_PROPERTY
-from zskip.tablefiles.index_manifest import index_dir, missing_files, new_puffin_path, publish, read_manifest
+from zskip.tablefiles.index_manifest import (
+    MANIFEST_PROPERTY,
+    index_dir,
+    missing_files,
+    new_puffin_path,
+    publish,
+    read_manifest,
+)
+from zskip.tablefiles.locations import path_inside
 from zskip.units import format_bytes, parse_duration
 
 __all__ = [
@@ -227,47 +235,101 @@ def _why_unused(definition: IndexDefinition) -> str:
 
 @reaching_storage
 def vacuum(spark: SparkSession, table: str, *, older_than: timedelta | float | str = "1d") -> VacuumResult:
-    """Delete zskip files of ``table`` that no current manifest or clustering store references.
+    """Delete zskip files of ``table`` that no state of the table has referenced for ``older_than``.
 
-    Only files older than ``older_than`` go (a reader may still hold the manifest before the last
-    one); ``older_than`` is a ``timedelta``, seconds, or text like ``"12h"``, ``"3d"``, ``"0s"``.
+    A file's grace counts from when it stopped being referenced: every state of the table's metadata
+    that was current at some time in the last ``older_than`` (its metadata log) keeps the manifest and
+    clustering store it named and every index file that manifest lists.  A file written since the
+    oldest build still under way started (its lease, ``zskip.tablefiles.build_leases``) is kept too,
+    whatever ``older_than`` says: that build may be about to publish it.  ``older_than`` is a
+    ``timedelta``, seconds, or text like ``"12h"``, ``"3d"``, ``"0s"``.
     """
     age = parse_duration(older_than, name="older_than")
     iceberg = load_table(spark, table)
     warnings: list[str] = []
-    try:
-        manifest, manifest_path = read_manifest(iceberg, strict=True)
-    except CorruptIndexError as exc:
-        # Which index files it references is unknown: every one of them counts as referenced.
-        manifest, manifest_path = IndexManifest.empty(), None
-        warnings.append(f"kept every index file: {exc}")
-        log.warning("vacuum %s: %s", table, warnings[-1])
+    now = time.time()
+    cutoff = now - age
+    referenced, protected = _referenced_since(iceberg, int(cutoff * 1000), warnings)
     access = iceberg.file_access()
 
     def path_of(location: str) -> str:  # where a location is, whichever form (URI or path) it was written in
         return access.resolve(location)[1]
 
-    protected = path_of(index_dir(iceberg)).rstrip("/") + "/" if warnings else None
-    referenced = manifest.puffin_paths() | {manifest_path, iceberg.property(STORE_PROPERTY)}
     referenced_paths = {path_of(p) for p in referenced if p}
-    cutoff = time.time() - age
+    protected_prefix = path_of(index_dir(iceberg)).rstrip("/") + "/" if protected else None
+    building_since, expired = live_leases_since(iceberg, now)
+    if building_since is not None:
+        log.info(
+            "vacuum %s: a build under way since %s: files written since are kept", table, time.ctime(building_since)
+        )
     deleted = kept = size = 0
     for location, file_size, modified in access.files_under(f"{iceberg.location().rstrip('/')}/zskip", recursive=True):
         if not location.endswith(".puffin"):
             continue
         path = path_of(location)
-        in_use = path in referenced_paths or (protected is not None and path.startswith(protected))
-        if in_use or modified is None or not modified <= cutoff:  # an unknown or odd time means "young": kept
+        in_use = path in referenced_paths or (protected_prefix is not None and path.startswith(protected_prefix))
+        young = modified is None or not modified <= cutoff  # an unknown or odd time means "young": kept
+        # a build's files are written after its lease (a minute's slack for clocks)
+        building = building_since is not None and (modified is None or modified >= building_since - 60)
+        if in_use or young or building:
             kept += 1
             continue
         access.delete(location)
         deleted += 1
         size += file_size
+    for lease in expired:
+        access.delete(lease)
+        log.info("vacuum %s: removed the lease of a build that never ended: %s", table, lease)
     log.info("vacuum %s: deleted %d files (%d bytes), kept %d", table, deleted, size, kept)
     return VacuumResult(deleted, size, kept, tuple(warnings))
 
 
+def _referenced_since(iceberg: IcebergTable, cutoff_ms: int, warnings: list[str]) -> tuple[set[str], bool]:
+    """Every zskip file some state of ``iceberg`` current since ``cutoff_ms`` references, and whether
+    every index file must be kept (a manifest of those states could not be read, or the metadata log
+    does not reach back to the cutoff: then which files were referenced is not known)."""
+    states, reaches_back = iceberg.properties_since((MANIFEST_PROPERTY, STORE_PROPERTY), cutoff_ms)
+    referenced: set[str] = set()
+    protected = False
+    if not reaches_back:
+        protected = True
+        warnings.append(
+            "kept every index file: the table's metadata log does not reach back as far as older_than, so "
+            "which files its states referenced since then is not known (a shorter older_than, or a longer "
+            "write.metadata.previous-versions-max, lets vacuum delete)"
+        )
+        log.warning("vacuum %s: %s", iceberg.name, warnings[-1])
+    current = True
+    for state in states:
+        referenced |= {state[key] for key in (MANIFEST_PROPERTY, STORE_PROPERTY) if key in state}
+        manifest_path = state.get(MANIFEST_PROPERTY)
+        if manifest_path:
+            try:
+                if current:
+                    manifest, _ = read_manifest(iceberg, strict=True)
+                elif path_inside(iceberg.location(), manifest_path, "the index manifest", iceberg.name):
+                    manifest = IndexManifest.from_bytes(iceberg.file_access().read(manifest_path), name=manifest_path)
+                else:
+                    continue  # outside the table: never read, and nothing under the table is its
+                referenced |= manifest.puffin_paths()
+            except Exception as exc:  # which index files it references is unknown: every one counts as referenced
+                if not protected:
+                    warnings.append(f"kept every index file: the index manifest {manifest_path} cannot be read: {exc}")
+                    log.warning("vacuum %s: %s", iceberg.name, warnings[-1])
+                protected = True
+        current = False
+    return referenced, protected
+
+
 def _update(
+    spark: SparkSession, iceberg: IcebergTable, *, add: IndexDefinition | None = None, progress: Progress | None = None
+) -> IndexResult:
+    """Build what the manifest (with ``add``) lacks and publish it, holding a build lease throughout."""
+    with build_lease(iceberg, "index build"):
+        return _build(spark, iceberg, add=add, progress=progress)
+
+
+def _build(
     spark: SparkSession, iceberg: IcebergTable, *, add: IndexDefinition | None = None, progress: Progress | None = None
 ) -> IndexResult:
     started = time.monotonic()

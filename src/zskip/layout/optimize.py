@@ -54,6 +54,7 @@ from zskip.layout.routing import keyed_route_column, partition_tokens
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
 from zskip.layout.write_keys import write_keys
 from zskip.storage import FileAccess
+from zskip.tablefiles.build_leases import build_lease
 from zskip.tablefiles.clustering_store import (
     RANGES_SCHEMA,
     STORE_PROPERTY,
@@ -536,24 +537,25 @@ def record_laid_out(target: Target, store: ClusteringStore, fitted: FittedSpec, 
     out among them), in one compare-and-swap commit of its properties; the table's snapshot id."""
     assert fitted.kept_ranges is not None
     iceberg = target.iceberg
-    path = write_store(
-        iceberg,
-        fitted.spec,
-        fitted.kept_ranges,
-        snapshot_id=start_snapshot,
-        write_keys=write_keys(fitted.spec, target.types, fitted.kept_ranges),
-    )
-    try:
-        swap_property(
+    with build_lease(iceberg, "clustering store"):  # vacuum keeps the store until it is published
+        path = write_store(
             iceberg,
-            STORE_PROPERTY,
-            expected=store.path,
-            value=path,
-            also=clustering_fields(fitted.spec, path) or None,
+            fitted.spec,
+            fitted.kept_ranges,
+            snapshot_id=start_snapshot,
+            write_keys=write_keys(fitted.spec, target.types, fitted.kept_ranges),
         )
-    except BaseException:
-        _delete_quietly(iceberg, path)
-        raise
+        try:
+            swap_property(
+                iceberg,
+                STORE_PROPERTY,
+                expected=store.path,
+                value=path,
+                also=clustering_fields(fitted.spec, path) or None,
+            )
+        except BaseException:
+            _delete_quietly(iceberg, path)
+            raise
     iceberg.refresh()
     return iceberg.current_snapshot_id() or start_snapshot
 
@@ -593,20 +595,21 @@ def commit_batch(
     """Write the clustering store (with the curve key clustered writes sort by), then swap the batch's
     files in one Iceberg commit that also points the table at the new store (the new snapshot's id); if
     the commit fails, the store file goes."""
-    store_path = write_store(iceberg, spec, ranges, snapshot_id=start_snapshot, write_keys=write_keys)
-    properties = {SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path}
-    fields = clustering_fields(spec, store_path)  # for zskip's rule (zskip.tablefiles.planning_fields)
-    try:
-        return commit_rewrites(
-            iceberg,
-            staged,
-            start_snapshot_id=start_snapshot,
-            summary={SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path},
-            properties=properties | fields,
-        )
-    except BaseException:
-        _delete_quietly(iceberg, store_path)
-        raise
+    with build_lease(iceberg, "clustering store"):  # vacuum keeps the store until it is committed
+        store_path = write_store(iceberg, spec, ranges, snapshot_id=start_snapshot, write_keys=write_keys)
+        properties = {SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path}
+        fields = clustering_fields(spec, store_path)  # for zskip's rule (zskip.tablefiles.planning_fields)
+        try:
+            return commit_rewrites(
+                iceberg,
+                staged,
+                start_snapshot_id=start_snapshot,
+                summary={SUMMARY_PROPERTY: summary_text, STORE_PROPERTY: store_path},
+                properties=properties | fields,
+            )
+        except BaseException:
+            _delete_quietly(iceberg, store_path)
+            raise
 
 
 def _sample_keys(

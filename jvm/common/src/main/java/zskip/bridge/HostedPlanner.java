@@ -60,6 +60,8 @@ public final class HostedPlanner implements Planner {
   public static final String START_WAIT = "spark.zskip.planner.startWait";
   /** How long the process may take to start and register before it is restarted. */
   public static final String START_TIMEOUT = "spark.zskip.planner.startTimeout";
+  /** How many procedures (CALL zskip.system.*) may run at once in the application; a CALL past it is refused. */
+  public static final String MAX_PROCEDURES = "spark.zskip.procedures.maxConcurrent";
   static final String MODULE = "zskip.hosted";
   static final HostedPlanner INSTANCE = new HostedPlanner();
   private static final Logger LOG = LoggerFactory.getLogger("zskip.planner");
@@ -68,14 +70,15 @@ public final class HostedPlanner implements Planner {
   private static final int OUTPUT_KEPT = 20; // the process's last lines, quoted when it exits
 
   /** What the application's configuration says (read once: a session cannot change it). */
-  record Settings(String python, long timeoutMs, long startWaitMs, long startTimeoutMs) {
+  record Settings(String python, long timeoutMs, long startWaitMs, long startTimeoutMs, int maxProcedures) {
     static Settings of(SparkConf conf) {
       String workers = conf.get("spark.pyspark.python", System.getenv().getOrDefault("PYSPARK_PYTHON", "python3"));
       return new Settings(
           conf.get(PYTHON, workers),
           conf.getTimeAsMs(TIMEOUT, "30s"),
           conf.getTimeAsMs(START_WAIT, "0"),
-          conf.getTimeAsMs(START_TIMEOUT, "120s"));
+          conf.getTimeAsMs(START_TIMEOUT, "120s"),
+          Math.max(1, conf.getInt(MAX_PROCEDURES, 8)));
     }
   }
 
@@ -96,6 +99,7 @@ public final class HostedPlanner implements Planner {
 
   private final ScheduledExecutorService supervisor = Executors.newSingleThreadScheduledExecutor(daemon("zskip-planner-supervisor"));
   private final ExecutorService calls = Executors.newCachedThreadPool(daemon("zskip-planner-call"));
+  private final AtomicInteger runningProcedures = new AtomicInteger();
   private volatile Registered registered;
   private volatile String[] properties = new String[0]; // the last registered planner's: kept while it restarts
   private final Deque<String> output = new ArrayDeque<>();
@@ -148,6 +152,44 @@ public final class HostedPlanner implements Planner {
       Runtime.getRuntime().addShutdownHook(new Thread(this::stop, "zskip-planner-stop"));
     }
     schedule(0);
+  }
+
+  private static final java.util.concurrent.atomic.AtomicBoolean EARLY = new java.util.concurrent.atomic.AtomicBoolean();
+
+  /**
+   * Start the planner process as soon as the application has its first session, rather than at its
+   * first query: zskip's extension calls this when Spark applies it (the session it is applied for is
+   * not built yet, so a thread of its own waits for the application's default session, at most
+   * {@value #START_TIMEOUT}).  A server's first client is then pruned without waiting for the planner.
+   * Nothing starts when the application's configuration sets {@code spark.zskip.enabled=false}.
+   */
+  public static void startWithApplication() {
+    if (!EARLY.compareAndSet(false, true)) {
+      return;
+    }
+    Thread waiting = new Thread(() -> {
+      long deadline = System.nanoTime() + 120_000_000_000L;
+      try {
+        while (System.nanoTime() < deadline) {
+          scala.Option<SparkSession> found = SparkSession.getDefaultSession();
+          if (found.isDefined() && !found.get().sparkContext().isStopped()) {
+            SparkSession session = found.get();
+            if (session.sparkContext().getConf().getBoolean(PlanHook.ENABLED, true)) {
+              INSTANCE.ensureStarted(session);
+            }
+            return;
+          }
+          Thread.sleep(100);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (RuntimeException e) { // the first query starts it then, as before
+        LOG.warn("zskip's planner could not be started with the application: {}", e.toString());
+      }
+    }, "zskip-planner-early-start");
+    waiting.setDaemon(true);
+    waiting.setContextClassLoader(HostedPlanner.class.getClassLoader());
+    waiting.start();
   }
 
   /** The session the planner process plans in (the first its application's extension saw). */
@@ -302,6 +344,23 @@ public final class HostedPlanner implements Planner {
 
   private String runProcedure(String name, String arguments) {
     Registered planner = awaitRegistered("run " + name);
+    int limit;
+    synchronized (this) {
+      limit = settings.maxProcedures();
+    }
+    if (runningProcedures.incrementAndGet() > limit) {
+      runningProcedures.decrementAndGet();
+      throw new IllegalStateException("zskip runs at most " + limit + " procedures at once in this application ("
+          + MAX_PROCEDURES + "), and that many are running: call " + name + " again when one has ended");
+    }
+    try {
+      return runProcedureNow(planner, name, arguments);
+    } finally {
+      runningProcedures.decrementAndGet();
+    }
+  }
+
+  private String runProcedureNow(Registered planner, String name, String arguments) {
     SparkSession caller = SparkSession.active(); // the session the CALL runs in: the procedure runs there too
     org.apache.spark.SparkContext context = caller.sparkContext();
     java.util.Map<String, String> carried = new java.util.HashMap<>();

@@ -25,8 +25,8 @@ def main() -> None:
     report: dict[str, object] = {}
     for name, query in queries.items():
         entry: dict[str, object] = {}
-        # zskip on first: the server's first query starts zskip's planner, and waits for it as
-        # spark.zskip.planner.startWait says
+        # zskip on first: the server's first query is pruned (the planner started with the server, and
+        # a query before it is ready waits for it, spark.zskip.planner.startWait: 30 s by default)
         for enabled in ("true", "false"):
             spark.conf.set("spark.zskip.enabled", enabled)
             executions.mark()

@@ -58,7 +58,8 @@ def environment() -> dict[str, str]:
 
 def settings(warehouse: Path, directory: Path, **extra: str) -> dict[str, str]:
     """zskip's extension on a hadoop catalog ``lake`` at ``warehouse``, zskip's log at INFO, the UI on a
-    free port (its REST API reports the scans), the planner waited for at the first query."""
+    free port (its REST API reports the scans), the planner as it starts by default (with the
+    application; a first query waits for it)."""
     log4j = directory / "log4j2.properties"
     log4j.write_text(LOG4J)
     conf = extension_settings(python=sys.executable, catalog="lake", warehouse=warehouse.as_uri())
@@ -67,7 +68,6 @@ def settings(warehouse: Path, directory: Path, **extra: str) -> dict[str, str]:
         "spark.ui.port": str(free_port()),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "4",
-        "spark.zskip.planner.startWait": "60s",
         "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile={log4j}",
     }
     return conf | extra

@@ -459,7 +459,7 @@ def test_spark_sql_runs_a_script_pruned_by_the_extension(
     script = tmp_path / "queries.sql"
     copy = f"{NS}.sqlproc"
     # the script's first statement comes before the planner is up (its interpreter takes 3 s to start):
-    # spark.zskip.planner.startWait (60 s here) has it wait for the planner, and it is pruned
+    # spark.zskip.planner.startWait (30 s by default) has it wait for the planner, and it is pruned
     first = f"EXPLAIN {queries['filter']['sql']};\n"
     script.write_text(first + _statements(queries) + _procedures_script(copy))
     slow = tmp_path / "slow-python"

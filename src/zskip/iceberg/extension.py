@@ -25,8 +25,9 @@ PROCEDURE_CATALOG = "zskip.procedures.ZskipProcedureCatalog"
 PLANNER_SETTINGS: Mapping[str, str] = {
     "spark.zskip.planner.python": "the Python interpreter with zskip and PySpark (default: PySpark's workers')",
     "spark.zskip.planner.timeout": "how long a query waits for zskip's plan before keeping Spark's (default 30s)",
-    "spark.zskip.planner.startWait": "how long queries wait for the planner's first start (default 0: not at all)",
+    "spark.zskip.planner.startWait": "how long queries wait for the planner's first start (default 30s)",
     "spark.zskip.planner.startTimeout": "how long the planner may take to start before it is restarted (default 120s)",
+    "spark.zskip.procedures.maxConcurrent": "how many procedures may run at once; one more is refused (default 8)",
 }
 
 

@@ -56,7 +56,10 @@ public final class HostedPlanner implements Planner {
   public static final String PYTHON = "spark.zskip.planner.python";
   /** How long a query waits for an answer before it keeps Spark's plan and the planner is restarted. */
   public static final String TIMEOUT = "spark.zskip.planner.timeout";
-  /** How long a query waits for the planner's first start (default 0: it keeps Spark's plan). */
+  /**
+   * How long a query waits for the planner's first start (default 30 s; the process starts with the
+   * application, so a query seldom waits; a failed start ends the wait at once).
+   */
   public static final String START_WAIT = "spark.zskip.planner.startWait";
   /** How long the process may take to start and register before it is restarted. */
   public static final String START_TIMEOUT = "spark.zskip.planner.startTimeout";
@@ -76,7 +79,7 @@ public final class HostedPlanner implements Planner {
       return new Settings(
           conf.get(PYTHON, workers),
           conf.getTimeAsMs(TIMEOUT, "30s"),
-          conf.getTimeAsMs(START_WAIT, "0"),
+          conf.getTimeAsMs(START_WAIT, "30s"),
           conf.getTimeAsMs(START_TIMEOUT, "120s"),
           Math.max(1, conf.getInt(MAX_PROCEDURES, 8)));
     }

@@ -140,3 +140,13 @@ def test_reads_of_one_object_that_start_together_open_it_once() -> None:
     with pytest.raises(OSError):
         objects.get(LOCAL, "s3://b/other.puffin", failing_open)
     assert objects.get(LOCAL, "s3://b/other.puffin", object) is not None  # a failed opening is not remembered
+
+
+def test_rotating_credentials_keep_a_bounded_number_of_s3_clients() -> None:
+    from zskip import storage
+
+    for hour in range(storage.MAX_FILESYSTEMS + 8):  # a session token a hour
+        settings = S3Settings("http://127.0.0.1:9", "eu-west-1", "key", "secret", f"token-{hour}", True, False)
+        assert storage._s3_filesystem(settings) is storage._s3_filesystem(settings)  # one client per settings
+    assert len(storage._FILESYSTEMS) <= storage.MAX_FILESYSTEMS
+    assert settings in storage._FILESYSTEMS  # the latest kept

@@ -104,18 +104,27 @@ class S3Settings:
         )
 
 
-_FILESYSTEMS: dict[S3Settings, pafs.S3FileSystem] = {}
+# Rotating credentials (session tokens) make new settings every hour or so: the clients of the settings
+# used least recently go past this many, and are closed when nothing holds them any more.
+MAX_FILESYSTEMS = 32
+_FILESYSTEMS: OrderedDict[S3Settings, pafs.S3FileSystem] = OrderedDict()
 _lock = threading.Lock()
 
 
 def _s3_filesystem(settings: S3Settings) -> pafs.S3FileSystem:
-    """One pyarrow file system per settings per process (each holds a connection pool)."""
-    found = _FILESYSTEMS.get(settings)
-    if found is None:
-        with _lock:
-            found = _FILESYSTEMS.get(settings)
-            if found is None:
-                found = _FILESYSTEMS[settings] = settings.filesystem()
+    """One pyarrow file system per settings per process (each holds a connection pool), the
+    ``MAX_FILESYSTEMS`` used last."""
+    with _lock:
+        found = _FILESYSTEMS.get(settings)
+        if found is not None:
+            _FILESYSTEMS.move_to_end(settings)
+            return found
+    made = settings.filesystem()
+    with _lock:
+        found = _FILESYSTEMS.setdefault(settings, made)
+        _FILESYSTEMS.move_to_end(settings)
+        while len(_FILESYSTEMS) > MAX_FILESYSTEMS:
+            _FILESYSTEMS.popitem(last=False)
     return found
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -152,6 +153,36 @@ def row_group_reads(spark, catalog: str) -> dict[str, object]:  # type: ignore[n
     }
 
 
+def concurrent_publishers(spark, catalog: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Two index builds of different columns of one table at once, each in a thread of its own: how
+    each ended (a ConcurrentChangeError is rerun), and the indexes listed afterwards."""
+    table = f"{catalog}.db.publishers"
+    make_table(spark, table, rows=8_000, files=4)
+    outcomes: dict[str, str] = {}
+    start = threading.Barrier(2)
+
+    def build(column: str, kind: str) -> None:
+        start.wait()
+        try:
+            zskip.create_index(spark, table, column, kind=kind)
+            outcomes[column] = "built"
+        except zskip.ConcurrentChangeError:
+            outcomes[column] = "conflict"
+        except Exception as exc:  # anything else is reported, not swallowed
+            outcomes[column] = f"{type(exc).__name__}: {str(exc)[:300]}"
+
+    threads = [threading.Thread(target=build, args=spec) for spec in (("a", "bitmap"), ("s", "bloom"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for column, kind in (("a", "bitmap"), ("s", "bloom")):
+        if outcomes[column] == "conflict":
+            zskip.create_index(spark, table, column, kind=kind)
+    listed = sorted(f"{i.column}:{i.kind}" for i in zskip.list_indexes(spark, table))
+    return {"outcomes": outcomes, "listed": listed}
+
+
 EVERY_VERB = {
     "status": lambda spark, t: zskip.status(spark, t),
     "optimize": lambda spark, t: zskip.optimize(spark, t, by=["a"]),
@@ -193,6 +224,8 @@ def main(settings: str, work: str) -> None:
     for catalog, conf in (("lake", hadoop), ("rest", hadoop | rest)):
         found[catalog] = verbs(spark, catalog, warehouse, conf, Path(work))
         seconds[catalog], started = time.monotonic() - started, time.monotonic()
+    found["publishers"] = {catalog: concurrent_publishers(spark, catalog) for catalog in ("lake", "rest")}
+    seconds["publishers"], started = time.monotonic() - started, time.monotonic()
     # what a misconfigured catalog gets: one line naming the setting, and the table as it was
     before = {c: spark.sql(f"SELECT snapshot_id FROM {c}.db.t.snapshots").count() for c in ("lake", "rest")}
     found["errors"] = {

@@ -107,6 +107,11 @@ def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> N
     ):
         assert setting in errors[name] and "\n" not in errors[name], (name, errors[name])
     assert found["unchanged"] is True
+    # two index builds at once: both indexes survive (the second publisher is refused and reruns), on a
+    # hadoop catalog and on a REST catalog, whose commits do not compare the base they were made on
+    for catalog, publishers in found["publishers"].items():
+        assert publishers["listed"] == ["a:bitmap", "s:bloom"], (catalog, publishers)
+        assert set(publishers["outcomes"].values()) <= {"built", "conflict"}, (catalog, publishers)
     # every verb tells a storage failure as one, in one line naming the setting or the bucket, never as a
     # damaged index to drop
     for call, message in found["every verb"].items():

@@ -137,3 +137,36 @@ def test_taking_a_key_waits_for_its_load_and_leaves_it_unkept() -> None:
     for thread in (ahead, taker):
         thread.join()
     assert taken == [b"bytes"] and "copy" not in cache and cache.take("copy") is None
+
+
+def test_the_cache_stays_under_its_byte_bound_under_a_workload_of_large_blooms() -> None:
+    import numpy as np
+
+    from zskip.fileindex.bloom import BloomFilter
+
+    cache = LruCache(max_entries=50_000, max_bytes=64 * 1024 * 1024)
+    for i in range(200):  # 200 blooms of 4 MiB: 800 MiB asked for
+        bloom = cache.get_or_load(("blob", i), lambda: BloomFilter(np.zeros((128 * 1024, 8), np.uint32)))
+        assert bloom.blocks.nbytes == 4 * 1024 * 1024
+        assert cache.bytes <= cache.max_bytes
+    assert 10 <= len(cache) <= 16  # as many as fit, the latest kept
+    assert ("blob", 199) in cache and ("blob", 0) not in cache
+    huge = cache.get_or_load("huge", lambda: b"x" * (20 * 1024 * 1024))  # over a quarter of the bound
+    assert len(huge) == 20 * 1024 * 1024 and "huge" not in cache  # given, not kept
+    taken = cache.take(("blob", 199))
+    assert taken is not None and ("blob", 199) not in cache and cache.bytes <= cache.max_bytes
+    cache.clear()
+    assert cache.bytes == 0
+
+
+def test_sizes_are_estimated_from_the_buffers_values_hold() -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    from zskip.planning.cache import approximate_bytes
+
+    assert approximate_bytes(b"x" * 1_000_000) >= 1_000_000
+    assert approximate_bytes(np.zeros(1_000_000, np.int64)) >= 8_000_000
+    assert approximate_bytes(pa.table({"a": np.arange(1_000_000)})) >= 8_000_000
+    assert approximate_bytes({"k": [np.zeros(1000, np.int8)] * 200}) >= 200_000  # a long list, scaled up
+    assert approximate_bytes(42) < 100

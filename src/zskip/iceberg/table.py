@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import logging
 import re
@@ -353,6 +354,15 @@ def properties_update(table: IcebergTable, values: Mapping[str, str | None]) -> 
     apply_properties(table.java.updateProperties(), values).commit()
 
 
+def _guard_prefix(key: str) -> str:
+    return "zskip-swap-" + hashlib.sha256(key.encode()).hexdigest()[:8] + "-"
+
+
+def _guard_tag(key: str, expected: str | None) -> str:
+    """The tag a swap of ``key`` from ``expected`` creates on a REST catalog (see ``swap_property``)."""
+    return _guard_prefix(key) + hashlib.sha256(("\u0000" if expected is None else expected).encode()).hexdigest()[:16]
+
+
 def swap_property(
     table: IcebergTable,
     key: str,
@@ -371,11 +381,20 @@ def swap_property(
     anyone committed since; then it checks ``key`` again and retries (an unrelated commit such as
     an append is no conflict).  Raises ``ConcurrentChangeError`` when ``key`` no longer holds
     ``expected``.
+
+    A REST catalog does not compare the base: its commit sends the changes with requirements derived
+    from them, and a property change requires nothing, so two publishers would both succeed.  There
+    the same commit also creates a tag named after the swap (``_guard_tag``: ``key`` and
+    ``expected``) and removes the key's previous one: creating a ref requires that it does not
+    exist, a requirement the REST protocol checks on the server, so of two publishers swapping the
+    same ``expected`` the second is refused.  The tag points at the current snapshot and ages out at
+    the next snapshot expiry (``max-ref-age-ms`` 1), pinning no data.
     """
     from zskip.errors import ConcurrentChangeError
 
     jvm: Any = table.jvm
     operations = table.java.operations()
+    guarded = str(operations.getClass().getSimpleName()) == "RESTTableOperations"
     for attempt in range(attempts):
         base = operations.refresh()
         current = base.properties().get(key)
@@ -388,7 +407,16 @@ def swap_property(
         updates.put(key, value)
         for other, text in (also or {}).items():
             updates.put(other, text)
-        updated = jvm.org.apache.iceberg.TableMetadata.buildFrom(base).setProperties(updates).build()
+        builder = jvm.org.apache.iceberg.TableMetadata.buildFrom(base).setProperties(updates)
+        snapshot = base.currentSnapshot()
+        if guarded and snapshot is not None:
+            prefix = _guard_prefix(key)
+            for ref in list(base.refs().keySet()):
+                if str(ref).startswith(prefix):
+                    builder = builder.removeRef(ref)
+            tag = jvm.org.apache.iceberg.SnapshotRef.tagBuilder(snapshot.snapshotId()).maxRefAgeMs(1).build()
+            builder = builder.setRef(_guard_tag(key, expected), tag)
+        updated = builder.build()
         try:
             operations.commit(base, updated)
         except Exception as exc:

@@ -8,6 +8,9 @@ in the source design, on the driver.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
@@ -45,9 +48,51 @@ class _Loading:
         self._held.release()
 
 
+def approximate_bytes(value: Any, depth: int = 0) -> int:
+    """About how much memory ``value`` holds: the buffers of byte strings, numpy and Arrow arrays and
+    roaring bitmaps, summed through dataclasses, objects' attributes and containers (a few levels deep,
+    a long container's first items scaled up), plus a small constant per object."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return 16
+    if isinstance(value, (bytes, bytearray, memoryview, str)):
+        return len(value) + 48
+    nbytes = getattr(value, "nbytes", None)  # numpy and Arrow arrays, tables, record batches
+    if isinstance(nbytes, int):
+        return nbytes + 96
+    serialized = getattr(value, "serialized_size", None)  # Parquet metadata: parsed, a few times its size
+    if isinstance(serialized, int):
+        return 4 * serialized + 96
+    statistics = getattr(value, "get_statistics", None)  # a roaring bitmap: its containers' bytes
+    if callable(statistics) and type(value).__module__.startswith("pyroaring"):
+        found = statistics()
+        return sum(v for k, v in found.items() if k.startswith("n_bytes_")) + 64
+    if depth >= 5:
+        return 64
+    if isinstance(value, Mapping):
+        items: list[Any] = [part for pair in value.items() for part in pair]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value) if len(value) <= 64 else [*itertools.islice(value, 64)]
+        if len(value) > 64:
+            return 64 + sum(approximate_bytes(v, depth + 1) for v in items) * len(value) // 64
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [getattr(value, f.name, None) for f in dataclasses.fields(value)]
+    elif hasattr(value, "__dict__"):
+        items = list(vars(value).values())
+    else:
+        return 64
+    return 64 + sum(approximate_bytes(v, depth + 1) for v in items)
+
+
 class LruCache:
-    def __init__(self, max_entries: int) -> None:
+    """Least recently used entries go first, past ``max_entries`` or past ``max_bytes`` in all (each
+    entry's size estimated once, when it is kept: ``approximate_bytes``); an entry larger than a
+    quarter of ``max_bytes`` is given to its caller and not kept."""
+
+    def __init__(self, max_entries: int, max_bytes: int = 1 << 62) -> None:
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._sizes: dict[Hashable, int] = {}
         self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._loading: dict[Hashable, _Loading] = {}
         self._lock = threading.Lock()
@@ -109,11 +154,23 @@ class LruCache:
 
     def put(self, key: Hashable, value: Any) -> None:
         """Keep ``value`` under ``key`` (something loaded in bulk, beside what ``get_or_load`` loads)."""
+        size = approximate_bytes(value)
         with self._lock:
+            self._forget(key)
+            if size > self.max_bytes // 4:
+                return  # too large to keep: the next plan that needs it reads it again
             self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.max_entries:
-                self._items.popitem(last=False)
+            self._sizes[key] = size
+            self.bytes += size
+            while len(self._items) > self.max_entries or self.bytes > self.max_bytes:
+                oldest, _ = self._items.popitem(last=False)
+                self.bytes -= self._sizes.pop(oldest, 0)
+
+    def _forget(self, key: Hashable) -> Any:
+        """Stop keeping ``key`` (under the lock); its value, or ``None``."""
+        value = self._items.pop(key, None)
+        self.bytes -= self._sizes.pop(key, 0)
+        return value
 
     def get(self, key: Hashable) -> Any:
         """The value kept under ``key`` (now the most recently used), or ``None``; nothing is loaded."""
@@ -128,17 +185,19 @@ class LruCache:
         when it is neither kept nor being loaded (something read ahead to be used once, then dropped)."""
         with self._lock:
             if key in self._items:
-                return self._items.pop(key)
+                return self._forget(key)
             loading = self._loading.get(key)
         if loading is None or loading.thread == threading.get_ident():
             return None
         loading.wait()
         with self._lock:
-            return self._items.pop(key, None)
+            return self._forget(key)
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._sizes.clear()
+            self.bytes = 0
             self.stats = CacheStats()
 
     def __contains__(self, key: Hashable) -> bool:
@@ -149,5 +208,9 @@ class LruCache:
         return len(self._items)
 
 
-# Footers of 50,000 files at a few KiB each stay well under a GiB of driver memory.
-CACHE = LruCache(max_entries=50_000)
+# Footers of 50,000 files at a few KiB each stay well under a GiB of driver memory; index blobs can be
+# far larger (a bloom of a large file is many MiB), so the bytes are bounded too:
+# ZSKIP_PLANNING_CACHE_BYTES in the process's environment (the driver's, or the hosted planner's: the
+# server's), default 1 GiB.
+CACHE_BYTES = int(os.environ.get("ZSKIP_PLANNING_CACHE_BYTES", str(1 << 30)))
+CACHE = LruCache(max_entries=50_000, max_bytes=CACHE_BYTES)

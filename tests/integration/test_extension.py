@@ -343,6 +343,35 @@ def test_a_cancelled_optimize_call_leaves_the_table_as_it_was(spark: Any, connec
     assert _named(status)[0]["files_clustered"] == 0, status
 
 
+def test_a_plan_overrunning_its_timeout_leaves_a_running_procedure_alone(spark: Any, connect: Connect) -> None:
+    """A query whose planning (its dimension's key job) takes longer than the planner's timeout, while
+    another session's CALL optimize runs: the query gets Spark's plan and Spark's rows, the procedure
+    completes and commits, and the planner process is the same one throughout."""
+    table = f"{NS}.overrun"
+    make_table(spark, table, rows=200_000, files=8)
+    snapshots = spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0]
+    call = (
+        f"CALL zskip.system.optimize(table => '{table}', by => array('a', 'b', 'd'), mode => 'full', "
+        "target_file_size => '256KB', row_group_size => '16KB')"
+    )
+    # a filter of the dimension that costs seconds to evaluate (not foldable: it names a column), which
+    # the join-key stage's job evaluates while the query is planned
+    slow = "aggregate(sequence(1, 40000 + d.a_id * 0), 0L, (acc, x) -> acc + x) > 0"
+    query = STAR_JOIN.replace("WHERE d.region = 'r2'", f"WHERE d.region = 'r2' AND {slow}")
+    report = run_job(
+        "overrun_client_job.py", str(connect.port), str(connect.ui_port), f"zskip optimize {table}", call, query
+    )
+    assert report["procedure running"] and report["procedure still running"], report  # the overrun came mid-call
+    assert report["query seconds"] >= 5, report  # it waited for the planner as long as the timeout
+    assert report["rows"] == report["rows zskip off"], report
+    assert "procedure error" not in report and report["procedure"][0][10] >= 1, report  # commits
+    assert report["pid before"] == report["pid after"] != [], report  # not restarted
+    spark.sql(f"REFRESH TABLE {table}")
+    assert spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0] > snapshots
+    overran = [line for line in connect.log.read_text().splitlines() if "so it is restarted only if" in line]
+    assert len(overran) == 1, overran
+
+
 def test_the_planner_killed_or_stalled_never_fails_a_query_and_comes_back(connect: Connect) -> None:
     report = run_job("connect_faults_job.py", str(connect.port), str(connect.ui_port), "5", FACT, STAR_JOIN)
     plain = report["plain"]

@@ -103,6 +103,10 @@ public final class HostedPlanner implements Planner {
   private final ScheduledExecutorService supervisor = Executors.newSingleThreadScheduledExecutor(daemon("zskip-planner-supervisor"));
   private final ExecutorService calls = Executors.newCachedThreadPool(daemon("zskip-planner-call"));
   private final AtomicInteger runningProcedures = new AtomicInteger();
+  /** A call that overran the timeout while procedures ran in the process (it is not restarted for it). */
+  private record Overrun(int generation, java.util.concurrent.atomic.AtomicBoolean finished, String what) {}
+
+  private volatile Overrun overrun;
   private volatile Registered registered;
   private volatile String[] properties = new String[0]; // the last registered planner's: kept while it restarts
   private final Deque<String> output = new ArrayDeque<>();
@@ -276,6 +280,9 @@ public final class HostedPlanner implements Planner {
     if (planner == null) {
       throw new Unavailable("zskip's planner is not running");
     }
+    if (overrun != null) {
+      throw new Unavailable("zskip's planner has not answered a query that overran " + TIMEOUT + " yet");
+    }
     return call(planner, scans.session(), () -> planner.plan().apply(scans), "plan a query");
   }
 
@@ -298,6 +305,7 @@ public final class HostedPlanner implements Planner {
     synchronized (this) {
       timeout = settings.timeoutMs();
     }
+    java.util.concurrent.atomic.AtomicBoolean finished = new java.util.concurrent.atomic.AtomicBoolean();
     Future<String> answer = calls.submit(() -> {
       Bridge.PLANNING.set(Boolean.TRUE);
       if (caller != null) {
@@ -308,11 +316,17 @@ public final class HostedPlanner implements Planner {
       } finally {
         SparkSession.clearActiveSession();
         Bridge.PLANNING.remove();
+        finished.set(true);
+        answered(finished);
       }
     });
     try {
       return answer.get(timeout, TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
+      if (overran(planner.generation(), finished, timeout, what)) {
+        answer.cancel(false); // the call goes on: its answer tells the process is alive
+        throw new Unavailable("zskip's planner took longer than " + timeout + " ms");
+      }
       answer.cancel(true);
       failed(planner.generation(), "took longer than " + timeout + " ms (" + TIMEOUT + ") to " + what);
       throw new Unavailable("zskip's planner took longer than " + timeout + " ms");
@@ -359,7 +373,9 @@ public final class HostedPlanner implements Planner {
     try {
       return runProcedureNow(planner, name, arguments);
     } finally {
-      runningProcedures.decrementAndGet();
+      if (runningProcedures.decrementAndGet() == 0) {
+        proceduresEnded();
+      }
     }
   }
 
@@ -420,11 +436,46 @@ public final class HostedPlanner implements Planner {
     }
   }
 
+  /**
+   * A call of {@code generation} overran the timeout: while procedures run in the process it is not
+   * restarted (that would end them): queries keep Spark's plans until the call answers, or, if it has
+   * not when the last procedure ends, the process is restarted then.  Whether that is the case.
+   */
+  private synchronized boolean overran(int generation, java.util.concurrent.atomic.AtomicBoolean finished, long timeout, String what) {
+    int running = runningProcedures.get();
+    if (running == 0 || generation != this.generation || process == null || finished.get()) {
+      return false;
+    }
+    overrun = new Overrun(generation, finished, what);
+    LOG.warn("zskip's planner (process {}) took longer than {} ms ({}) to {}; {} procedure(s) run in it, so it is "
+        + "restarted only if it has not answered when they end; queries keep Spark's plans until it answers",
+        process.pid(), timeout, TIMEOUT, what, running);
+    return true;
+  }
+
+  /** A call ended: if it was the one that overran, queries are planned again. */
+  private synchronized void answered(java.util.concurrent.atomic.AtomicBoolean finished) {
+    Overrun late = overrun;
+    if (late != null && late.finished() == finished) {
+      overrun = null;
+      LOG.info("zskip's planner answered the call that overran (to {}): queries are pruned again", late.what());
+    }
+  }
+
+  /** The last procedure ended: a process still not answering a call that overran is restarted now. */
+  private synchronized void proceduresEnded() {
+    Overrun late = overrun;
+    if (late != null && !late.finished().get()) {
+      failed(late.generation(), "did not answer the call that overran (to " + late.what() + ") by the time its procedures ended");
+    }
+  }
+
   /** The process of {@code generation} failed: warn (once per incident) and start it again. */
   private synchronized void failed(int generation, String why) {
     if (generation != this.generation || process == null) {
       return; // an incident already being handled
     }
+    overrun = null;
     warn("zskip's planner (process " + process.pid() + ") " + why);
     Process failing = process;
     process = null;
@@ -527,6 +578,7 @@ public final class HostedPlanner implements Planner {
     }
     process = null;
     registered = null;
+    overrun = null;
     warn("zskip's planner (process " + ended.pid() + ") exited with code " + ended.exitValue() + last);
     schedule(nextBackoff());
   }

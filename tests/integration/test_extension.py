@@ -176,6 +176,16 @@ def test_spark_connect_clients_are_pruned_and_see_zskip_in_explain(connect: Conn
 PROCEDURE_TABLE = f"{NS}.proc"
 
 
+def _unauthenticated_call(port: int) -> bytes:
+    """What a py4j call of a registered function (``p0``) without authenticating first gets from ``port``."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(b"c\np0\napply\nsstatus\ne\n")
+        try:
+            return connection.recv(4096)
+        except ConnectionResetError:
+            return b""
+
+
 def test_every_call_runs_in_its_callers_session(spark: Any, connect: Connect, tmp_path: Path) -> None:
     """Two Connect sessions with different current namespaces, one with a catalog of its own: a bare
     table name in a CALL is each session's own table, a session reaches no catalog it does not have,
@@ -227,13 +237,7 @@ def test_every_call_runs_in_its_callers_session(spark: Any, connect: Connect, tm
     ports = listening_ports(pid)
     assert ports, "the planner process listens on no socket"
     for port in ports:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
-            connection.sendall(b"c\np0\napply\nsstatus\ne\n")
-            try:
-                answer = connection.recv(4096)
-            except ConnectionResetError:
-                answer = b""
-            assert answer == b"", (port, answer)  # closed without an answer
+        assert _unauthenticated_call(port) == b"", port  # closed without an answer
     assert not (connect.directory / IMPORTED_FROM_THE_SERVERS_DIRECTORY).exists()
 
 
@@ -542,7 +546,9 @@ def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
     with server(THRIFT_SERVER, conf, port, tmp_path / "server.log", tmp_path, hive):
         executions = Executions(int(conf["spark.ui.port"]))
         outputs, scanned = {}, {}
-        for enabled in ("false", "true"):  # each beeline connection is a session of its own
+        # each beeline connection is a session of its own; the first client's first query is pruned
+        # (the planner started with the server; spark.zskip.planner.startWait is left at its default)
+        for enabled in ("true", "false"):
             script = tmp_path / f"{enabled}.sql"
             script.write_text(f"SET spark.zskip.enabled={enabled};\n" + _one_state(queries, enabled))
             executions.mark()
@@ -555,6 +561,23 @@ def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
         copy = f"{NS}.jdbcproc"
         script.write_text(_procedures_script(copy))
         procedures = _beeline(port, script)
+        # two JDBC sessions with different current namespaces: a bare name is each one's own table
+        own = {}
+        for namespace, rows in (("ns_a", 1_000), ("ns_b", 3_000)):
+            make_table(spark, f"lake.{namespace}.jdbc", rows=rows, files=1)
+            script = tmp_path / f"{namespace}.sql"
+            script.write_text(f"USE lake.{namespace};\nCALL zskip.system.status(table => 'jdbc');\n")
+            done = _beeline(port, script)
+            assert done.returncode == 0, done.stderr[-3000:]
+            own[namespace] = done.stdout.splitlines()[-1].split("\t")[:4]
+        # every socket the planner process listens on closes a connection that does not authenticate
+        (pid,) = planner_pids(executions.application())
+        unauthenticated = {port: _unauthenticated_call(port) for port in listening_ports(pid)}
+    assert own == {
+        "ns_a": ["lake.ns_a.jdbc", own["ns_a"][1], "1", "1000"],
+        "ns_b": ["lake.ns_b.jdbc", own["ns_b"][1], "1", "3000"],
+    }, own
+    assert unauthenticated and set(unauthenticated.values()) == {b""}, unauthenticated
     off, on = _results(outputs["false"]), _results(outputs["true"])
     for name in queries:
         tag = name.replace(" ", "_")

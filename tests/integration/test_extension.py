@@ -177,9 +177,11 @@ PROCEDURE_TABLE = f"{NS}.proc"
 
 
 def _unauthenticated_call(port: int) -> bytes:
-    """What a py4j call of a registered function (``p0``) without authenticating first gets from ``port``."""
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
-        connection.sendall(b"c\np0\napply\nsstatus\ne\n")
+    """What a py4j call of a registered function (``p0``) without authenticating first gets from ``port``
+    (with bytes enough after it for a server that reads a token of its own length first, as PySpark's
+    accumulator server in the planner process does)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as connection:
+        connection.sendall(b"c\np0\napply\nsstatus\ne\n" + b"x" * 512)
         try:
             return connection.recv(4096)
         except ConnectionResetError:

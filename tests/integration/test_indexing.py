@@ -268,6 +268,26 @@ def test_vacuum_keeps_what_a_build_under_way_wrote(spark) -> None:
     assert found
 
 
+def test_vacuum_never_deletes_a_file_another_table_at_the_same_location_wrote(spark) -> None:
+    """zskip names its files for their table (its uuid): an unreferenced index file named for another
+    table (one sharing the location) is kept; one named before files were named so goes, as before."""
+    import uuid
+
+    table = make_table(spark, "lake.idx.shared", rows=1_000, files=1)
+    zskip.create_index(spark, table, "a", kind="bitmap")
+    iceberg = load_table(spark, table)
+    manifest, path = read_manifest(iceberg)
+    assert path is not None and iceberg.uuid() in path  # named for its table
+    folder = path.rsplit("/", 1)[0]
+    others = f"{folder}/index-{uuid.uuid4()}-{uuid.uuid4()}.puffin"
+    unnamed = f"{folder}/index-{uuid.uuid4()}.puffin"
+    for stray in (others, unnamed):
+        iceberg.file_access().write(stray, b"PFA1 not referenced")
+    assert zskip.vacuum(spark, table, older_than=0).files_deleted == 1
+    assert _local(others).exists() and not _local(unnamed).exists()
+    assert read_manifest(load_table(spark, table))[0].entries.equals(manifest.entries)
+
+
 def test_small_index_files_are_merged_when_they_pile_up(spark, monkeypatch) -> None:
     from zskip.indexing import api
 

@@ -36,9 +36,18 @@ class Executions:
     def scanned(self, table: str) -> int:
         """Rows the scans of ``table`` output in the executions since the last ``mark``, which then moves."""
         deadline = time.monotonic() + 30
+        scan_deadline = time.monotonic() + 10
         while True:  # the UI learns of a finished execution from Spark's listener bus, a moment later
             executions = [e for e in self._all() if e["id"] > self.seen]
-            if executions and all(e["status"] != "RUNNING" for e in executions):
+            # a statement run just before ``mark`` (a SET) may be listed only now: the query's own
+            # execution, with its scan of ``table``, is waited for a while longer
+            scans = any(
+                node["nodeName"].startswith("BatchScan") and table in node["nodeName"]
+                for e in executions
+                for node in e.get("nodes", [])
+            )
+            finished = executions and all(e["status"] != "RUNNING" for e in executions)
+            if finished and (scans or time.monotonic() > scan_deadline):
                 break
             if time.monotonic() > deadline:
                 raise AssertionError(f"no finished execution after {self.seen}: {executions}")

@@ -88,6 +88,13 @@ class IcebergTable:
     name: str
     java: Any
     _access: FileAccess | None = dataclasses.field(default=None, repr=False, compare=False)
+    _uuid: str | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    def uuid(self) -> str:
+        """The table's uuid (Iceberg's, for good: another table at the same location has another one)."""
+        if self._uuid is None:
+            self._uuid = str(self.java.operations().current().uuid())
+        return self._uuid
 
     @property
     def jvm(self) -> Any:

@@ -34,7 +34,7 @@ from zskip.tablefiles.index_manifest import (
     publish,
     read_manifest,
 )
-from zskip.tablefiles.locations import path_inside
+from zskip.tablefiles.locations import another_tables_file, path_inside
 from zskip.units import format_bytes, parse_duration
 
 __all__ = [
@@ -241,7 +241,8 @@ def vacuum(spark: SparkSession, table: str, *, older_than: timedelta | float | s
     that was current at some time in the last ``older_than`` (its metadata log) keeps the manifest and
     clustering store it named and every index file that manifest lists.  A file written since the
     oldest build still under way started (its lease, ``zskip.tablefiles.build_leases``) is kept too,
-    whatever ``older_than`` says: that build may be about to publish it.  ``older_than`` is a
+    whatever ``older_than`` says: that build may be about to publish it.  A file named for another
+    table (one sharing this table's location) is never deleted.  ``older_than`` is a
     ``timedelta``, seconds, or text like ``"12h"``, ``"3d"``, ``"0s"``.
     """
     age = parse_duration(older_than, name="older_than")
@@ -263,10 +264,14 @@ def vacuum(spark: SparkSession, table: str, *, older_than: timedelta | float | s
             "vacuum %s: a build under way since %s: files written since are kept", table, time.ctime(building_since)
         )
     deleted = kept = size = 0
+    own = iceberg.uuid()
     for location, file_size, modified in access.files_under(f"{iceberg.location().rstrip('/')}/zskip", recursive=True):
         if not location.endswith(".puffin"):
             continue
         path = path_of(location)
+        if another_tables_file(location, own):  # a table sharing this location wrote it: never deleted here
+            kept += 1
+            continue
         in_use = path in referenced_paths or (protected_prefix is not None and path.startswith(protected_prefix))
         young = modified is None or not modified <= cutoff  # an unknown or odd time means "young": kept
         # a build's files are written after its lease (a minute's slack for clocks)

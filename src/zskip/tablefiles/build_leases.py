@@ -13,11 +13,11 @@ import json
 import logging
 import os
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from zskip.iceberg.table import IcebergTable
+from zskip.tablefiles.locations import another_tables_file, file_name
 
 __all__ = ["LEASE_LIFETIME", "build_lease", "leases_dir", "live_leases_since"]
 
@@ -34,7 +34,7 @@ def leases_dir(table: IcebergTable) -> str:
 @contextmanager
 def build_lease(table: IcebergTable, what: str) -> Iterator[None]:
     """Hold a lease on ``table``'s zskip folder while the block writes and publishes files."""
-    path = f"{leases_dir(table)}/{uuid.uuid4()}{SUFFIX}"
+    path = f"{leases_dir(table)}/{file_name(table.uuid(), 'build', SUFFIX.lstrip('.'))}"
     access = table.file_access()
     access.write(path, json.dumps({"build": what, "pid": os.getpid(), "started": time.time()}).encode())
     try:
@@ -51,7 +51,7 @@ def live_leases_since(table: IcebergTable, now: float) -> tuple[float | None, li
     oldest: float | None = None
     expired = []
     for location, _, modified in table.file_access().files_under(leases_dir(table), recursive=False):
-        if not location.endswith(SUFFIX):
+        if not location.endswith(SUFFIX) or another_tables_file(location, table.uuid()):
             continue
         if modified is not None and now - modified > LEASE_LIFETIME:
             expired.append(location)

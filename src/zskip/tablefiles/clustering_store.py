@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import logging
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -23,7 +22,7 @@ from zskip.curves import ClusteringSpec
 from zskip.fileindex.puffin import CorruptIndexError, PuffinWriter, read_puffin
 from zskip.iceberg.table import IcebergTable
 from zskip.storage import FileAccess
-from zskip.tablefiles.locations import path_inside
+from zskip.tablefiles.locations import file_name, path_inside
 
 __all__ = [
     "RANGES_SCHEMA",
@@ -99,7 +98,7 @@ def write_store(
         fields = [i for i in spec.field_ids if i is not None]
         writer.add(WRITE_KEYS_BLOB, write_keys, snapshot_id=snapshot_id, fields=fields, compress=False)
     writer.finish()
-    path = f"{table.location().rstrip('/')}/zskip/clustering-{uuid.uuid4()}.puffin"
+    path = f"{table.location().rstrip('/')}/zskip/{file_name(table.uuid(), 'clustering')}"
     table.file_access().write(path, buffer.getvalue())
     return path
 

@@ -9,14 +9,13 @@ publishers the second fails (``ConcurrentChangeError``) instead of dropping the 
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Iterable
 
 from zskip.errors import StorageError
 from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError
 from zskip.iceberg.table import IcebergTable, swap_property
-from zskip.tablefiles.locations import manifest_inside, path_inside
+from zskip.tablefiles.locations import file_name, manifest_inside, path_inside
 from zskip.tablefiles.planning_fields import INDEXED_FIELDS_PROPERTY, fields_value
 
 __all__ = [
@@ -39,7 +38,7 @@ def index_dir(table: IcebergTable) -> str:
 
 
 def new_puffin_path(table: IcebergTable, prefix: str = "index") -> str:
-    return f"{index_dir(table)}/{prefix}-{uuid.uuid4()}.puffin"
+    return f"{index_dir(table)}/{file_name(table.uuid(), prefix)}"
 
 
 def read_manifest(table: IcebergTable, *, strict: bool = False) -> tuple[IndexManifest, str | None]:

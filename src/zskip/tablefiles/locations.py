@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import re
 import threading
+import uuid
 from urllib.parse import urlsplit
 
 from zskip.fileindex.manifest import IndexManifest
 
-__all__ = ["ZSKIP_FOLDER", "inside_table", "manifest_inside", "path_inside"]
+__all__ = ["ZSKIP_FOLDER", "another_tables_file", "file_name", "inside_table", "manifest_inside", "path_inside"]
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,25 @@ def _normal(path: str) -> tuple[str, str, str]:
         return "file", "", posixpath.normpath("/" + parts.path.lstrip("/"))
     kind = "s3" if scheme in _S3 else scheme
     return kind, parts.netloc, posixpath.normpath("/" + parts.path.lstrip("/"))
+
+
+# zskip names each file it writes for its table: <kind>-<table uuid>-<file uuid>.<suffix>.  Two tables
+# sharing a location (a table dropped and made again at the same place, say) share the zskip folder
+# too, and vacuum of one must not delete the other's files.  A file named before zskip named them so
+# (<kind>-<file uuid>) is anyone's, and vacuum treats it as before.
+_UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_NAMED = re.compile(rf"[a-z]+-(?P<table>{_UUID})-{_UUID}\.[a-z]+")
+
+
+def file_name(table_uuid: str, kind: str, suffix: str = "puffin") -> str:
+    """A new file's name for the table of ``table_uuid``."""
+    return f"{kind}-{table_uuid}-{uuid.uuid4()}.{suffix}"
+
+
+def another_tables_file(path: str, table_uuid: str) -> bool:
+    """Whether ``path`` is named for a table other than the one of ``table_uuid``."""
+    found = _NAMED.fullmatch(posixpath.basename(path))
+    return found is not None and found.group("table") != table_uuid
 
 
 def inside_table(location: str, path: str) -> bool:

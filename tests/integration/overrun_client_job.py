@@ -1,7 +1,8 @@
-"""A Spark Connect client (no zskip) with two sessions: one runs a long procedure; once the server runs its
-Spark jobs, the other runs a query whose planning overruns the planner's timeout.  Reports how the
-procedure ended, the query's rows (and those of the same query with zskip off), and the planner
-process before and after.
+"""A Spark Connect client (no zskip) with two sessions: one runs a long procedure; while the server runs its
+Spark jobs the planner process is stalled (SIGSTOP), so that the other session's query, planned
+meanwhile, overruns the planner's timeout; then the planner goes on (SIGCONT).  Reports how the
+procedure ended, the query's rows (and those of the same query with zskip off), its seconds, and the
+planner process before and after.
 
     overrun_client_job.py <connect port> <server UI port> <job description prefix> <procedure> <query>
 """
@@ -9,6 +10,8 @@ process before and after.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import threading
 import time
@@ -24,7 +27,8 @@ def main() -> None:
     calling, querying = builder.create(), builder.create()
     executions = Executions(ui_port)
     application = executions.application()
-    report: dict[str, object] = {"pid before": planner_pids(application)}
+    (pid,) = planner_pids(application)
+    report: dict[str, object] = {"pid before": pid}
 
     def call() -> None:
         try:
@@ -39,11 +43,14 @@ def main() -> None:
         if any(d.startswith(prefix) for d in executions.running_jobs()):
             break
         time.sleep(0.2)
-    report["procedure running"] = worker.is_alive()
-    began = time.monotonic()
-    report["rows"] = sorted(list(row) for row in querying.sql(query).collect())
-    report["query seconds"] = round(time.monotonic() - began, 1)
-    report["procedure still running"] = worker.is_alive()
+    os.kill(pid, signal.SIGSTOP)  # a planner that does not answer: the query's plan overruns
+    try:
+        report["procedure running"] = worker.is_alive()
+        began = time.monotonic()
+        report["rows"] = sorted(list(row) for row in querying.sql(query).collect())
+        report["query seconds"] = round(time.monotonic() - began, 1)
+    finally:
+        os.kill(pid, signal.SIGCONT)
     worker.join(timeout=600)
     querying.conf.set("spark.zskip.enabled", "false")
     report["rows zskip off"] = sorted(list(row) for row in querying.sql(query).collect())

@@ -177,14 +177,15 @@ PROCEDURE_TABLE = f"{NS}.proc"
 
 
 def _unauthenticated_call(port: int) -> bytes:
-    """What a py4j call of a registered function (``p0``) without authenticating first gets from ``port``
-    (with bytes enough after it for a server that reads a token of its own length first, as PySpark's
-    accumulator server in the planner process does)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=15) as connection:
+    """What a py4j call of a registered function (``p0``) without authenticating first gets from ``port``:
+    ``b""`` when the connection is closed without an answer, or none comes in 10 s (with bytes enough
+    after the call for a server that reads a token of its own length first, as PySpark's accumulator
+    server in the planner process does; that one serves one connection at a time, the JVM's)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
         connection.sendall(b"c\np0\napply\nsstatus\ne\n" + b"x" * 512)
         try:
             return connection.recv(4096)
-        except ConnectionResetError:
+        except (ConnectionResetError, TimeoutError):
             return b""
 
 
@@ -229,7 +230,7 @@ def test_every_call_runs_in_its_callers_session(spark: Any, connect: Connect, tm
     assert "error" in select_b, select_b  # session b cannot name a's catalog in a query ...
     assert "error" in secret_b and "secretcat" in secret_b["message"], secret_b  # ... nor in a CALL
     assert "error" in advised and "queries only" in advised["message"], advised
-    assert "error" in optimized, optimized
+    assert "error" in optimized and "files" not in optimized["message"], optimized  # refused, not lost
     assert spark.catalog.tableExists(victim)
     assert spark.sql(f"SELECT count(*) FROM {victim}").first()[0] == 500
 
@@ -350,28 +351,25 @@ def test_a_cancelled_optimize_call_leaves_the_table_as_it_was(spark: Any, connec
 
 
 def test_a_plan_overrunning_its_timeout_leaves_a_running_procedure_alone(spark: Any, connect: Connect) -> None:
-    """A query whose planning (its dimension's key job) takes longer than the planner's timeout, while
-    another session's CALL optimize runs: the query gets Spark's plan and Spark's rows, the procedure
-    completes and commits, and the planner process is the same one throughout."""
+    """While another session's CALL optimize runs, a query's plan overruns the planner's timeout (the
+    planner stalled meanwhile): the query gets Spark's plan and Spark's rows, the procedure completes
+    and commits once the planner goes on, and the planner process is the same one throughout."""
     table = f"{NS}.overrun"
-    make_table(spark, table, rows=200_000, files=8)
+    make_table(spark, table, rows=100_000, files=4)
     snapshots = spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0]
     call = (
-        f"CALL zskip.system.optimize(table => '{table}', by => array('a', 'b', 'd'), mode => 'full', "
+        f"CALL zskip.system.optimize(table => '{table}', by => array('a', 'b'), mode => 'full', "
         "target_file_size => '256KB', row_group_size => '16KB')"
     )
-    # a filter of the dimension that costs seconds to evaluate (not foldable: it names a column), which
-    # the join-key stage's job evaluates while the query is planned
-    slow = "aggregate(sequence(1, 40000 + d.a_id * 0), 0L, (acc, x) -> acc + x) > 0"
-    query = STAR_JOIN.replace("WHERE d.region = 'r2'", f"WHERE d.region = 'r2' AND {slow}")
+    query = STAR_JOIN.replace("GROUP BY", "AND d.nation <> 'overrun' GROUP BY")  # no remembered answer
     report = run_job(
         "overrun_client_job.py", str(connect.port), str(connect.ui_port), f"zskip optimize {table}", call, query
     )
-    assert report["procedure running"] and report["procedure still running"], report  # the overrun came mid-call
+    assert report["procedure running"], report  # the plan overran while the procedure ran
     assert report["query seconds"] >= 5, report  # it waited for the planner as long as the timeout
     assert report["rows"] == report["rows zskip off"], report
     assert "procedure error" not in report and report["procedure"][0][10] >= 1, report  # commits
-    assert report["pid before"] == report["pid after"] != [], report  # not restarted
+    assert report["pid after"] == [report["pid before"]], report  # not restarted
     spark.sql(f"REFRESH TABLE {table}")
     assert spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0] > snapshots
     overran = [line for line in connect.log.read_text().splitlines() if "so it is restarted only if" in line]

@@ -79,6 +79,7 @@ def inspect(spark: SparkSession, table: str, *, columns: Sequence[str] | None = 
     """Files, rows and bytes of ``table``, its clustering, and per column the average fraction of files
     a point lookup must read (1.0: every file; ``1 / files``: ideal)."""
     iceberg = load_table(spark, table)
+    table = iceberg.name  # as the session resolved it, for the statements below
     summary = iceberg.property(SUMMARY_PROPERTY)
     clustering = json.loads(summary) if summary else None
     if columns is None:

@@ -218,6 +218,7 @@ def optimize(
     )
     with clock.step("resolve"):
         target = resolve_target(spark, table, options)
+        table = target.iceberg.name  # as the session resolved it: every statement below names it in full
         start_snapshot = target.iceberg.current_snapshot_id()
         files_meta = data_files(spark, table, snapshot_id=start_snapshot) if start_snapshot else None
         files = files_from_arrow(files_meta) if files_meta is not None else []

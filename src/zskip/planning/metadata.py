@@ -62,6 +62,11 @@ class SnapshotMetadata:
     # row groups per file, as this plan's stages ask (each stage counts what it kept, file by file)
     _row_groups: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
+    def __post_init__(self) -> None:
+        # what the table's properties name outside its zskip folder is neither read nor trusted
+        for name, what in (("store_path", "the clustering store"), ("manifest_path", "the index manifest")):
+            object.__setattr__(self, name, path_inside(self.location, getattr(self, name), what, self.table))
+
     def files(self) -> pa.Table:
         """Every live data file of the snapshot (``zskip.iceberg.files.data_files``)."""
         key = ("files", self.location, self.snapshot_id)
@@ -342,10 +347,8 @@ def snapshot_metadata(spark: SparkSession, scan: IcebergScan | TableState) -> Sn
         table=scan.table,
         location=scan.location,
         snapshot_id=scan.snapshot_id,
-        store_path=path_inside(scan.location, scan.properties.get(STORE_PROPERTY), "the clustering store", scan.table),
-        manifest_path=path_inside(
-            scan.location, scan.properties.get(MANIFEST_PROPERTY), "the index manifest", scan.table
-        ),
+        store_path=scan.properties.get(STORE_PROPERTY),
+        manifest_path=scan.properties.get(MANIFEST_PROPERTY),
         storage=scan.storage,
         sizes=dict(zip(scan.paths, scan.sizes, strict=True)) if isinstance(scan, IcebergScan) else {},
     )

@@ -63,7 +63,6 @@ from zskip.planning.stages import (
 )
 from zskip.tablefiles.clustering_store import STORE_PROPERTY
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY
-from zskip.tablefiles.locations import path_inside
 
 __all__ = ["STAGES", "plan_scan", "run_stages"]
 
@@ -183,14 +182,13 @@ def _join_note(join: JoinKeys, item: JoinFilter | None) -> str:
 
 def _table_metadata(spark: SparkSession, table: str) -> SnapshotMetadata:
     iceberg = load_table(spark, table, fresh=False)
-    location = iceberg.location()
     return SnapshotMetadata(
         spark=spark,
         table=table,
-        location=location,
+        location=iceberg.location(),
         snapshot_id=iceberg.current_snapshot_id(),
-        store_path=path_inside(location, iceberg.property(STORE_PROPERTY), "the clustering store", table),
-        manifest_path=path_inside(location, iceberg.property(MANIFEST_PROPERTY), "the index manifest", table),
+        store_path=iceberg.property(STORE_PROPERTY),
+        manifest_path=iceberg.property(MANIFEST_PROPERTY),
         storage=iceberg.file_access(),
     )
 

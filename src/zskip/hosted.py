@@ -78,10 +78,11 @@ def serve(generation: int) -> bool:
 
 
 def _scans_session(spark: Any, java_scans: Any) -> Any:
-    """The session a query's scans were planned in, as a PySpark session: its plan runs there."""
+    """The session a query's scans were planned in, as a PySpark session: its plan runs there (one
+    py4j call for a session seen before)."""
     from zskip.iceberg.callers import caller_session
 
-    return caller_session(spark, java_scans.session())
+    return caller_session(spark, None, key=str(java_scans.sessionId()), session=java_scans.session)
 
 
 def _plan(spark: Any, java_scans: Any) -> str:

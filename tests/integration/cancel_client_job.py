@@ -31,12 +31,7 @@ def main() -> None:
     worker = threading.Thread(target=run)
     started = time.monotonic()
     worker.start()
-    seen: list[str] = []
-    while worker.is_alive() and time.monotonic() - started < 300:
-        seen = [d for d in executions.running_jobs() if d.startswith(prefix)]
-        if seen:
-            break
-        time.sleep(0.2)
+    seen = executions.await_job(prefix, worker)
     ended["interrupted"] = spark.interruptAll() if seen else []
     ended["job seen"] = seen[:1]
     worker.join(timeout=600)

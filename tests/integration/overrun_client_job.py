@@ -37,12 +37,8 @@ def main() -> None:
             report["procedure error"] = f"{type(exc).__name__}: {str(exc).strip()[:300]}"
 
     worker = threading.Thread(target=call)
-    started = time.monotonic()
     worker.start()
-    while worker.is_alive() and time.monotonic() - started < 300:
-        if any(d.startswith(prefix) for d in executions.running_jobs()):
-            break
-        time.sleep(0.2)
+    executions.await_job(prefix, worker)
     os.kill(pid, signal.SIGSTOP)  # a planner that does not answer: the query's plan overruns
     try:
         report["procedure running"] = worker.is_alive()

@@ -7,6 +7,7 @@ Imports nothing of zskip's: jobs that must never import zskip use it too.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import urllib.request
 from typing import Any
@@ -61,6 +62,18 @@ class Executions:
                             rows += int(str(metric["value"]).replace(",", ""))
         self.seen = max(e["id"] for e in executions)
         return rows
+
+    def await_job(self, prefix: str, statement: threading.Thread, seconds: float = 300) -> list[str]:
+        """Wait until the application runs a job whose description starts with ``prefix`` while
+        ``statement`` (the thread running the statement that starts it) lives; the descriptions seen."""
+        started = time.monotonic()
+        seen: list[str] = []
+        while statement.is_alive() and time.monotonic() - started < seconds:
+            seen = [d for d in self.running_jobs() if d.startswith(prefix)]
+            if seen:
+                break
+            time.sleep(0.2)
+        return seen
 
     def running_jobs(self) -> list[str]:
         """The descriptions (or names) of the application's jobs running now."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -25,16 +26,25 @@ _lock = threading.Lock()
 _wrapped: OrderedDict[str, SparkSession] = OrderedDict()
 
 
-def caller_session(spark: SparkSession, java_session: Any) -> SparkSession:
-    """``java_session`` (a JVM ``SparkSession`` of ``spark``'s application) as a PySpark session."""
-    if java_session is None:
-        raise ValueError("a call from the JVM named no session to run in")
-    key = str(java_session.sessionUUID())
+def caller_session(
+    spark: SparkSession, java_session: Any, *, key: str | None = None, session: Callable[[], Any] | None = None
+) -> SparkSession:
+    """``java_session`` (a JVM ``SparkSession`` of ``spark``'s application) as a PySpark session.  Or,
+    for a caller that knows the session's id (``key``) cheaper than the session, ``session()`` gives
+    the JVM session, asked for only when no wrapper of it is kept."""
+    if key is None:
+        if java_session is None:
+            raise ValueError("a call from the JVM named no session to run in")
+        key = str(java_session.sessionUUID())
     with _lock:
         wrapped = _wrapped.get(key)
         if wrapped is not None:
             _wrapped.move_to_end(key)
             return wrapped
+    if java_session is None:
+        java_session = session() if session is not None else None
+    if java_session is None:
+        raise ValueError("a call from the JVM named no session to run in")
     wrapped = SparkSession(spark.sparkContext, jsparkSession=java_session)
     with _lock:
         _wrapped[key] = wrapped

@@ -130,22 +130,23 @@ class IcebergTable:
         ops = self.java.operations()
         current = ops.current()
         states = [current]
-        logged = list(current.previousFiles())  # oldest first
+        # (when, file) of each logged state, oldest first: two py4j calls an entry, once
+        logged = [(int(e.timestampMillis()), e.file()) for e in current.previousFiles()]
         # Iceberg keeps the last write.metadata.previous-versions-max states (100 by default): a shorter
         # log is the whole history; a full one may have lost what was current at the cutoff
         kept = int(str(current.properties().getOrDefault("write.metadata.previous-versions-max", "100")))
-        reaches_back = len(logged) < kept or int(logged[0].timestampMillis()) <= cutoff_ms
+        reaches_back = len(logged) < kept or logged[0][0] <= cutoff_ms
         parser = self.jvm.org.apache.iceberg.TableMetadataParser
         # a logged state was current until the next one was written: the last one written at or before
-        # the cutoff was still current at it; every later one since
-        after = [e for e in logged if int(e.timestampMillis()) > cutoff_ms]
-        before = [e for e in logged if int(e.timestampMillis()) <= cutoff_ms]
-        # ... unless its successor (the next logged state, or the current one) was itself made by then
-        successor = int(after[0].timestampMillis()) if after else int(current.lastUpdatedMillis())
+        # the cutoff was still current at it (unless its successor, the next logged state or the
+        # current one, was itself made by then); every later one since
+        after = [file for stamp, file in logged if stamp > cutoff_ms]
+        before = [file for stamp, file in logged if stamp <= cutoff_ms]
+        successor = next((stamp for stamp, _ in logged if stamp > cutoff_ms), int(current.lastUpdatedMillis()))
         at_cutoff = [before[-1]] if before and successor > cutoff_ms else []
-        for entry in at_cutoff + after:
+        for file in at_cutoff + after:
             try:
-                states.append(parser.read(ops.io(), entry.file()))
+                states.append(parser.read(ops.io(), file))
             except Exception:  # a logged file gone (expired, cleaned): what it referenced is unknown
                 reaches_back = False
         found = []

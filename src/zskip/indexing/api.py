@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from zskip.display import Displayed, Progress
-from zskip.errors import InvalidOptionError, UnknownColumnError, UnknownIndexError, UnsupportedTypeError
+from zskip.errors import InvalidOptionError, StorageError, UnknownColumnError, UnknownIndexError, UnsupportedTypeError
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import IndexManifest
 from zskip.iceberg.files import data_files
@@ -304,25 +304,26 @@ def _referenced_since(iceberg: IcebergTable, cutoff_ms: int, warnings: list[str]
             "write.metadata.previous-versions-max, lets vacuum delete)"
         )
         log.warning("vacuum %s: %s", iceberg.name, warnings[-1])
-    current = True
-    for state in states:
+    location = iceberg.location()
+    for number, state in enumerate(states):  # the current state first
         referenced |= {state[key] for key in (MANIFEST_PROPERTY, STORE_PROPERTY) if key in state}
         manifest_path = state.get(MANIFEST_PROPERTY)
-        if manifest_path:
-            try:
-                if current:
-                    manifest, _ = read_manifest(iceberg, strict=True)
-                elif path_inside(iceberg.location(), manifest_path, "the index manifest", iceberg.name):
-                    manifest = IndexManifest.from_bytes(iceberg.file_access().read(manifest_path), name=manifest_path)
-                else:
-                    continue  # outside the table: never read, and nothing under the table is its
-                referenced |= manifest.puffin_paths()
-            except Exception as exc:  # which index files it references is unknown: every one counts as referenced
-                if not protected:
-                    warnings.append(f"kept every index file: the index manifest {manifest_path} cannot be read: {exc}")
-                    log.warning("vacuum %s: %s", iceberg.name, warnings[-1])
-                protected = True
-        current = False
+        if not manifest_path or not path_inside(location, manifest_path, "the index manifest", iceberg.name):
+            continue  # none, or outside the table: never read, and nothing under the table is its
+        try:
+            if number == 0:  # the table's store out of reach is raised, as by every verb
+                manifest, _ = read_manifest(iceberg, strict=True)
+            else:
+                manifest = IndexManifest.from_bytes(iceberg.file_access().read(manifest_path), name=manifest_path)
+            referenced |= manifest.puffin_paths()
+        except (OSError, ValueError) as exc:  # damaged (CorruptIndexError is one) or gone
+            if number == 0 and isinstance(exc, StorageError):
+                raise
+            # which index files it references is unknown: every one counts as referenced
+            if not protected:
+                warnings.append(f"kept every index file: the index manifest {manifest_path} cannot be read: {exc}")
+                log.warning("vacuum %s: %s", iceberg.name, warnings[-1])
+            protected = True
     return referenced, protected
 
 

@@ -65,6 +65,14 @@ public final class Scans {
     return session;
   }
 
+  /**
+   * Spark's id of that session (one py4j call tells a planner whether it knows the session already);
+   * {@code sessionUUID} is the classic session's on Spark 4, not the API class's.
+   */
+  public String sessionId() throws ReflectiveOperationException {
+    return (String) session.getClass().getMethod("sessionUUID").invoke(session);
+  }
+
   /** The Iceberg scans of {@code query}'s physical plan (planning it, as its execution will reuse). */
   Scans(Dataset<Row> query, String[] properties) throws ReflectiveOperationException {
     this.frame = SnapshotFiles.listed(query);

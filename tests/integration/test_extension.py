@@ -350,14 +350,12 @@ def test_a_cancelled_optimize_call_leaves_the_table_as_it_was(spark: Any, connec
     assert _named(status)[0]["files_clustered"] == 0, status
 
 
-@pytest.mark.skip(
-    reason="seen to hang once in two runs (2026-12-02): the query, released to Spark's plan, ran no task while the "
-    "planner was stopped; unexplained, so not in CI until it is"
-)
 def test_a_plan_overrunning_its_timeout_leaves_a_running_procedure_alone(spark: Any, connect: Connect) -> None:
     """While another session's CALL optimize runs, a query's plan overruns the planner's timeout (the
     planner stalled meanwhile): the query gets Spark's plan and Spark's rows, the procedure completes
-    and commits once the planner goes on, and the planner process is the same one throughout."""
+    and commits once the planner goes on, and the planner process is the same one throughout.  (The
+    procedure's UDF tasks that end while the planner is stopped once stopped every job of the server:
+    PySpark's accumulator had the DAGScheduler wait for the stopped process.)"""
     table = f"{NS}.overrun"
     make_table(spark, table, rows=100_000, files=4)
     snapshots = spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0]

@@ -126,7 +126,23 @@ def attach_hosted() -> tuple[Any, Any] | None:
         return None
     java_context = gateway.jvm.org.apache.spark.api.java.JavaSparkContext(java_session.sparkContext())
     context = SparkContext(gateway=gateway, jsc=java_context, conf=SparkConf(_jconf=java_context.getConf()))
+    _quiet_accumulators(context)
     return gateway, SparkSession(context, jsparkSession=java_session)
+
+
+def _quiet_accumulators(context: Any) -> None:
+    """Give the UDFs this process runs an accumulator that sends nothing to it, and close the
+    accumulator server PySpark started in it.  PySpark's accumulator has the JVM send each finished
+    task's updates here and wait for an answer on the DAGScheduler's only thread: while this process
+    stalls, every job of the application would wait with it.  zskip reads no accumulator."""
+    quiet = context._jvm.zskip.bridge.PlannerAccumulator()
+    context._jsc.sc().register(quiet)
+    context._javaAccumulator = quiet
+    server = getattr(context, "_accumulatorServer", None)
+    if server is not None:
+        server.shutdown()
+        server.server_close()
+        context._accumulatorServer = None
 
 
 def _proxies(gateway: Any, *functions: Callable[[Any], str] | _TwoArguments) -> list[Any]:

@@ -329,13 +329,17 @@ def test_procedures_through_spark_connect_do_what_the_api_does(spark: Any, conne
     assert spark.sql(f"SELECT count(*) FROM {NS}.nested.snapshots").first()[0] == 1
 
 
-def test_a_cancelled_optimize_call_leaves_the_table_as_it_was(spark: Any, connect: Connect) -> None:
-    """A Connect client interrupts its CALL optimize while its Spark jobs run: the call ends with an
-    error, the table keeps its rows, checksum and snapshots, and the next procedure runs."""
+def test_a_cancelled_or_timed_out_optimize_call_leaves_the_table_as_it_was(spark: Any, connect: Connect) -> None:
+    """A Connect client interrupts its CALL optimize while its Spark jobs run, then another runs one past
+    the bound its session set (spark.zskip.procedures.timeout): each call ends with an error, the table
+    keeps its rows, checksum and snapshots, no file either wrote is left in the table's folder, and the
+    next procedure runs."""
     table = f"{NS}.cancelled"
     make_table(spark, table, rows=200_000, files=8)
     before = fingerprint(spark, table)
     snapshots = spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0]
+    location = Path(spark.sql(f"DESCRIBE TABLE EXTENDED {table}").where("col_name = 'Location'").first()[1].removeprefix("file:"))
+    files = {path for path in location.rglob("*") if path.is_file()}
     call = (
         f"CALL zskip.system.optimize(table => '{table}', by => array('a', 'b', 'd'), mode => 'full', "
         "target_file_size => '256KB', row_group_size => '16KB', partial_progress => false)"
@@ -343,11 +347,19 @@ def test_a_cancelled_optimize_call_leaves_the_table_as_it_was(spark: Any, connec
     ended = run_job("cancel_client_job.py", str(connect.port), str(connect.ui_port), f"zskip optimize {table}", call)
     assert ended["job seen"] and ended["interrupted"], ended  # cancelled while its jobs ran
     assert "error" in ended and "rows" not in ended, ended
+    timed_out, after = connect.sql(
+        ["SET spark.zskip.procedures.timeout=3s", call, "SET spark.zskip.procedures.timeout=1h"]
+    )[1:]
+    assert timed_out.get("error"), timed_out
+    assert "ran longer than 3000 ms (spark.zskip.procedures.timeout)" in timed_out["message"], timed_out
+    assert "error" not in after, after  # the bound is a session's own setting: SET takes it
     spark.sql(f"REFRESH TABLE {table}")
     assert fingerprint(spark, table) == before
     assert spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0] == snapshots
     (status,) = connect.sql([f"CALL zskip.system.status('{table}')"])  # the process lives on
     assert _named(status)[0]["files_clustered"] == 0, status
+    left = sorted(str(path.relative_to(location)) for path in location.rglob("*") if path.is_file() and path not in files)
+    assert left == [], left  # what the two calls wrote was removed with them
 
 
 def test_a_plan_overrunning_its_timeout_leaves_a_running_procedure_alone(spark: Any, connect: Connect) -> None:

@@ -28,6 +28,8 @@ PLANNER_SETTINGS: Mapping[str, str] = {
     "spark.zskip.planner.startWait": "how long queries wait for the planner's first start (default 30s)",
     "spark.zskip.planner.startTimeout": "how long the planner may take to start before it is restarted (default 120s)",
     "spark.zskip.procedures.maxConcurrent": "how many procedures may run at once; one more is refused (default 8)",
+    "spark.zskip.procedures.timeout": "how long a procedure may run before its jobs are cancelled and the CALL fails "
+    "(default 24h; a session may set a shorter bound)",
 }
 
 

@@ -65,6 +65,11 @@ public final class HostedPlanner implements Planner {
   public static final String START_TIMEOUT = "spark.zskip.planner.startTimeout";
   /** How many procedures (CALL zskip.system.*) may run at once in the application; a CALL past it is refused. */
   public static final String MAX_PROCEDURES = "spark.zskip.procedures.maxConcurrent";
+  /**
+   * How long a procedure may run before its Spark jobs are cancelled and the CALL fails (default 24 h);
+   * a session may set a shorter bound for its own calls, never a longer one.
+   */
+  public static final String PROCEDURE_TIMEOUT = "spark.zskip.procedures.timeout";
   static final String MODULE = "zskip.hosted";
   static final HostedPlanner INSTANCE = new HostedPlanner();
   private static final Logger LOG = LoggerFactory.getLogger("zskip.planner");
@@ -73,7 +78,7 @@ public final class HostedPlanner implements Planner {
   private static final int OUTPUT_KEPT = 20; // the process's last lines, quoted when it exits
 
   /** What the application's configuration says (read once: a session cannot change it). */
-  record Settings(String python, long timeoutMs, long startWaitMs, long startTimeoutMs, int maxProcedures) {
+  record Settings(String python, long timeoutMs, long startWaitMs, long startTimeoutMs, int maxProcedures, long procedureTimeoutMs) {
     static Settings of(SparkConf conf) {
       String workers = conf.get("spark.pyspark.python", System.getenv().getOrDefault("PYSPARK_PYTHON", "python3"));
       return new Settings(
@@ -81,7 +86,27 @@ public final class HostedPlanner implements Planner {
           conf.getTimeAsMs(TIMEOUT, "30s"),
           conf.getTimeAsMs(START_WAIT, "30s"),
           conf.getTimeAsMs(START_TIMEOUT, "120s"),
-          Math.max(1, conf.getInt(MAX_PROCEDURES, 8)));
+          Math.max(1, conf.getInt(MAX_PROCEDURES, 8)),
+          positive(conf.getTimeAsMs(PROCEDURE_TIMEOUT, "24h")));
+    }
+
+    /** The bound of a procedure called in {@code session}: the application's, or the session's if shorter. */
+    long procedureTimeoutMs(SparkSession session) {
+      String own = session.conf().get(PROCEDURE_TIMEOUT, null);
+      if (own == null) {
+        return procedureTimeoutMs;
+      }
+      long ms;
+      try {
+        ms = new SparkConf(false).set(PROCEDURE_TIMEOUT, own).getTimeAsMs(PROCEDURE_TIMEOUT);
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException(PROCEDURE_TIMEOUT + " is '" + own + "', which is not a duration: give one like 90s, 30min or 2h");
+      }
+      return Math.min(procedureTimeoutMs, positive(ms));
+    }
+
+    private static long positive(long ms) {
+      return ms <= 0 ? Long.MAX_VALUE : ms; // 0: no bound
     }
   }
 
@@ -103,6 +128,9 @@ public final class HostedPlanner implements Planner {
   private final ScheduledExecutorService supervisor = Executors.newSingleThreadScheduledExecutor(daemon("zskip-planner-supervisor"));
   private final ExecutorService calls = Executors.newCachedThreadPool(daemon("zskip-planner-call"));
   private final AtomicInteger runningProcedures = new AtomicInteger();
+  private final AtomicInteger procedureCalls = new AtomicInteger();
+  /** The tags of procedures past their bound that have not ended yet: a job they start is cancelled. */
+  private final java.util.Set<String> overranProcedures = java.util.concurrent.ConcurrentHashMap.newKeySet();
   /** A call that overran the timeout while procedures ran in the process (it is not restarted for it). */
   private record Overrun(int generation, java.util.concurrent.atomic.AtomicBoolean finished, String what) {}
 
@@ -149,10 +177,16 @@ public final class HostedPlanner implements Planner {
     this.backoffMs = FIRST_BACKOFF_MS;
     this.incident = false;
     this.firstStart = true;
-    session.sparkContext().addSparkListener(new SparkListener() {
+    org.apache.spark.SparkContext context = session.sparkContext();
+    context.addSparkListener(new SparkListener() {
       @Override
       public void onApplicationEnd(SparkListenerApplicationEnd end) {
         stop();
+      }
+
+      @Override
+      public void onJobStart(org.apache.spark.scheduler.SparkListenerJobStart start) {
+        cancelIfOverran(context, start);
       }
     });
     if (starts == 0) {
@@ -382,6 +416,10 @@ public final class HostedPlanner implements Planner {
   private String runProcedureNow(Registered planner, String name, String arguments) {
     SparkSession caller = SparkSession.active(); // the session the CALL runs in: the procedure runs there too
     org.apache.spark.SparkContext context = caller.sparkContext();
+    long bound;
+    synchronized (this) {
+      bound = settings.procedureTimeoutMs(caller);
+    }
     java.util.Map<String, String> carried = new java.util.HashMap<>();
     for (String key : CARRIED) {
       String value = context.getLocalProperty(key);
@@ -389,6 +427,11 @@ public final class HostedPlanner implements Planner {
         carried.put(key, value);
       }
     }
+    // a tag of this call's own on its jobs: past its bound they are cancelled by it, and the caller's
+    // other jobs are left alone
+    String tag = "zskip-procedure-" + procedureCalls.incrementAndGet();
+    String tags = carried.get("spark.job.tags");
+    carried.put("spark.job.tags", tags == null || tags.isEmpty() ? tag : tags + "," + tag);
     Future<String> answer = calls.submit(() -> {
       Bridge.PLANNING.set(Boolean.TRUE); // the procedure's own queries pass zskip's rule untouched
       SparkSession.setActiveSession(caller);
@@ -396,13 +439,25 @@ public final class HostedPlanner implements Planner {
       try {
         return planner.procedures().apply(caller, name + "\n" + arguments);
       } finally {
+        overranProcedures.remove(tag);
         CARRIED.forEach(key -> context.setLocalProperty(key, null));
         SparkSession.clearActiveSession();
         Bridge.PLANNING.remove();
       }
     });
     try {
-      return answer.get();
+      return answer.get(bound, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      // its running jobs are cancelled now, and any it starts later as soon as they start (Spark cancels
+      // only the jobs running when asked), so it stops at its next job without committing what it had not
+      if (!answer.isDone()) {
+        overranProcedures.add(tag);
+      }
+      context.cancelJobsWithTag(tag);
+      LOG.warn("zskip's {} ran longer than {} ms ({}): its Spark jobs are cancelled", name, bound, PROCEDURE_TIMEOUT);
+      throw new IllegalStateException("zskip's " + name + " ran longer than " + bound + " ms (" + PROCEDURE_TIMEOUT
+          + "): its Spark jobs are cancelled, and what it had not committed is not published; call it again "
+          + "with a longer bound");
     } catch (ExecutionException e) {
       String why = String.valueOf(e.getCause()).split("\n")[0];
       failed(planner.generation(), "could not be reached to run " + name + ": " + why);
@@ -467,6 +522,20 @@ public final class HostedPlanner implements Planner {
     Overrun late = overrun;
     if (late != null && !late.finished().get()) {
       failed(late.generation(), "did not answer the call that overran (to " + late.what() + ") by the time its procedures ended");
+    }
+  }
+
+  /** A job of a procedure past its bound is cancelled as it starts. */
+  private void cancelIfOverran(org.apache.spark.SparkContext context, org.apache.spark.scheduler.SparkListenerJobStart start) {
+    if (overranProcedures.isEmpty() || start.properties() == null) {
+      return;
+    }
+    String tags = start.properties().getProperty("spark.job.tags", "");
+    for (String tag : tags.split(",")) {
+      if (overranProcedures.contains(tag)) {
+        context.cancelJob(start.jobId());
+        return;
+      }
     }
   }
 

@@ -557,6 +557,9 @@ def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
     port = free_port()
     conf = settings(warehouse, tmp_path)
     hive = ("--hiveconf", f"hive.server2.thrift.port={port}", "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1")
+    marker = tmp_path / IMPORTED_FROM_THE_SERVERS_DIRECTORY
+    (tmp_path / "argparse.py").write_text(f"open({str(marker)!r}, 'w').close()\nraise SystemExit(3)\n")
+    secret = tmp_path / "jdbcsecret"
     with server(THRIFT_SERVER, conf, port, tmp_path / "server.log", tmp_path, hive):
         executions = Executions(int(conf["spark.ui.port"]))
         outputs, scanned = {}, {}
@@ -576,22 +579,37 @@ def test_the_thrift_jdbc_server_prunes_what_beeline_asks(
         script.write_text(_procedures_script(copy))
         procedures = _beeline(port, script)
         # two JDBC sessions with different current namespaces: a bare name is each one's own table
+        # and the first defines a catalog of its own, which the second cannot reach through a CALL
         own = {}
+        session_only = (
+            "SET spark.sql.catalog.jdbcsecret=org.apache.iceberg.spark.SparkCatalog;\n"
+            "SET spark.sql.catalog.jdbcsecret.type=hadoop;\n"
+            f"SET spark.sql.catalog.jdbcsecret.warehouse={secret.as_uri()};\n"
+            "CREATE TABLE jdbcsecret.s.t (id BIGINT) USING iceberg;\n"
+            "INSERT INTO jdbcsecret.s.t SELECT id FROM range(123);\n"
+            "CALL zskip.system.status(table => 'jdbcsecret.s.t');\n"
+        )
         for namespace, rows in (("ns_a", 1_000), ("ns_b", 3_000)):
             make_table(spark, f"lake.{namespace}.jdbc", rows=rows, files=1)
             script = tmp_path / f"{namespace}.sql"
-            script.write_text(f"USE lake.{namespace};\nCALL zskip.system.status(table => 'jdbc');\n")
+            script.write_text(
+                f"USE lake.{namespace};\nCALL zskip.system.status(table => 'jdbc');\n"
+                + (session_only if namespace == "ns_a" else "CALL zskip.system.status(table => 'jdbcsecret.s.t');\n")
+            )
             done = _beeline(port, script)
-            assert done.returncode == 0, done.stderr[-3000:]
-            # the status row (its summary column spans lines), by the table it names
-            rows = [line.split("\t") for line in done.stdout.splitlines() if line.startswith("lake.")]
-            assert rows and len(rows[0]) >= 4, done.stdout[-3000:]
-            own[namespace] = rows[0][:4]
+            # the status rows (a summary column spans lines), by the table each names
+            for prefix in ("lake.", "jdbcsecret."):
+                rows = [line.split("\t") for line in done.stdout.splitlines() if line.startswith(prefix)]
+                errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+                own[namespace, prefix] = rows[0][:4] if rows else " ".join(errors) or done.stderr[-3000:]
         # every socket the planner process listens on closes a connection that does not authenticate
         (pid,) = planner_pids(executions.application())
         unauthenticated = {port: _unauthenticated_call(port) for port in listening_ports(pid)}
-    assert [own["ns_a"][i] for i in (0, 2, 3)] == ["lake.ns_a.jdbc", "1", "1000"], own
-    assert [own["ns_b"][i] for i in (0, 2, 3)] == ["lake.ns_b.jdbc", "1", "3000"], own
+    assert [own["ns_a", "lake."][i] for i in (0, 2, 3)] == ["lake.ns_a.jdbc", "1", "1000"], own
+    assert [own["ns_b", "lake."][i] for i in (0, 2, 3)] == ["lake.ns_b.jdbc", "1", "3000"], own
+    assert [own["ns_a", "jdbcsecret."][i] for i in (0, 3)] == ["jdbcsecret.s.t", "123"], own  # a's own catalog
+    assert isinstance(own["ns_b", "jdbcsecret."], str) and "jdbcsecret" in own["ns_b", "jdbcsecret."], own  # not b's
+    assert not marker.exists()  # the planner did not import the server's directory's argparse.py
     assert unauthenticated and set(unauthenticated.values()) == {b""}, unauthenticated
     off, on = _results(outputs["false"]), _results(outputs["true"])
     for name in queries:

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zskip.curves import ClusteringSpec, ColumnMapping, DimensionMapping, RawMapping, order_key_u64
-from zskip.expr import Compare, In
-from zskip.planning.curve import rank_bounds
+from zskip.expr import And, Compare, In, Or
+from zskip.planning.curve import rank_bounds, rank_sets
 
 
 def keys_of(values: list[int]) -> np.ndarray:
@@ -140,3 +140,22 @@ def test_json_round_trip_keeps_the_levels_and_old_specs_read_in_proportion() -> 
     assert proportional != m and not proportional.levels
     coords = np.arange(5)
     assert proportional.coordinate_ranks(coords).tolist() == mapping([7, 3, 5, 1]).coordinate_ranks(coords).tolist()
+
+
+def test_an_in_list_or_an_or_of_keys_is_each_keys_rank_never_the_hull_between() -> None:
+    m = mapping([30, 10, 20, 40, 50], bits=8)
+    spec = ClusteringSpec(curve="zorder", bits=8, columns=(ColumnMapping("fk", m),))
+    types = {"fk": pa.int64()}
+    r = {int(c): int(m.coordinate_ranks(np.array([c]))[0]) for c in range(6)}
+    assert r[1] + 1 < r[3]  # 10 and 40 are not neighbours: 20 lies between
+    apart = [[r[1], r[1]], [r[3], r[3]]]
+    assert rank_sets(In("fk", (10, 40)), spec, types)["fk"].tolist() == apart
+    assert rank_sets(Or((Compare("fk", "=", 10), Compare("fk", "=", 40))), spec, types)["fk"].tolist() == apart
+    assert rank_sets(In("fk", (10, 99)), spec, types)["fk"].tolist() == [[r[1], r[1]], [r[5], r[5]]]  # 99: orphan
+    both = And((In("fk", (10, 40, 20)), In("fk", (40, 50))))
+    assert rank_sets(both, spec, types)["fk"].tolist() == [[r[3], r[3]]]
+    assert rank_sets(Or((Compare("fk", "=", 10), Compare("other", "=", 1))), spec, types) == {}  # no box
+    # the cover of the two keys is the union of each key's cover, and holds no key between them
+    cover = spec.rank_set_ranges(rank_sets(In("fk", (10, 40)), spec, types))
+    one = [spec.rank_set_ranges(rank_sets(Compare("fk", "=", k), spec, types)) for k in (10, 40)]
+    assert cover.tolist() == sorted(np.concatenate(one).tolist())

@@ -338,7 +338,9 @@ def test_a_cancelled_or_timed_out_optimize_call_leaves_the_table_as_it_was(spark
     make_table(spark, table, rows=200_000, files=8)
     before = fingerprint(spark, table)
     snapshots = spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0]
-    location = Path(spark.sql(f"DESCRIBE TABLE EXTENDED {table}").where("col_name = 'Location'").first()[1].removeprefix("file:"))
+    location = Path(
+        spark.sql(f"DESCRIBE TABLE EXTENDED {table}").where("col_name = 'Location'").first()[1].removeprefix("file:")
+    )
     files = {path for path in location.rglob("*") if path.is_file()}
     call = (
         f"CALL zskip.system.optimize(table => '{table}', by => array('a', 'b', 'd'), mode => 'full', "
@@ -358,7 +360,9 @@ def test_a_cancelled_or_timed_out_optimize_call_leaves_the_table_as_it_was(spark
     assert spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0] == snapshots
     (status,) = connect.sql([f"CALL zskip.system.status('{table}')"])  # the process lives on
     assert _named(status)[0]["files_clustered"] == 0, status
-    left = sorted(str(path.relative_to(location)) for path in location.rglob("*") if path.is_file() and path not in files)
+    left = sorted(
+        str(path.relative_to(location)) for path in location.rglob("*") if path.is_file() and path not in files
+    )
     assert left == [], left  # what the two calls wrote was removed with them
 
 

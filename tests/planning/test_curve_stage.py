@@ -91,3 +91,22 @@ def test_recorded_key_ranges_decide_on_row_groups_where_a_file_has_them() -> Non
     assert not recorded.of_files([]).any()
     empty = RecordedKeyRanges.of(ranges.slice(0, 0))
     assert empty.paths == () and not empty.of_files(["f1"]).any()
+
+
+def test_an_in_list_on_a_ranked_column_covers_its_values_cells_only() -> None:
+    s = spec()
+    rng = np.random.default_rng(3)
+    table = pa.table(
+        {
+            "a": pa.array(rng.integers(0, 1000, 20_000), pa.int32()),
+            "d": pa.array(rng.integers(0, 3000, 20_000).astype("int32"), pa.int32()).cast(pa.date32()),
+        }
+    )
+    listed = query_intervals(In("a", (5, 990)), s, TYPES)
+    hull = query_intervals(Between("a", 5, 990), s, TYPES)
+    assert listed is not None and hull is not None
+    keys, a = s.keys(table), table["a"].to_numpy()
+    held = (a == 5) | (a == 990)
+    assert ranges_meet(listed, keys[held], keys[held]).all()  # every matching row's key is covered
+    kept = ranges_meet(listed, keys, keys).mean()
+    assert kept < 0.05 < ranges_meet(hull, keys, keys).mean()  # two values' cells, not the 98% between

@@ -21,7 +21,15 @@ import numpy as np
 from zskip.curves.hilbert import hilbert_index
 from zskip.curves.interleave import weighted_bit_order, z_interleave, z_interleave_widths
 
-__all__ = ["cap_intervals", "curve_key_ranges", "linear_key", "merge_intervals"]
+__all__ = [
+    "cap_intervals",
+    "curve_key_ranges",
+    "curve_key_ranges_of_sets",
+    "intersect_intervals",
+    "linear_key",
+    "merge_intervals",
+    "point_intervals",
+]
 
 CurveIndex = Callable[[Sequence[np.ndarray], int], np.ndarray]
 
@@ -69,9 +77,36 @@ def curve_key_ranges(
     >>> curve_key_ranges("zorder", [0, 0], [1, 0], (2, 1)).tolist()
     [[0, 0], [2, 2]]
     """
-    dims = len(lo)
-    if len(hi) != dims or dims == 0:
+    if len(hi) != len(lo) or len(lo) == 0:
         raise ValueError("lo and hi need one bound per column")
+    sets = [_interval(int(a), int(b)) for a, b in zip(lo, hi, strict=True)]
+    return curve_key_ranges_of_sets(
+        curve, sets, bits, max_cells=max_cells, max_intervals=max_intervals, recorded=recorded
+    )
+
+
+def curve_key_ranges_of_sets(
+    curve: str,
+    sets: Sequence[np.ndarray],
+    bits: int | Sequence[int],
+    *,
+    max_cells: int = 1 << 15,
+    max_intervals: int | None = None,
+    recorded: np.ndarray | None = None,
+) -> np.ndarray:
+    """Inclusive key intervals ``(k, 2)`` covering the points whose rank in each column lies in one of
+    that column's intervals: ``sets[d]`` is column ``d``'s inclusive rank intervals (``(m, 2)``, any
+    order; they are merged where they touch).  A box is one interval per column; an IN list or a
+    dimension filter's keys give several, and the cover then holds their cells only, never the hull
+    between them.  Exact as ``curve_key_ranges`` is, the same budgets and ``recorded`` (the linear
+    key: each interval of the first column with the others' hull).
+
+    >>> curve_key_ranges_of_sets("zorder", [np.array([[0, 0], [3, 3]]), np.array([[0, 3]])], 2).tolist()
+    [[0, 1], [4, 5], [10, 11], [14, 15]]
+    """
+    dims = len(sets)
+    if dims == 0:
+        raise ValueError("sets needs one set of intervals per column")
     widths = (int(bits),) * dims if isinstance(bits, int) else tuple(int(b) for b in bits)
     if len(widths) != dims:
         raise ValueError("bits needs one width per column")
@@ -86,15 +121,16 @@ def curve_key_ranges(
         raise ValueError(f"unknown curve {curve!r}: expected one of {sorted(_INDEX)}")
     if not uniform and curve == "hilbert":
         raise ValueError("columns of unequal widths need the zorder or linear curve (hilbert's cells are cubes)")
-    tops = np.asarray([(1 << w) - 1 for w in widths], dtype=np.uint64)
-    lo_arr = np.asarray([max(0, int(v)) for v in lo], dtype=np.uint64)
-    hi_arr = np.asarray([min(int(top), int(v)) for top, v in zip(tops, hi, strict=True)], dtype=np.uint64)
-    if (lo_arr > hi_arr).any():
+    columns = [_clipped(column, (1 << w) - 1) for column, w in zip(sets, widths, strict=True)]
+    if any(len(column) == 0 for column in columns):
         return np.zeros((0, 2), dtype=np.uint64)
+    lo_arr = np.asarray([column[0, 0] for column in columns], dtype=np.uint64)  # the sets' hull
+    hi_arr = np.asarray([column[-1, 1] for column in columns], dtype=np.uint64)
     if curve == "linear":
-        first = linear_key([np.asarray([v]) for v in lo_arr], widths)[0]
-        last = linear_key([np.asarray([v]) for v in hi_arr], widths)[0]
-        return np.asarray([[first, last]], dtype=np.uint64)
+        firsts = linear_key([columns[0][:, 0], *(np.full(len(columns[0]), v) for v in lo_arr[1:])], widths)
+        lasts = linear_key([columns[0][:, 1], *(np.full(len(columns[0]), v) for v in hi_arr[1:])], widths)
+        return merge_intervals(np.stack([firsts, lasts], axis=1))
+    single = all(len(column) == 1 for column in columns)
     if uniform:
         plain = _INDEX[curve]
         width = widths[0]
@@ -128,9 +164,14 @@ def curve_key_ranges(
             offsets[:, column] = (np.arange(1 << len(split)) >> (len(split) - 1 - place)) & 1
         children = (corners[:, None, :] + offsets[None, :, :] * extent).reshape(-1, dims)
         child_hi = children + (extent - np.uint64(1))
-        overlaps = ((child_hi >= lo_arr) & (children <= hi_arr)).all(axis=1)
-        children, child_hi = children[overlaps], child_hi[overlaps]
-        inside = ((children >= lo_arr) & (child_hi <= hi_arr)).all(axis=1)
+        if single:
+            overlaps = ((child_hi >= lo_arr) & (children <= hi_arr)).all(axis=1)
+            children, child_hi = children[overlaps], child_hi[overlaps]
+            inside = ((children >= lo_arr) & (child_hi <= hi_arr)).all(axis=1)
+        else:
+            overlaps = _all_columns(_meets_set, columns, children, child_hi)
+            children, child_hi = children[overlaps], child_hi[overlaps]
+            inside = _all_columns(_within_set, columns, children, child_hi)
         run -= len(split)
         if inside.any():
             found.append(_cell_intervals(index, children[inside], run))
@@ -150,6 +191,71 @@ def curve_key_ranges(
         return np.zeros((0, 2), dtype=np.uint64)
     intervals = merge_intervals(np.concatenate(found))
     return intervals if max_intervals is None else cap_intervals(intervals, max_intervals)
+
+
+def _interval(low: int, high: int) -> np.ndarray:
+    """``low..high`` as a set of one interval of ranks (none when it holds no rank ``>= 0``)."""
+    low, high = max(0, low), min(high, (1 << 64) - 1)
+    return np.asarray([[low, high]], dtype=np.uint64) if high >= low else np.zeros((0, 2), dtype=np.uint64)
+
+
+def _clipped(intervals: np.ndarray, top: int) -> np.ndarray:
+    """``intervals`` (inclusive ranks ``>= 0``, any order) within ``0..top``, merged where they touch;
+    empty ones dropped."""
+    given = np.asarray(intervals).reshape(-1, 2).astype(np.uint64)
+    given = given[given[:, 0] <= np.uint64(top)]
+    given[:, 1] = np.minimum(given[:, 1], np.uint64(top))
+    given = given[given[:, 0] <= given[:, 1]]
+    return merge_intervals(given)
+
+
+def _all_columns(test: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], columns: Sequence[np.ndarray],
+                 low: np.ndarray, high: np.ndarray) -> np.ndarray:  # fmt: skip
+    """``test`` of each cell's extent ``low..high`` along every column against that column's intervals."""
+    result = np.ones(len(low), dtype=bool)
+    for d, column in enumerate(columns):
+        result &= test(column, low[:, d], high[:, d])
+    return result
+
+
+def _meets_set(intervals: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Whether each ``low..high`` shares a rank with one of the sorted, disjoint ``intervals``."""
+    last = np.searchsorted(intervals[:, 0], high, side="right") - 1
+    found = last >= 0
+    found[found] = intervals[last[found], 1] >= low[found]
+    return found
+
+
+def _within_set(intervals: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Whether each ``low..high`` lies inside one of the sorted, disjoint ``intervals``."""
+    at = np.searchsorted(intervals[:, 0], low, side="right") - 1
+    found = at >= 0
+    found[found] = intervals[at[found], 1] >= high[found]
+    return found
+
+
+def point_intervals(points: np.ndarray) -> np.ndarray:
+    """Ranks ``points`` as inclusive intervals, merged where they touch (``[3, 4, 5, 9]``: 3-5 and 9)."""
+    points = np.asarray(points, dtype=np.uint64)
+    return merge_intervals(np.stack([points, points], axis=1)) if len(points) else np.zeros((0, 2), dtype=np.uint64)
+
+
+def intersect_intervals(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The ranks in both sorted, disjoint inclusive interval sets ``a`` and ``b``, as such a set."""
+    a, b = np.asarray(a, dtype=np.uint64).reshape(-1, 2), np.asarray(b, dtype=np.uint64).reshape(-1, 2)
+    if len(a) == 0 or len(b) == 0:
+        return np.zeros((0, 2), dtype=np.uint64)
+    # for each interval of a, the intervals of b it overlaps: those ending at or after its start and
+    # starting at or before its end
+    first = np.searchsorted(b[:, 1], a[:, 0], side="left")
+    last = np.searchsorted(b[:, 0], a[:, 1], side="right")
+    counts = np.maximum(last - first, 0)
+    which = np.repeat(np.arange(len(a)), counts)
+    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    paired = np.repeat(first, counts) + offsets
+    starts = np.maximum(a[which, 0], b[paired, 0])
+    ends = np.minimum(a[which, 1], b[paired, 1])
+    return np.stack([starts, ends], axis=1)[starts <= ends]
 
 
 class _RecordedRanges:

@@ -18,7 +18,7 @@ from zskip.curves.dimension import DimensionMapping
 from zskip.curves.hilbert import hilbert_index
 from zskip.curves.interleave import z_interleave, z_interleave_widths
 from zskip.curves.keys import order_key_u64
-from zskip.curves.ranges import curve_key_ranges, linear_key
+from zskip.curves.ranges import curve_key_ranges, curve_key_ranges_of_sets, linear_key
 from zskip.curves.rank import RankMapping, RawMapping, mapping_from_json
 
 __all__ = ["CURVES", "MAPPINGS", "ClusteringSpec", "ColumnMapping"]
@@ -195,6 +195,20 @@ class ClusteringSpec:
             hi.append((1 << width) - 1 if high is None else high)
         widths = self.bits if self.widths is None else self.widths
         return curve_key_ranges(self.curve, lo, hi, widths, max_intervals=max_intervals, recorded=recorded)
+
+    def rank_set_ranges(
+        self,
+        sets: Mapping[str, np.ndarray],
+        *,
+        max_intervals: int | None = 256,
+        recorded: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Key intervals covering the points whose rank in each column named in ``sets`` lies in one of
+        its inclusive intervals (``(m, 2)``); columns not named are unbounded."""
+        full = [np.asarray([[0, (1 << width) - 1]], dtype=np.uint64) for width in self.column_widths]
+        chosen = [sets.get(column.name, whole) for column, whole in zip(self.columns, full, strict=True)]
+        widths = self.bits if self.widths is None else self.widths
+        return curve_key_ranges_of_sets(self.curve, chosen, widths, max_intervals=max_intervals, recorded=recorded)
 
     def to_json(self) -> str:
         data: dict[str, Any] = {

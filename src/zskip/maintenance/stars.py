@@ -27,7 +27,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
-from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
+from zskip.curves import ClusteringSpec, DimensionMapping, intersect_intervals, order_key_u64, point_intervals
 from zskip.expr import quoted
 from zskip.layout.dimensions import Dimension, fit_dimension, resolve_dimension
 from zskip.planning.curve import ranges_meet
@@ -270,21 +270,20 @@ def curve_join_kept(
     axes: Mapping[Dimension, DimensionMapping],
 ) -> np.ndarray:
     """Which row groups (their key ranges: ``group_key_ranges``) the join-key stage's curve test keeps:
-    the rank bounds the joins' keys give every dimension axis of the layout at once make one box, and
-    a row group is kept when its key range meets one of the box's key intervals (as the stage narrows
-    by the curve; a curve segment fills far less than its bounding box)."""
-    bounds: dict[str, tuple[int, int]] = {}
+    the ranks of the joins' keys on every dimension axis of the layout at once (each key's rank, merged
+    only where they touch, as the stage takes them) make the cells it looks in, and a row group is kept
+    when its key range meets one of their key intervals (as the stage narrows by the curve; a curve
+    segment fills far less than its bounding box)."""
+    sets: dict[str, np.ndarray] = {}
     for join in joins:
         axis = next((a for a in axes if join.reaches(a)), None)
         if axis is None or join.keys is None or len(join.keys) == 0:
             continue
-        ranks = join.key_ranks(axes[axis])
-        low, high = int(ranks.min()), int(ranks.max())
-        if axis.foreign_key in bounds:
-            low, high = max(low, bounds[axis.foreign_key][0]), min(high, bounds[axis.foreign_key][1])
-        bounds[axis.foreign_key] = (low, high)
-    if not bounds:
+        ranks = point_intervals(np.unique(join.key_ranks(axes[axis])))
+        name = axis.foreign_key
+        sets[name] = ranks if name not in sets else intersect_intervals(sets[name], ranks)
+    if not sets:
         return np.ones(len(ranges), dtype=bool)
-    if any(low > high for low, high in bounds.values()):
+    if any(len(ranks) == 0 for ranks in sets.values()):
         return np.zeros(len(ranges), dtype=bool)
-    return ranges_meet(spec.rank_ranges(bounds, recorded=ranges), ranges[:, 0], ranges[:, 1])
+    return ranges_meet(spec.rank_set_ranges(sets, recorded=ranges), ranges[:, 0], ranges[:, 1])

@@ -16,8 +16,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.curves import ClusteringSpec, ColumnMapping, DimensionMapping, order_key_u64
-from zskip.expr import And, Between, Column, Compare, Expr, In, equality_values
+from zskip.curves import (
+    ClusteringSpec,
+    ColumnMapping,
+    DimensionMapping,
+    intersect_intervals,
+    merge_intervals,
+    order_key_u64,
+    point_intervals,
+)
+from zskip.expr import And, Between, Column, Compare, Expr, In, Or, equality_values
 from zskip.fileindex.literals import InexactLiteral, exact_scalar
 from zskip.iceberg.scans import Field, arrow_type
 
@@ -29,6 +37,7 @@ __all__ = [
     "query_intervals",
     "ranges_meet",
     "rank_bounds",
+    "rank_sets",
     "spec_column",
 ]
 
@@ -108,23 +117,87 @@ def query_intervals(
     arrow_types: Mapping[str, pa.DataType],
     *,
     recorded: np.ndarray | None = None,
-    extra_ranks: Mapping[str, tuple[int, int]] | None = None,
+    extra_ranks: Mapping[str, np.ndarray] | None = None,
 ) -> np.ndarray | None:
     """Curve-key intervals (``(k, 2)`` uint64) holding every row that can match; ``None`` when unbounded.
 
-    ``extra_ranks``: rank bounds known from elsewhere (a joined dimension's keys), ANDed in.
+    ``extra_ranks``: per clustered column, rank intervals known from elsewhere (the coordinates of the
+    keys a joined dimension's filter matches), ANDed in.
 
     ``recorded``: the key ranges the answer is for (the files and row groups still in play); the
     decomposition then looks only at cells crossing their boundaries.
     """
-    ranks = rank_bounds(expr, spec, arrow_types)
-    for name, (low, high) in (extra_ranks or {}).items():
-        old_low, old_high = ranks.get(name, (None, None))
-        ranks[name] = (low if old_low is None else max(low, old_low), high if old_high is None else min(high, old_high))
-    if not ranks:
+    sets = rank_sets(expr, spec, arrow_types)
+    for name, extra in (extra_ranks or {}).items():
+        sets[name] = extra if name not in sets else intersect_intervals(sets[name], extra)
+    if not sets:
         return None
     # with recorded ranges the cover is only searched, never stored: no need to coarsen it
-    return spec.rank_ranges(ranks, max_intervals=1024 if recorded is None else None, recorded=recorded)
+    return spec.rank_set_ranges(sets, max_intervals=1024 if recorded is None else None, recorded=recorded)
+
+
+def rank_sets(expr: Expr, spec: ClusteringSpec, arrow_types: Mapping[str, pa.DataType]) -> dict[str, np.ndarray]:
+    """Per clustered column (by its name in ``spec``), the ranks a row matching ``expr`` can have there:
+    sorted, disjoint inclusive intervals (``(m, 2)`` uint64), from ``expr``'s top-level conjuncts.
+
+    A range (``<``, ``BETWEEN``) is one interval through the column's monotone mapping; ``IN`` is the
+    rank of each value, and an ``OR`` of conditions on one column the union of theirs, merged only where
+    they touch, never the hull between them.  A column mapped through a dimension is bounded by ``=``
+    and ``IN`` only (the ranks of the literals' coordinates: its coordinates do not follow the key's
+    order); a literal with no exact value of the column's type bounds nothing.
+    """
+    columns = {spec_column(c): (c, (1 << w) - 1) for c, w in zip(spec.columns, spec.column_widths, strict=True)}
+    sets: dict[str, np.ndarray] = {}
+    for leaf in _conjuncts(expr):
+        found = _leaf_ranks(leaf, columns, arrow_types)
+        if found is not None:
+            name, ranks = found
+            sets[name] = ranks if name not in sets else intersect_intervals(sets[name], ranks)
+    return sets
+
+
+def _leaf_ranks(
+    leaf: Expr, columns: Mapping[Column, tuple[ColumnMapping, int]], arrow_types: Mapping[str, pa.DataType]
+) -> tuple[str, np.ndarray] | None:
+    """The clustered column ``leaf`` bounds and the ranks it leaves it, or ``None``."""
+    if isinstance(leaf, Or | And):
+        parts = [_leaf_ranks(child, columns, arrow_types) for child in leaf.children]
+        names = {part[0] for part in parts if part is not None}
+        if len(names) != 1 or (isinstance(leaf, Or) and any(part is None for part in parts)):
+            return None  # an OR across columns is no box; an AND's other columns are left to the conjuncts
+        found = [part[1] for part in parts if part is not None]
+        if isinstance(leaf, Or):
+            return names.pop(), merge_intervals(np.concatenate(found))
+        ranks = found[0]
+        for more in found[1:]:
+            ranks = intersect_intervals(ranks, more)
+        return names.pop(), ranks
+    column = leaf_column(leaf)
+    entry = columns.get(column) if column is not None else None
+    if entry is None or entry[0].name not in arrow_types:
+        return None
+    mapping, top = entry[0].mapping, entry[1]
+    kind = arrow_types[entry[0].name]
+    try:
+        if isinstance(mapping, DimensionMapping) or isinstance(leaf, In):
+            values = equality_values(leaf)
+            if not values:
+                return None
+            keys = np.array([_key(v, kind) for v in values], dtype=np.uint64)
+            ranks = (
+                mapping.ranks(keys) if isinstance(mapping, DimensionMapping) else [mapping.rank(int(k)) for k in keys]
+            )
+            return entry[0].name, point_intervals(np.unique(np.asarray(ranks, dtype=np.uint64)))
+        found = _key_bounds(leaf, kind)
+    except (InexactLiteral, TypeError, ValueError, OverflowError):
+        return None  # a literal with no exact value of the column's type bounds nothing
+    if found is None:
+        return None
+    low = 0 if found[0] is None else mapping.rank(found[0])
+    high = top if found[1] is None else mapping.rank(found[1])
+    if low > high:
+        return entry[0].name, np.zeros((0, 2), dtype=np.uint64)
+    return entry[0].name, np.array([[low, high]], dtype=np.uint64)
 
 
 def rank_bounds(

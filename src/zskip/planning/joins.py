@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64
+from zskip.curves import ClusteringSpec, DimensionMapping, intersect_intervals, order_key_u64, point_intervals
 from zskip.iceberg.scans import JoinKeys, QueryScans
 from zskip.planning.cache import CACHE
 from zskip.planning.minmax_arrays import StatsColumn
@@ -34,7 +34,7 @@ __all__ = [
     "MAX_JOIN_KEYS",
     "JoinFilter",
     "JoinKeysLoader",
-    "join_rank_bounds",
+    "join_rank_sets",
     "keys_loader",
     "ranges_holding_keys",
     "row_groups_holding_keys",
@@ -141,9 +141,11 @@ def _as_keys(bounds: pa.Array | None, kind: pa.DataType) -> pa.Array | None:
         return None
 
 
-def join_rank_bounds(spec: ClusteringSpec, filters: Sequence[JoinFilter]) -> Mapping[str, tuple[int, int]]:
-    """Rank bounds of the curve's dimension columns that the joins' keys imply (lowest to highest rank)."""
-    bounds: dict[str, tuple[int, int]] = {}
+def join_rank_sets(spec: ClusteringSpec, filters: Sequence[JoinFilter]) -> Mapping[str, np.ndarray]:
+    """The ranks of the curve's dimension columns that the joins' keys imply: per column, the rank of
+    each key's coordinate (an orphan's: the orphan coordinate's), as inclusive intervals merged only
+    where they touch, never the hull between two keys."""
+    sets: dict[str, np.ndarray] = {}
     columns = {c.field_id: c for c in spec.columns if c.field_id is not None}
     for item in filters:
         column = columns.get(item.join.field.id)
@@ -151,9 +153,6 @@ def join_rank_bounds(spec: ClusteringSpec, filters: Sequence[JoinFilter]) -> Map
             continue
         if len(item.keys) == 0:
             continue
-        ranks = column.mapping.ranks(order_key_u64(item.keys))
-        low, high = int(ranks.min()), int(ranks.max())
-        if column.name in bounds:
-            low, high = max(low, bounds[column.name][0]), min(high, bounds[column.name][1])
-        bounds[column.name] = (low, high)
-    return bounds
+        ranks = point_intervals(np.unique(column.mapping.ranks(order_key_u64(item.keys))))
+        sets[column.name] = ranks if column.name not in sets else intersect_intervals(sets[column.name], ranks)
+    return sets

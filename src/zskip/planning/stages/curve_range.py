@@ -1,7 +1,7 @@
 """The curve stage: files and row groups whose recorded curve-key range meets none of the query box's intervals go.
 
 The box is the bound predicate's conjuncts on clustered columns (``zskip.planning.curve``), tightened by
-rank bounds known from elsewhere (a joined dimension's keys, from the join-keys stage).
+the ranks known from elsewhere (the coordinates of a joined dimension's keys, from the join-keys stage).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def _ordered_stats(kind: pa.DataType) -> bool:
     )
 
 
-def curve_narrow(inputs: PlanInputs, candidates: Candidates, extra_ranks: Mapping[str, tuple[int, int]]) -> Candidates:
+def curve_narrow(inputs: PlanInputs, candidates: Candidates, extra_ranks: Mapping[str, np.ndarray]) -> Candidates:
     """The curve stage's work for the query box of the scan's predicate, tightened by ``extra_ranks``."""
     store = inputs.metadata.store()
     if store is None or not candidates.files:

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from zskip.expr import Column
 from zskip.planning.cache import CACHE
-from zskip.planning.joins import JoinFilter, join_rank_bounds, row_groups_holding_keys
+from zskip.planning.joins import JoinFilter, join_rank_sets, row_groups_holding_keys
 from zskip.planning.plan import Candidates, PlanInputs, keep_row_groups, row_group_counts
 from zskip.planning.selectivity import as_numbers
 from zskip.planning.stages.curve_range import curve_narrow
@@ -39,7 +39,7 @@ def join_keys(inputs: PlanInputs, candidates: Candidates) -> Candidates:
         return candidates
     store = inputs.metadata.store()
     if store is not None:
-        extra = join_rank_bounds(store.spec, filters)
+        extra = join_rank_sets(store.spec, filters)
         if extra:
             candidates = curve_narrow(inputs, candidates, extra)
     for item in filters:

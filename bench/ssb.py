@@ -538,9 +538,10 @@ def star_layout(spark: Any, ns: str, *, target_file_size_bytes: int, row_group_s
     )
 
 
-def row_groups_holding(spark: Any, query: str, table: str) -> int:
+def row_groups_holding(spark: Any, query: str, table: str, *, alias: str | None = None) -> int:
     """Row groups of ``table`` holding a row the query keeps, measured from the data: the positions of
-    the matching rows (Iceberg's ``_file`` and ``_pos``) placed in each file's row groups by pyarrow."""
+    the matching rows (Iceberg's ``_file`` and ``_pos``) placed in each file's row groups by pyarrow.
+    ``alias``: the name the query gives ``table`` (else it names it in full, and one is given here)."""
     import numpy as np
 
     from zskip.iceberg.frames import collect_arrow
@@ -549,8 +550,10 @@ def row_groups_holding(spark: Any, query: str, table: str) -> int:
     body = query.split(" FROM ", 1)[1]
     for clause in (" GROUP BY ", " ORDER BY "):
         body = body.split(clause, 1)[0]
-    body = body.replace(f"{table} ", f"{table} AS zskip_fact ", 1)
-    rows = collect_arrow(spark.sql(f"SELECT DISTINCT zskip_fact._file, zskip_fact._pos FROM {body}"))
+    if alias is None:
+        alias = "zskip_fact"
+        body = body.replace(f"{table} ", f"{table} AS {alias} ", 1)
+    rows = collect_arrow(spark.sql(f"SELECT DISTINCT {alias}._file, {alias}._pos FROM {body}"))
     if rows.num_rows == 0:
         return 0
     held = 0

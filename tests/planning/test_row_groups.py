@@ -45,11 +45,21 @@ def test_joined_runs_add_the_row_groups_the_reader_would_read_when_they_are_smal
     read_anyway = [True, True, True, False, True, True, True, True]
     assert joined_runs(f, (0, 2, 4), read_anyway, join_bytes=200) == (0, 1, 2, 4)  # 3 is skipped by the reader
     assert joined_runs(f, (0, 2, 4), read_anyway, join_bytes=199) == (0, 2, 4)
-    assert joined_runs(f, (0, 7), read_anyway, join_bytes=379) == (0, 7)  # 1, 2, 4, 5, 6 hold 380 bytes
-    assert joined_runs(f, (0, 7), read_anyway, join_bytes=380) == (0, 1, 2, 4, 5, 6, 7)
+    assert joined_runs(f, (0, 7), read_anyway, join_bytes=380) == (0, 7)  # 5 row groups between runs of 1
+    assert joined_runs(f, (0, 1, 2, 4, 5, 6, 7), read_anyway, join_bytes=0) == (0, 1, 2, 4, 5, 6, 7)
+    assert joined_runs(f, (0, 1, 4, 5), read_anyway, join_bytes=1000) == (0, 1, 2, 4, 5)  # 2 (3 is skipped)
+    assert joined_runs(f, (0, 4, 5), read_anyway, join_bytes=1000) == (0, 4, 5)  # 1 and 2: more than 1 kept
     assert joined_runs(f, (2, 4), read_anyway, join_bytes=0) == (2, 4)  # nothing to add: one range anyway
     assert byte_runs(f, (2, 4), read_anyway=read_anyway) == [(304, 454)]
     assert run_count((0, 1, 2, 4, 6, 7)) == 3 and run_count(()) == 0
+
+
+def test_a_plan_of_scattered_row_groups_reads_at_most_twice_what_it_kept() -> None:
+    f = footer([16] * 1000)  # small row groups: the byte bound alone would join gaps of 16
+    kept = tuple(range(0, 1000, 9))
+    joined = joined_runs(f, kept, [True] * 1000, join_bytes=256)
+    assert joined == kept  # single row groups 8 apart stay apart
+    assert joined_runs(f, (0, 2, 4, 6), [True] * 1000, join_bytes=256) == tuple(range(7))
 
 
 @settings(max_examples=300, deadline=None)
@@ -68,7 +78,15 @@ def test_the_reader_reads_exactly_the_joined_row_groups_in_as_few_ranges_as_the_
     ranges = byte_runs(f, joined, read_anyway=read_anyway)
     read = {g for g in midpoints_inside(f, ranges) if read_anyway[g]}
     assert read == set(joined)  # nothing the plan left out is read, nothing it kept is missed
-    gap_bytes = [
-        sum(lengths[b] for b in range(a + 1, c) if read_anyway[b]) for a, c in itertools.pairwise(kept) if c > a + 1
-    ]
-    assert len(ranges) == (1 + sum(1 for n in gap_bytes if n > join_bytes) if kept else 0)
+    assert len(joined) <= 2 * len(kept)  # what is added is never more than what was kept
+    runs: list[list[int]] = []  # the kept runs; a gap joins when small and no longer than either side
+    for g in kept:
+        runs.append([g]) if not runs or runs[-1][-1] != g - 1 else runs[-1].append(g)
+    apart, left = 0, len(runs[0]) if runs else 0
+    for before, after in itertools.pairwise(runs):
+        gap = [b for b in range(before[-1] + 1, after[0]) if read_anyway[b]]
+        if gap and (sum(lengths[b] for b in gap) > join_bytes or len(gap) > min(left, len(after))):
+            apart, left = apart + 1, len(after)
+        else:
+            left += len(after)
+    assert len(ranges) == (1 + apart if kept else 0)

@@ -13,11 +13,18 @@ __all__ = ["collect_arrow", "table_at"]
 def collect_arrow(frame: DataFrame) -> pa.Table:
     """``frame`` as an Arrow table.  Only for bounded results: metadata tables, samples, aggregates.
 
-    PySpark 4 has ``toArrow``; 3.5 has no public call, and ``_collect_as_arrow`` is the batch transfer
-    that ``toPandas`` itself uses.
+    Collected in the JVM first, then handed over as one Arrow stream (``zskip.bridge.ArrowCollect``):
+    PySpark's own Arrow collect writes each task's batches to this process from the scheduler's thread,
+    so a hosted planner that stalls in the middle of one would stop every job on the server.  A Spark
+    Connect DataFrame (no JVM here) is collected by its client.
     """
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    from zskip.iceberg.bridge import bridge
+
+    java = getattr(frame, "_jdf", None)
+    if java is not None:
+        return pa.ipc.open_stream(bytes(bridge(frame.sparkSession).arrowStream(java))).read_all()
     to_arrow: Any = getattr(frame, "toArrow", None)
     if to_arrow is not None:
         return to_arrow()

@@ -106,11 +106,13 @@ class MeasuredRead:
     row_groups: int | None = None
 
 
-def measure_read(frame: DataFrame) -> MeasuredRead:
+def measure_read(frame: DataFrame, table: str | None = None) -> MeasuredRead:
     """Run ``frame``'s query once in the JVM (its rows are counted there, none reach Python) and measure
-    what its Iceberg scans read, in one call (``zskip.bridge.ReadMeasure``)."""
+    what its Iceberg scans read, in one call (``zskip.bridge.ReadMeasure``); ``table``: only what the
+    scans of that table read (a star query's fact, not its dimensions)."""
     from zskip.iceberg.bridge import bridge
 
-    answer = str(bridge(frame.sparkSession).measuredRead(frame._jdf))
+    helper = bridge(frame.sparkSession)
+    answer = str(helper.measuredRead(frame._jdf) if table is None else helper.measuredRead(frame._jdf, table))
     rows, files, tasks, read, groups = (int(n) for n in answer.split())
     return MeasuredRead(rows=rows, files=files, tasks=tasks, bytes=read, row_groups=groups if groups >= 0 else None)

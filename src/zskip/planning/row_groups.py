@@ -12,8 +12,9 @@ Each range costs the reader a file open and a footer parse, more than reading a 
 filtered columns.  The reader skips a row group of a range whose statistics rule the scan's filter
 out, as Spark's own scan does, so runs of one file separated only by such row groups are read as
 one range at no cost (``byte_runs`` with ``read_anyway``); and the planner's last step adds the row
-groups between two runs that the reader would read when they hold at most ``JOIN_GAP_BYTES``
-(``joined_runs``), trading a small read for a file open.  Row groups of Iceberg's default size
+groups between two runs that the reader would read when they hold at most ``JOIN_GAP_BYTES`` and are
+no more row groups than the runs they join (``joined_runs``), trading a small read for a file open
+without ever doubling what a plan reads.  Row groups of Iceberg's default size
 (128 MiB) never join: reading one costs far more than an open.
 """
 
@@ -56,15 +57,36 @@ def joined_runs(
     footer: Footer, groups: Sequence[int], read_anyway: Flags, join_bytes: int = JOIN_GAP_BYTES
 ) -> tuple[int, ...]:
     """``groups`` (sorted, distinct) with the row groups between two runs that the reader would read
-    added, where they hold at most ``join_bytes``."""
-    out: list[int] = []
-    for g in groups:
-        if out and g > out[-1] + 1:
-            between = _read_between(out[-1], g, read_anyway)
-            if sum(footer.ranges[b][1] for b in between) <= join_bytes:
-                out.extend(between)
-        out.append(g)
+    added, where they hold at most ``join_bytes`` and are no more row groups than either run they join
+    keeps.  Each run is joined to the one before at most once, so what is added is never more than what
+    was kept: a plan reads at most twice the row groups its stages kept, however scattered (a light
+    dimension value's row groups, one here and there, do not pull in the gaps between them)."""
+    runs = _runs(groups)
+    if not runs:
+        return ()
+    out = list(runs[0])
+    left = len(runs[0])  # kept row groups of the range being built
+    for run in runs[1:]:
+        between = _read_between(out[-1], run[0], read_anyway)
+        small = sum(footer.ranges[b][1] for b in between) <= join_bytes
+        if not between or (small and len(between) <= min(left, len(run))):
+            out.extend(between)
+            left += len(run)
+        else:
+            left = len(run)
+        out.extend(run)
     return tuple(out)
+
+
+def _runs(groups: Sequence[int]) -> list[list[int]]:
+    """``groups`` (sorted, distinct) as runs of consecutive row groups."""
+    runs: list[list[int]] = []
+    for g in groups:
+        if runs and runs[-1][-1] == g - 1:
+            runs[-1].append(g)
+        else:
+            runs.append([g])
+    return runs
 
 
 def run_count(groups: Sequence[int]) -> int:

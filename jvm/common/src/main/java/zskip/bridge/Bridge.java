@@ -125,7 +125,17 @@ public final class Bridge {
 
   /** Runs {@code frame}'s query once and answers what its Iceberg scans read: "rows files tasks bytes" ({@link ReadMeasure}). */
   public String measuredRead(Dataset<Row> frame) throws ReflectiveOperationException {
-    return ReadMeasure.of(frame);
+    return ReadMeasure.of(frame, null);
+  }
+
+  /** As {@link #measuredRead(Dataset)}, counting only the scans of {@code table} (its name, as a query names it). */
+  public String measuredRead(Dataset<Row> frame, String table) throws ReflectiveOperationException {
+    return ReadMeasure.of(frame, table);
+  }
+
+  /** {@code frame}'s rows as one Arrow IPC stream, collected in this JVM first ({@link ArrowCollect}). */
+  public byte[] arrowStream(Dataset<Row> frame) throws java.io.IOException {
+    return ArrowCollect.stream(frame);
   }
 
   /** Forget every snapshot's file list (the next query of each table reads its manifests again). */

@@ -28,8 +28,12 @@ import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
 final class ReadMeasure {
   private ReadMeasure() {}
 
-  /** Runs {@code frame}'s query once (its rows counted in the JVM) and answers "rows files tasks bytes row-groups". */
-  static String of(Dataset<Row> frame) throws ReflectiveOperationException {
+  /**
+   * Runs {@code frame}'s query once (its rows counted in the JVM) and answers "rows files tasks bytes row-groups"
+   * of its Iceberg scans, or only of the scans of {@code only} (a table's name, with or without its catalog;
+   * {@code null}: every scan), so that a star query's fact is measured apart from its dimensions.
+   */
+  static String of(Dataset<Row> frame, String only) throws ReflectiveOperationException {
     QueryExecution execution = SparkLine.execution(frame);
     execution.toRdd().count();
     long rows = 0;
@@ -46,8 +50,12 @@ final class ReadMeasure {
       } else if (node instanceof QueryStageExec stage) {
         pending.add(stage.plan());
       } else if (node instanceof BatchScanExec scan) {
+        org.apache.iceberg.Table table = (org.apache.iceberg.Table) Members.call(ScanView.unwrap(scan.scan()), "table");
+        if (!named(table.name(), only)) {
+          continue;
+        }
         rows += scan.metrics().apply("numOutputRows").value();
-        FileIO io = ((org.apache.iceberg.Table) Members.call(ScanView.unwrap(scan.scan()), "table")).io();
+        FileIO io = table.io();
         for (InputPartition partition : Plans.javaList(scan.inputPartitions())) {
           for (ScanTask task : Members.taskGroup(partition).tasks()) {
             if (task instanceof ContentScanTask<?> content) {
@@ -65,5 +73,15 @@ final class ReadMeasure {
     }
     counter.close();
     return rows + " " + files.size() + " " + tasks + " " + bytes + " " + rowGroups;
+  }
+
+  /** Whether a scanned table's name ({@code catalog.namespace.table}) is {@code only}'s (any when it is null). */
+  static boolean named(String name, String only) {
+    if (only == null) {
+      return true;
+    }
+    String scanned = name.toLowerCase(java.util.Locale.ROOT);
+    String wanted = only.toLowerCase(java.util.Locale.ROOT);
+    return scanned.equals(wanted) || scanned.endsWith("." + wanted);
   }
 }

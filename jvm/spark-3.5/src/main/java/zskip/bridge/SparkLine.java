@@ -116,4 +116,16 @@ public final class SparkLine {
       }
     });
   }
+
+  /** {@code frame}'s rows as serialized Arrow record batches, as Spark's own Arrow collect makes them. */
+  public static org.apache.spark.rdd.RDD<byte[]> arrowBatches(Dataset<Row> frame) {
+    return frame.toArrowBatchRdd();
+  }
+
+  /** The Arrow schema of {@link #arrowBatches}' batches: the session's time zone, and its choice of large types. */
+  public static org.apache.arrow.vector.types.pojo.Schema arrowSchema(Dataset<Row> frame) {
+    SQLConf conf = conf(frame.sparkSession());
+    boolean legacy = "legacy".equals(conf.pandasStructHandlingMode());
+    return org.apache.spark.sql.util.ArrowUtils.toArrowSchema(frame.schema(), conf.sessionLocalTimeZone(), legacy, false);
+  }
 }

@@ -408,7 +408,7 @@ def report_lines(result: dict[str, Any], seconds: float, argv: list[str] | None,
         )
     stage_names = list(next(iter(sides[zskip_label]["queries"].values()))["stages"])
     stage_rows = [
-        [name, *(row["stages"].get(stage, "") for stage in stage_names)]
+        [name, *("-" if row["stages"].get(stage) is None else row["stages"][stage] for stage in stage_names)]
         for name, row in sides[zskip_label]["queries"].items()
     ]
     unions = [
@@ -422,6 +422,11 @@ def report_lines(result: dict[str, Any], seconds: float, argv: list[str] | None,
     ]
     past_union = [
         name for name, union in result["unions"].items() if sides[zskip_label]["queries"][name]["row_groups"] > union
+    ]
+    beyond = [
+        f"{name} {row['row_groups']:,} / {_filtered(row)} / {row['holding']:,}"
+        for name, row in sides[zskip_label]["queries"].items()
+        if row["row_groups"] > row["holding"]
     ]
     command = " ".join(["python bench/star_skew.py", *_shown(argv or [])])
     axis_cell = f"row groups ^ (-1/{axes}) on {axes} axes"
@@ -463,7 +468,22 @@ def report_lines(result: dict[str, Any], seconds: float, argv: list[str] | None,
         ("Single values over the bound: " + ", ".join(over) + ".")
         if over
         else "No single value read more than its bound.",
+        "",
+        "Row groups read beyond those holding a match (read / kept by the filter stages / holding): "
+        + "; ".join(beyond)
+        + ". What the filter stages keep past the holding row groups are row groups whose foreign-key "
+        "bitmaps and min/max cannot rule the keys out; the rest are the row groups the read-ranges stage "
+        "joins between two kept runs of a file (at most as many as the runs keep), read instead of opening "
+        "the file again."
+        if beyond
+        else "Every query read only row groups holding a match.",
     ]
+
+
+def _filtered(row: dict[str, Any]) -> str:
+    """Row groups the last filtering stage kept (before read ranges joins runs), from the plan's figures."""
+    kept = [n for stage, n in row.get("stages", {}).items() if n is not None and "read ranges" not in stage]
+    return f"{kept[-1]:,}" if kept else "?"
 
 
 def _chart(result: dict[str, Any], output: Path, report: str) -> str:

@@ -9,7 +9,8 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zskip.curves import ClusteringSpec, ColumnMapping, DimensionMapping, RawMapping, order_key_u64
+from zskip.curves import ClusteringSpec, ColumnMapping, DimensionMapping, RankMapping, RawMapping, order_key_u64
+from zskip.curves.ranges import point_intervals
 from zskip.expr import And, Compare, In, Or
 from zskip.planning.curve import rank_bounds, rank_sets
 
@@ -159,3 +160,44 @@ def test_an_in_list_or_an_or_of_keys_is_each_keys_rank_never_the_hull_between() 
     cover = spec.rank_set_ranges(rank_sets(In("fk", (10, 40)), spec, types))
     one = [spec.rank_set_ranges(rank_sets(Compare("fk", "=", k), spec, types)) for k in (10, 40)]
     assert cover.tolist() == sorted(np.concatenate(one).tolist())
+
+
+def test_a_light_group_of_a_skewed_dimension_fills_few_row_groups_and_its_cover_reads_no_more() -> None:
+    """A dimension of four groups holding 58%, 1.4%, 20% and 20.6% of a fact's rows, on a three-axis
+    Hilbert curve cut into 600 row groups of equal rows: the light group's rows fill at most
+    1.5 x (p + one cell's width) of them, and the cover of its keys' ranks, against the row groups'
+    key ranges, keeps no row group that holds none of them.  (Its aligned block of ranks is mostly
+    empty, so its row groups are wide but hold little else.)"""
+    rng = np.random.default_rng(5)
+    rows, groups, per_group = 120_000, 600, 25
+    shares = np.array([0.58, 0.014, 0.20, 0.206])
+    group_of_fact = rng.choice(len(shares), size=rows, p=shares)
+    fk = group_of_fact * per_group + rng.integers(0, per_group, size=rows)
+    dim = hierarchical(list(range(len(shares) * per_group)), [[g * per_group for g in range(len(shares))]], bits=16)
+    fact = pa.table({"fk": pa.array(fk), "x": pa.array(rng.random(rows)), "y": pa.array(rng.random(rows))})
+    spec = ClusteringSpec(
+        curve="hilbert",
+        bits=16,
+        columns=(
+            ColumnMapping("fk", dim),
+            ColumnMapping("x", RankMapping.fit(order_key_u64(fact["x"]), 16)),
+            ColumnMapping("y", RankMapping.fit(order_key_u64(fact["y"]), 16)),
+        ),
+    )
+    keys = spec.keys(fact)
+    order = np.argsort(keys, kind="stable")
+    group_of_row = np.arange(rows) * groups // rows  # row groups of equal rows along the curve
+    sorted_keys = keys[order]
+    recorded = np.stack(
+        [np.minimum.reduceat(sorted_keys, np.arange(0, rows, rows // groups)),
+         np.maximum.reduceat(sorted_keys, np.arange(0, rows, rows // groups))], axis=1
+    )  # fmt: skip
+    light = (group_of_fact == 1)[order]
+    holding = np.unique(group_of_row[light])
+    cover = spec.rank_set_ranges(
+        {"fk": point_intervals(np.unique(dim.ranks(keys_of(list(range(per_group, 2 * per_group))))))},
+        recorded=recorded,
+    )
+    kept = np.flatnonzero([((cover[:, 0] <= high) & (cover[:, 1] >= low)).any() for low, high in recorded.tolist()])
+    assert set(holding.tolist()) <= set(kept.tolist())  # never a row group holding a match left out
+    assert len(kept) == len(holding) <= 1.5 * (shares[1] + groups ** (-1 / 3)) * groups, (len(kept), len(holding))

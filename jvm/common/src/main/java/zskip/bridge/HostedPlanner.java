@@ -455,6 +455,7 @@ public final class HostedPlanner implements Planner {
       }
       context.cancelJobsWithTag(tag);
       LOG.warn("zskip's {} ran longer than {} ms ({}): its Spark jobs are cancelled", name, bound, PROCEDURE_TIMEOUT);
+      windDown(answer, name);
       throw new IllegalStateException("zskip's " + name + " ran longer than " + bound + " ms (" + PROCEDURE_TIMEOUT
           + "): its Spark jobs are cancelled, and what it had not committed is not published; call it again "
           + "with a longer bound");
@@ -463,8 +464,48 @@ public final class HostedPlanner implements Planner {
       failed(planner.generation(), "could not be reached to run " + name + ": " + why);
       throw new IllegalStateException("zskip's planner process could not run " + name + ": " + why, e.getCause());
     } catch (InterruptedException e) {
+      // the caller's jobs are cancelled with it; those the procedure starts later are cancelled as they start
+      if (!answer.isDone()) {
+        overranProcedures.add(tag);
+      }
+      context.cancelJobsWithTag(tag);
+      windDown(answer, name);
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while zskip's " + name + " ran (its Spark jobs are cancelled with the caller's)");
+    }
+  }
+
+  /** How long a procedure whose jobs were cancelled may take to end before its caller is answered anyway. */
+  static final long WIND_DOWN_MS = 60_000;
+
+  /**
+   * Waits, at most {@link #WIND_DOWN_MS}, for a procedure whose Spark jobs were cancelled to end: it fails at
+   * its next job and removes what it wrote and did not commit, and only then does its caller hear that it
+   * ended (else the caller could see those files, or start the call again beside them).
+   */
+  private static void windDown(Future<String> answer, String name) {
+    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WIND_DOWN_MS);
+    boolean interrupted = Thread.interrupted();
+    try {
+      while (!answer.isDone()) {
+        long left = until - System.nanoTime();
+        if (left <= 0) {
+          LOG.warn("zskip's {} had not ended {} s after its Spark jobs were cancelled: files it wrote and did not "
+              + "commit may remain until vacuum removes them", name, WIND_DOWN_MS / 1000);
+          return;
+        }
+        try {
+          answer.get(left, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException again) {
+          interrupted = true;
+        } catch (ExecutionException | TimeoutException | java.util.concurrent.CancellationException ended) {
+          // ended (or the bound passed: the loop says so)
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

@@ -112,7 +112,6 @@ def measure_read(frame: DataFrame, table: str | None = None) -> MeasuredRead:
     scans of that table read (a star query's fact, not its dimensions)."""
     from zskip.iceberg.bridge import bridge
 
-    helper = bridge(frame.sparkSession)
-    answer = str(helper.measuredRead(frame._jdf) if table is None else helper.measuredRead(frame._jdf, table))
+    answer = str(bridge(frame.sparkSession).measuredRead(frame._jdf, table))
     rows, files, tasks, read, groups = (int(n) for n in answer.split())
     return MeasuredRead(rows=rows, files=files, tasks=tasks, bytes=read, row_groups=groups if groups >= 0 else None)

@@ -123,12 +123,10 @@ public final class Bridge {
     return Answers.answer(SnapshotFiles.plannedTasks(frame));
   }
 
-  /** Runs {@code frame}'s query once and answers what its Iceberg scans read: "rows files tasks bytes" ({@link ReadMeasure}). */
-  public String measuredRead(Dataset<Row> frame) throws ReflectiveOperationException {
-    return ReadMeasure.of(frame, null);
-  }
-
-  /** As {@link #measuredRead(Dataset)}, counting only the scans of {@code table} (its name, as a query names it). */
+  /**
+   * Runs {@code frame}'s query once and answers what its Iceberg scans read, or only the scans of {@code table}
+   * (its name as a query names it; {@code null}: every scan): "rows files tasks bytes row-groups" ({@link ReadMeasure}).
+   */
   public String measuredRead(Dataset<Row> frame, String table) throws ReflectiveOperationException {
     return ReadMeasure.of(frame, table);
   }

@@ -448,14 +448,8 @@ public final class HostedPlanner implements Planner {
     try {
       return answer.get(bound, TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      // its running jobs are cancelled now, and any it starts later as soon as they start (Spark cancels
-      // only the jobs running when asked), so it stops at its next job without committing what it had not
-      if (!answer.isDone()) {
-        overranProcedures.add(tag);
-      }
-      context.cancelJobsWithTag(tag);
       LOG.warn("zskip's {} ran longer than {} ms ({}): its Spark jobs are cancelled", name, bound, PROCEDURE_TIMEOUT);
-      windDown(answer, name);
+      stop(answer, tag, context, name);
       throw new IllegalStateException("zskip's " + name + " ran longer than " + bound + " ms (" + PROCEDURE_TIMEOUT
           + "): its Spark jobs are cancelled, and what it had not committed is not published; call it again "
           + "with a longer bound");
@@ -464,15 +458,23 @@ public final class HostedPlanner implements Planner {
       failed(planner.generation(), "could not be reached to run " + name + ": " + why);
       throw new IllegalStateException("zskip's planner process could not run " + name + ": " + why, e.getCause());
     } catch (InterruptedException e) {
-      // the caller's jobs are cancelled with it; those the procedure starts later are cancelled as they start
-      if (!answer.isDone()) {
-        overranProcedures.add(tag);
-      }
-      context.cancelJobsWithTag(tag);
-      windDown(answer, name);
+      stop(answer, tag, context, name);
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while zskip's " + name + " ran (its Spark jobs are cancelled with the caller's)");
     }
+  }
+
+  /**
+   * Stops a procedure its caller no longer waits for: its running jobs are cancelled now, and any it starts
+   * later as soon as they start (Spark cancels only the jobs running when asked), so it stops at its next
+   * job without committing what it had not; then waits for it to end ({@link #windDown}).
+   */
+  private void stop(Future<String> answer, String tag, org.apache.spark.SparkContext context, String name) {
+    if (!answer.isDone()) {
+      overranProcedures.add(tag);
+    }
+    context.cancelJobsWithTag(tag);
+    windDown(answer, name);
   }
 
   /** How long a procedure whose jobs were cancelled may take to end before its caller is answered anyway. */

@@ -42,26 +42,20 @@ class Executions:
             executions = [e for e in self._all() if e["id"] > self.seen]
             # a statement run just before ``mark`` (a SET) may be listed only now: the query's own
             # execution, with its scan of ``table``, is waited for a while longer
-            scans = any(
-                node["nodeName"].startswith("BatchScan") and table in node["nodeName"]
-                for e in executions
-                for node in e.get("nodes", [])
-            )
+            counts = [_output_rows(node) for e in executions for node in e.get("nodes", []) if _scans(node, table)]
             finished = executions and all(e["status"] != "RUNNING" for e in executions)
-            if finished and (scans or time.monotonic() > scan_deadline):
+            # an execution is listed as finished before its metrics are aggregated (Spark does that
+            # asynchronously after the execution's end): a scan without its row count is waited for too,
+            # until a scan that ran no task (nothing to read: no count ever comes) is taken as 0 rows
+            late = time.monotonic() > scan_deadline
+            complete = all(count is not None for count in counts)
+            if finished and (complete or late) and (counts or late):
                 break
             if time.monotonic() > deadline:
-                raise AssertionError(f"no finished execution after {self.seen}: {executions}")
+                raise AssertionError(f"no finished execution with its metrics after {self.seen}: {executions}")
             time.sleep(0.2)
-        rows = 0
-        for execution in executions:
-            for node in execution.get("nodes", []):
-                if node["nodeName"].startswith("BatchScan") and table in node["nodeName"]:
-                    for metric in node.get("metrics", []):
-                        if metric["name"] == "number of output rows":
-                            rows += int(str(metric["value"]).replace(",", ""))
         self.seen = max(e["id"] for e in executions)
-        return rows
+        return sum(count or 0 for count in counts)
 
     def await_job(self, prefix: str, statement: threading.Thread, seconds: float = 300) -> list[str]:
         """Wait until the application runs a job whose description starts with ``prefix`` while
@@ -79,3 +73,15 @@ class Executions:
         """The descriptions (or names) of the application's jobs running now."""
         jobs = self._get(f"/{self.application()}/jobs?status=running")
         return [str(job.get("description") or job.get("name") or "") for job in jobs]
+
+
+def _scans(node: dict[str, Any], table: str) -> bool:
+    return str(node["nodeName"]).startswith("BatchScan") and table in node["nodeName"]
+
+
+def _output_rows(node: dict[str, Any]) -> int | None:
+    """The rows a scan node output, or None while its metrics are not aggregated yet."""
+    for metric in node.get("metrics", []):
+        if metric["name"] == "number of output rows" and str(metric["value"]).strip():
+            return int(str(metric["value"]).replace(",", ""))
+    return None

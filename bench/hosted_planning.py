@@ -76,7 +76,7 @@ def star_table(spark: Any) -> str:
 
 
 def _ready(spark: Any) -> None:
-    hosted = spark.sparkContext._jvm.zskip.bridge.HostedPlanner
+    hosted = spark.sparkContext._jvm.io.zskip.hosted.HostedPlanner
     deadline = time.monotonic() + 120
     while not str(hosted.status()).startswith("ready"):
         if time.monotonic() > deadline:
@@ -233,7 +233,7 @@ def lines(results: dict[str, Any]) -> list[str]:
         "",
         f"`python bench/hosted_planning.py --runs {results['runs']} --wall-runs {results['wall_runs']}` on "
         f"{results['machine']}. One application with zskip's extension configured "
-        "(`zskip.extensions.ZskipSparkSessionExtensions`): a session whose Python driver enabled zskip "
+        "(`io.zskip.extensions.ZskipSparkSessionExtensions`): a session whose Python driver enabled zskip "
         "(*driver*: the rule calls the driver back) and a session the extension turned zskip on in (*hosted*: "
         "the rule calls the planner process the JVM hosts, `python -m zskip.hosted`), with zskip off "
         "beside them, in rotation. Each run is Spark's planning of a fresh `spark.sql(q)` (analysis, "

@@ -74,9 +74,13 @@ def test_zskips_jar_for_each_spark_line_comes_with_the_package() -> None:
         with zipfile.ZipFile(jar) as archive:
             classes = set(archive.namelist())
         # the line's own classes and the shared ones, compiled (no Java source is shipped or compiled at run time)
-        expected = {"zskip/bridge/Bridge.class", "zskip/bridge/SparkLine.class", "zskip/keys/CurveKeys$Route.class"}
+        expected = {
+            "io/zskip/bridge/Bridge.class",
+            "io/zskip/spark/SparkLine.class",
+            "io/zskip/write/CurveKeys$Route.class",
+        }
         assert expected <= classes
-        assert ("zskip/bridge/ListedTable.class" in classes) == version.startswith("3.5")
+        assert ("io/zskip/spark/ListedTable.class" in classes) == version.startswith("3.5")
         assert not any(n.endswith(".java") for n in classes)
     with pytest.raises(UnsupportedSessionError, match=r"3\.5\.x and 4\.1\.x"):
         zskip_jar("4.2.0")
@@ -128,7 +132,7 @@ def test_the_extension_settings_name_the_jars_of_the_spark_line_asked_for(capsys
     out = capsys.readouterr().out
     assert str(zskip_jar("3.5.8")) in out and "zskip-spark-4.1" not in out
     assert "spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions," in out
-    assert "zskip.extensions.ZskipSparkSessionExtensions" in out
+    assert "io.zskip.extensions.ZskipSparkSessionExtensions" in out
     assert "--conf spark.zskip.planner.python=/opt/py" in out
     assert "spark.sql.catalog.lake.warehouse=file:///tmp/lake" in out
-    assert "--conf spark.sql.catalog.zskip=zskip.procedures.ZskipProcedureCatalog" in out  # CALL on 3.5 too
+    assert "--conf spark.sql.catalog.zskip=io.zskip.procedures.ZskipProcedureCatalog" in out  # CALL on 3.5 too

@@ -1,4 +1,4 @@
-"""The planning-fields property values zskip's rule reads (jvm: zskip.bridge.PlanningFields)."""
+"""The planning-fields property values zskip's rule reads (jvm: io.zskip.rule.PlanningFields)."""
 
 import numpy as np
 

@@ -2,8 +2,8 @@
 turned zskip on in.
 
 ``python -m zskip.hosted --application <id>`` is started by the application's JVM
-(``zskip.bridge.HostedPlanner``, when ``spark.sql.extensions`` names
-``zskip.extensions.ZskipSparkSessionExtensions``), never by hand.  It connects to that JVM the way a
+(``io.zskip.hosted.HostedPlanner``, when ``spark.sql.extensions`` names
+``io.zskip.extensions.ZskipSparkSessionExtensions``), never by hand.  It connects to that JVM the way a
 PySpark driver started by ``spark-submit`` does (a py4j gateway on the loopback interface, its port and
 secret in the environment), and registers ``plan_hooked`` and ``record_hooked`` as the planner of every
 session zskip's rule is in that no Python driver enabled zskip in (the same planner as

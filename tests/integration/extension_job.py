@@ -1,6 +1,6 @@
 """A PySpark job that never imports zskip: zskip's extension, set by configuration alone, plans its queries.
 
-    spark-submit --conf spark.sql.extensions=...,zskip.extensions.ZskipSparkSessionExtensions ... \\
+    spark-submit --conf spark.sql.extensions=...,io.zskip.extensions.ZskipSparkSessionExtensions ... \\
         extension_job.py queries.json      # one JSON line: per query, zskip off and on
 
 queries.json: {name: {"sql": ..., "table": the table whose scans count}}.  Each query runs with
@@ -33,7 +33,7 @@ def main() -> None:
         plan = spark.sql(f"EXPLAIN {query['sql']}").collect()[0][0]
         entry["explain"] = [line for line in plan.splitlines() if "zskip:" in line]
         report[name] = entry
-    status = spark.sparkContext._jvm.zskip.bridge.HostedPlanner.status()  # type: ignore[union-attr]
+    status = spark.sparkContext._jvm.io.zskip.hosted.HostedPlanner.status()  # type: ignore[union-attr]
     report["planner"] = str(status)
     report["application"] = spark.sparkContext.applicationId
     report["executors"] = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1  # type: ignore[union-attr]

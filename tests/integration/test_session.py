@@ -30,7 +30,7 @@ def test_session_has_iceberg_and_a_working_catalog(spark, warehouse: Path) -> No
     jvm = spark.sparkContext._jvm
     version = str(jvm.org.apache.iceberg.IcebergBuild.version())
     assert version == ICEBERG_VERSION, version
-    jar = str(jvm.zskip.bridge.Bridge().getClass().getProtectionDomain().getCodeSource().getLocation())
+    jar = str(jvm.io.zskip.bridge.Bridge().getClass().getProtectionDomain().getCodeSource().getLocation())
     assert jar.endswith(
         f"zskip-spark-{'.'.join(spark.version.split('.')[:2])}_2.1{3 if spark.version >= '4' else 2}.jar"
     )

@@ -27,7 +27,7 @@ def main(warehouse: str) -> None:
     spark.conf.set("spark.zskip.enabled", "false")
     plain = spark.sql(query).collect()
     jar = str(
-        spark.sparkContext._jvm.zskip.bridge.Bridge().getClass().getProtectionDomain().getCodeSource().getLocation()
+        spark.sparkContext._jvm.io.zskip.bridge.Bridge().getClass().getProtectionDomain().getCodeSource().getLocation()
     )
     print(
         json.dumps(

@@ -2,7 +2,7 @@
 
 py4j costs a fraction of a millisecond per call, and a query touched over a hundred Java objects
 one call at a time (the parsed plan's nodes, each scan's filters, the table's state).
-``zskip.bridge.Bridge`` (``jvm/common/src/main/java/zskip/bridge/``, in the jar the session has)
+``io.zskip.bridge.Bridge`` (``jvm/common/src/main/java/io/zskip/``, in the jar the session has)
 walks those objects inside the JVM and answers in JSON.  Long answers come back through a local
 file (see ``Answers.java``).
 """
@@ -23,7 +23,7 @@ _BRIDGES: list[tuple[Any, Any]] = []  # (JVM view, Bridge instance): one per JVM
 
 
 def bridge(spark: Any) -> Any:
-    """The ``zskip.bridge.Bridge`` instance in ``spark``'s JVM."""
+    """The ``io.zskip.bridge.Bridge`` instance in ``spark``'s JVM."""
     jvm = jvm_of(spark)
     for known, instance in _BRIDGES:
         if known is jvm:
@@ -32,7 +32,7 @@ def bridge(spark: Any) -> Any:
         for known, instance in _BRIDGES:
             if known is jvm:
                 return instance
-        instance = jvm.zskip.bridge.Bridge()
+        instance = jvm.io.zskip.bridge.Bridge()
         _BRIDGES.append((jvm, instance))
         return instance
 

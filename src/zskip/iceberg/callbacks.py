@@ -6,7 +6,7 @@ points the JVM's client at it with a copy that carries none, so any local proces
 its loopback port could call the functions registered there as the JVM does.  Here the server is
 armed with the gateway's own secret (the one this process already authenticates to the JVM with)
 before it takes a connection, and the JVM's client is swapped for one that sends that secret on every
-connection it opens (``zskip.bridge.Callbacks``).  A server PySpark started earlier is armed in place:
+connection it opens (``io.zskip.hosted.Callbacks``).  A server PySpark started earlier is armed in place:
 the connections it already took stay, every new one must authenticate.
 """
 
@@ -38,5 +38,5 @@ def ensure_authenticated(gateway: Any) -> None:
     parameters.auth_token = token  # read by every connection the server takes from now on
     ensure_callback_server_started(gateway)
     server = JavaObject("GATEWAY_SERVER", gateway._gateway_client)
-    gateway.jvm.zskip.bridge.Callbacks.authenticate(server, token)
+    gateway.jvm.io.zskip.hosted.Callbacks.authenticate(server, token)
     gateway.__dict__["_zskip_authenticated"] = True

@@ -17,9 +17,9 @@ from zskip.iceberg.session import ICEBERG_EXTENSIONS, _with_jvm_libraries
 
 __all__ = ["EXTENSION", "PLANNER_SETTINGS", "PROCEDURE_CATALOG", "extension_settings"]
 
-EXTENSION = "zskip.extensions.ZskipSparkSessionExtensions"
+EXTENSION = "io.zskip.extensions.ZskipSparkSessionExtensions"
 # zskip's SQL procedures (CALL zskip.system.optimize(...)): Spark's own CALL, Spark 4.1
-PROCEDURE_CATALOG = "zskip.procedures.ZskipProcedureCatalog"
+PROCEDURE_CATALOG = "io.zskip.procedures.ZskipProcedureCatalog"
 
 # the hosted planner's settings (the application's configuration only: a session's SET does not change them)
 PLANNER_SETTINGS: Mapping[str, str] = {

@@ -13,7 +13,7 @@ __all__ = ["collect_arrow", "table_at"]
 def collect_arrow(frame: DataFrame) -> pa.Table:
     """``frame`` as an Arrow table.  Only for bounded results: metadata tables, samples, aggregates.
 
-    Collected in the JVM first, then handed over as one Arrow stream (``zskip.bridge.ArrowCollect``):
+    Collected in the JVM first, then handed over as one Arrow stream (``io.zskip.bridge.ArrowCollect``):
     PySpark's own Arrow collect writes each task's batches to this process from the scheduler's thread,
     so a hosted planner that stalls in the middle of one would stop every job on the server.  A Spark
     Connect DataFrame (no JVM here) is collected by its client.

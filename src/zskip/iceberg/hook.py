@@ -1,6 +1,6 @@
 """The JVM side of ``zskip.enable``: zskip's optimizer rule in a session, calling a Python planner back.
 
-``zskip.bridge.PlanHook`` (in zskip's jar) is a Catalyst rule among the session's extra optimizations.
+``io.zskip.rule.PlanHook`` (in zskip's jar) is a Catalyst rule among the session's extra optimizations.
 For each plan with Iceberg batch scans of tables zskip clustered or indexed, it calls the planner
 given to ``install`` through py4j's callback server (the one PySpark starts for ``foreachBatch``,
 armed with the application's secret: ``zskip.iceberg.callbacks``)
@@ -81,7 +81,7 @@ class _TwoArguments:
 
 
 def _hook(spark: Any) -> Any:
-    return jvm_of(spark).zskip.bridge.PlanHook
+    return jvm_of(spark).io.zskip.rule.PlanHook
 
 
 def install(spark: Any, plan: Callable[[Any], str], record: Callable[[Any], str], properties: Sequence[str]) -> None:
@@ -106,7 +106,7 @@ def register_hosted(
     (``zskip.hosted``) with that JVM's ``HostedPlanner``; false when the JVM has started another process
     since this one.  ``procedures`` takes the JVM session a ``CALL`` runs in and its request."""
     planner, recorder, runner = _proxies(gateway, plan, record, _TwoArguments(procedures))
-    hosted = gateway.jvm.zskip.bridge.HostedPlanner
+    hosted = gateway.jvm.io.zskip.hosted.HostedPlanner
     return bool(hosted.register(generation, planner, recorder, "\u0001".join(properties), runner, procedure_specs))
 
 
@@ -121,7 +121,7 @@ def attach_hosted() -> tuple[Any, Any] | None:
     from pyspark.sql import SparkSession
 
     gateway = launch_gateway()
-    java_session = gateway.jvm.zskip.bridge.HostedPlanner.session()
+    java_session = gateway.jvm.io.zskip.hosted.HostedPlanner.session()
     if java_session is None:
         return None
     java_context = gateway.jvm.org.apache.spark.api.java.JavaSparkContext(java_session.sparkContext())
@@ -135,7 +135,7 @@ def _quiet_accumulators(context: Any) -> None:
     accumulator server PySpark started in it.  PySpark's accumulator has the JVM send each finished
     task's updates here and wait for an answer on the DAGScheduler's only thread: while this process
     stalls, every job of the application would wait with it.  zskip reads no accumulator."""
-    quiet = context._jvm.zskip.bridge.PlannerAccumulator()
+    quiet = context._jvm.io.zskip.hosted.PlannerAccumulator()
     context._jsc.sc().register(quiet)
     context._javaAccumulator = quiet
     server = getattr(context, "_accumulatorServer", None)
@@ -186,6 +186,6 @@ def await_records(seconds: float = 10.0) -> bool:
     if context is None or context._jvm is None:
         return True
     try:
-        return bool(context._jvm.zskip.bridge.PlanHook.awaitRecords(int(seconds * 1000)))
+        return bool(context._jvm.io.zskip.rule.PlanHook.awaitRecords(int(seconds * 1000)))
     except Exception:  # the JVM is going away, or has no zskip jar: no record can be pending
         return True

@@ -2,7 +2,7 @@
 
 A pandas UDF spends most of a rewrite's map stage moving Arrow batches to a Python worker and back
 (measured on 6M rows: 8.1 s with the curve-key pandas UDF, 2.2 s with the same work in a Java UDF,
-1.9 s with no key at all).  ``zskip.keys.CurveKeys`` is in zskip's jar, which the session puts on
+1.9 s with no key at all).  ``io.zskip.write.CurveKeys`` is in zskip's jar, which the session puts on
 ``spark.jars`` (so every executor loads it), and the UDF instances (which hold a spec's boundaries
 in their fields) travel with the plan like any Java UDF.
 """
@@ -22,12 +22,12 @@ __all__ = ["java_udf_column"]
 def java_udf_column(
     spark: SparkSession, class_name: str, payload: bytes, arguments: list[Column], return_type: DataType
 ) -> Column:
-    """``class_name(payload)`` (a UDF class of ``zskip.keys``, e.g. ``"CurveKeys$Route"``) applied
+    """``class_name(payload)`` (a UDF class of ``io.zskip.write``, e.g. ``"CurveKeys$Route"``) applied
     to ``arguments``: a plain Spark column, computed on the executors with no Python worker."""
     jvm = jvm_of(spark)
     gateway: Any = spark.sparkContext._gateway
     # a nested class by its binary name, from the class loader that has zskip's jar
-    cls = jvm.java.lang.Thread.currentThread().getContextClassLoader().loadClass(f"zskip.keys.{class_name}")
+    cls = jvm.java.lang.Thread.currentThread().getContextClassLoader().loadClass(f"io.zskip.write.{class_name}")
     instance = cls.getConstructor(_classes(jvm, gateway, "[B")).newInstance(_objects(jvm, gateway, bytearray(payload)))
     java_type = java_session(spark).parseDataType(return_type.json())
     # functions.udf(UDFn, DataType) by reflection: py4j may otherwise pick the untyped Scala

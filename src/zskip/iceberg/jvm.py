@@ -44,7 +44,7 @@ def _check(spark: Any) -> None:
             f"{iceberg_runtime(str(spark.version))} to spark.jars.packages (`zskip jars` fetches it for "
             "spark.jars) and set spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
         )
-    if not isinstance(spark.sparkContext._jvm.zskip.bridge.Bridge, JavaClass):
+    if not isinstance(spark.sparkContext._jvm.io.zskip.bridge.Bridge, JavaClass):
         _add_zskip_jar(spark)
     _CHECKED.add(spark)
 
@@ -61,7 +61,7 @@ def _add_zskip_jar(spark: Any) -> None:
     if loader is not None and str(loader.getClass().getName()).endswith("MutableURLClassLoader"):
         loader.addURL(jvm.java.io.File(str(jar)).toURI().toURL())
         spark.sparkContext._jsc.sc().addJar(str(jar))
-    if not isinstance(jvm.zskip.bridge.Bridge, JavaClass):
+    if not isinstance(jvm.io.zskip.bridge.Bridge, JavaClass):
         raise UnsupportedSessionError(
             f"this Spark session was started without zskip's jar and its class loader does not take one: start "
             f"it with zskip.session(), or add {jar} to spark.jars (`zskip jars` prints its path)"

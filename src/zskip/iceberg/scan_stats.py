@@ -108,7 +108,7 @@ class MeasuredRead:
 
 def measure_read(frame: DataFrame, table: str | None = None) -> MeasuredRead:
     """Run ``frame``'s query once in the JVM (its rows are counted there, none reach Python) and measure
-    what its Iceberg scans read, in one call (``zskip.bridge.ReadMeasure``); ``table``: only what the
+    what its Iceberg scans read, in one call (``io.zskip.scan.ReadMeasure``); ``table``: only what the
     scans of that table read (a star query's fact, not its dimensions)."""
     from zskip.iceberg.bridge import bridge
 

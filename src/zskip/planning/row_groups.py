@@ -3,7 +3,7 @@
 Iceberg's readers read a scan task's byte range of its file (``start``, ``length``): Parquet keeps
 the row groups whose midpoint lies in it, as for the splits Iceberg makes of a large file.  zskip's
 jar stages each run of consecutive kept row groups as a task of its own over that range
-(``zskip.bridge.RowGroupRange``, made by ``Scans.staged`` / ``Scans.hooked`` from the ranges
+(``io.zskip.scan.RowGroupRange``, made by ``Scans.staged`` / ``Scans.hooked`` from the ranges
 ``zskip.planning.read.kept_tasks`` lists); the data file entry is the file's own, so every FileIO
 (Hadoop's, ``S3FileIO``, ``ResolvingFileIO``) opens the file at its real length, and the task's
 delete files and deletion vectors apply as for any split.

@@ -1,0 +1,17 @@
+package io.zskip.scan;
+
+import java.util.List;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Table;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
+
+/**
+ * One Iceberg batch scan of a query: the scan, its table, the tasks Iceberg planned, the expression
+ * ids of its output, and (for the optimized plans zskip's rule sees) the relation holding it.
+ */
+public record ScanEntry(Scan scan, Table table, List<FileScanTask> tasks, List<Long> output, DataSourceV2ScanRelation relation) {
+  public boolean produces(long id) {
+    return output.contains(id);
+  }
+}

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from zskip.iceberg.bridge import read_answer
 from zskip.iceberg.jvm import java_session, jvm_of
 
 __all__ = [
@@ -168,8 +169,15 @@ def installed(spark: Any) -> bool:
 
 
 def hook_counts(spark: Any) -> HookCounts:
-    planned, failures, remembered, dropped, unavailable, last = str(_hook(spark).counts()).split(" ", 5)
-    return HookCounts(int(planned), int(failures), last, int(remembered), int(dropped), int(unavailable))
+    counts = read_answer(str(_hook(spark).counts()))
+    return HookCounts(
+        counts["planned"],
+        counts["failures"],
+        counts["last_failure"],
+        counts["remembered"],
+        counts["dropped"],
+        counts["unavailable"],
+    )
 
 
 def forget_answers(spark: Any) -> None:

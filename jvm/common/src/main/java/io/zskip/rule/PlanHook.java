@@ -256,9 +256,22 @@ public final class PlanHook extends Rule<LogicalPlan> {
         .anyMatch(rule -> rule instanceof PlanHook);
   }
 
-  /** "planned failures remembered dropped unavailable last-failure": what the rule did in this JVM so far. */
-  public static String counts() {
-    return PLANNED.get() + " " + FAILURES.get() + " " + REMEMBERED.get() + " " + WorkloadRecords.DROPPED.get() + " "
-        + UNAVAILABLE.get() + " " + lastFailure;
+  /**
+   * What the rule did in this JVM so far, as JSON: plans asked of the planner ({@code planned}), plans it
+   * failed ({@code failures}, the last one's message {@code last_failure}), answered from memory
+   * ({@code remembered}), workload records dropped ({@code dropped}), plans kept because the hosted planner
+   * was not ready ({@code unavailable}).
+   */
+  public static String counts() throws Exception {
+    return Answers.json(json -> {
+      json.writeStartObject();
+      json.writeNumberField("planned", PLANNED.get());
+      json.writeNumberField("failures", FAILURES.get());
+      json.writeNumberField("remembered", REMEMBERED.get());
+      json.writeNumberField("dropped", WorkloadRecords.DROPPED.get());
+      json.writeNumberField("unavailable", UNAVAILABLE.get());
+      json.writeStringField("last_failure", lastFailure);
+      json.writeEndObject();
+    });
   }
 }

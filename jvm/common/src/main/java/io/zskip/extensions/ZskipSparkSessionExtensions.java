@@ -10,7 +10,7 @@ import scala.runtime.BoxedUnit;
 
 /**
  * zskip for every session of an application, from its configuration alone:
- * {@code spark.sql.extensions=zskip.extensions.ZskipSparkSessionExtensions} with zskip's jar on the
+ * {@code spark.sql.extensions=io.zskip.extensions.ZskipSparkSessionExtensions} with zskip's jar on the
  * classpath ({@code zskip jars --extension} prints the lines).  Each session gets zskip's optimizer rule
  * on its first query ({@link TurnOn}), planning through the Python planner zskip hosts for the
  * application, which starts with the application ({@link HostedPlanner#startWithApplication}); {@code spark.zskip.enabled=false} (also as a session's {@code SET}) turns it off.  A

@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * zskip's planner in a Python process this JVM starts and supervises, for the sessions zskip's Spark
- * extension turns zskip on in ({@code spark.sql.extensions=zskip.extensions.ZskipSparkSessionExtensions})
+ * extension turns zskip on in ({@code spark.sql.extensions=io.zskip.extensions.ZskipSparkSessionExtensions})
  * where no Python driver enabled zskip: Spark Connect and Thrift servers, {@code spark-sql}, Scala and
  * Java jobs, PySpark jobs that never import zskip.
  *

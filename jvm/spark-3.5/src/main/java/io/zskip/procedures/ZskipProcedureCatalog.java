@@ -11,7 +11,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * zskip's procedures on Spark 3.5, through the {@code CALL} of Iceberg's SQL extensions (Spark 3.5 has
- * none of its own): with {@code spark.sql.catalog.zskip=zskip.procedures.ZskipProcedureCatalog},
+ * none of its own): with {@code spark.sql.catalog.zskip=io.zskip.procedures.ZskipProcedureCatalog},
  * {@code CALL zskip.system.optimize(table => 'lake.db.t', by => array('a', 'b'))} runs zskip.optimize
  * in the planner process zskip's extension hosts and returns its figures as a result set.
  */

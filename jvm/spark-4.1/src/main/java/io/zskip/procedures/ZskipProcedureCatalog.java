@@ -16,7 +16,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * zskip's procedures on Spark 4.1, through Spark's own {@code CALL}: with
- * {@code spark.sql.catalog.zskip=zskip.procedures.ZskipProcedureCatalog}, {@code CALL
+ * {@code spark.sql.catalog.zskip=io.zskip.procedures.ZskipProcedureCatalog}, {@code CALL
  * zskip.system.optimize(table => 'lake.db.t', by => array('a', 'b'))} runs zskip.optimize in the
  * planner process zskip's extension hosts and returns its figures as a result set.
  */

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from zskip.expr import AlwaysFalse, And, Between, Compare, In, IsNull, Not, Opaque, Or, StartsWith
 from zskip.expr.arrow import matching_rows
 from zskip.expr.rewrite import rewrite_not
-from zskip.maintenance.advise import rows_per_value, split_statements
+from zskip.maintenance.advise import split_statements
 from zskip.maintenance.simulate import cut_sample, index_conjunct, kept_by_minmax, read_chances
+from zskip.maintenance.simulator import rows_per_value
 from zskip.planning.minmax import might_match_pushed
 
 TABLE = pa.table(

@@ -14,9 +14,11 @@ PURE = ("zskip.curves", "zskip.expr", "zskip.fileindex")  # every module of thes
 # pure modules elsewhere whose docstrings show examples (the others' examples need a Spark session)
 PURE_MODULES = (
     "zskip.units",
+    "zskip.settings",
     "zskip.planning.selectivity",
     "zskip.planning.minmax_arrays",
     "zskip.maintenance.axis_weights",
+    "zskip.maintenance.simulator",
 )
 
 

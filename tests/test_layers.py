@@ -32,7 +32,7 @@ LAYERS: dict[str, set[str]] = {
     "hosted": VERBS | {"procedures"},
     "cli": VERBS | {"viz", "datasets", "demo"},
 }
-SHARED = {"degraded", "display", "errors", "storage", "units"}
+SHARED = {"degraded", "display", "errors", "settings", "storage", "units"}
 
 
 def modules() -> list[Path]:
@@ -79,3 +79,30 @@ def test_the_jvm_check_sees_a_violation(tmp_path: Path) -> None:
     sample = "def f(spark):\n    return spark._jsparkSession.sessionState()\n"
     tree = ast.parse(sample)
     assert any(isinstance(n, ast.Attribute) and n.attr in JVM_ATTRIBUTES for n in ast.walk(tree))
+
+
+STAGES = PACKAGE / "planning" / "stages"
+
+
+@pytest.mark.parametrize(
+    "path", sorted(p for p in STAGES.glob("*.py") if p.name != "__init__.py"), ids=lambda p: p.name
+)
+def test_no_stage_imports_another(path: Path) -> None:
+    """What several stages share lives in planning modules that are not stages (DESIGN: stages stand alone)."""
+    assert _stage_imports(path.read_text()) == []
+
+
+def _stage_imports(source: str) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("zskip.planning.stages"):
+            found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("zskip.planning.stages")]
+    return found
+
+
+def test_the_stage_check_sees_a_violation() -> None:
+    assert _stage_imports("from zskip.planning.stages.indexes import worth_reading\n") == [
+        "zskip.planning.stages.indexes"
+    ]

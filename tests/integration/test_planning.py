@@ -530,7 +530,8 @@ def test_the_range_gate_takes_conditions_on_different_columns_as_independent(spa
 def test_a_file_list_sent_before_crosses_by_digest_and_is_asked_for_again_when_forgotten(spark, bitmapped) -> None:
     from zskip.iceberg import scans as scans_module
     from zskip.iceberg.bridge import read_answer
-    from zskip.iceberg.scans import FILE_LISTS, described_scans, query_scans
+    from zskip.iceberg.file_lists import FILE_LISTS
+    from zskip.iceberg.scans import described_scans, query_scans
     from zskip.planning.plan import PLANNING_PROPERTIES
 
     first = query_scans(spark.sql(f"SELECT count(*) FROM {bitmapped} WHERE a < 500"), PLANNING_PROPERTIES)

@@ -9,7 +9,9 @@ import math
 import pytest
 
 from zskip.expr import AlwaysFalse, AlwaysTrue, And, Compare, In, IsNull, Not, Opaque, StartsWith
-from zskip.iceberg.scans import Field, IcebergScan, arrow_type, expr_from_json, literal_value
+from zskip.iceberg.arrow_types import arrow_type
+from zskip.iceberg.filter_json import expr_from_json, literal_value
+from zskip.iceberg.scan_types import Field, IcebergScan
 from zskip.planning.pipeline import run_stages
 from zskip.planning.plan import Candidates, PlanInputs, Stage
 

@@ -10,25 +10,31 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from zskip.curves import ClusteringSpec, ColumnMapping, RankMapping, order_key_u64
 from zskip.expr import And, Between, Compare, Expr, In, IsNull, Not, Opaque, Or
+from zskip.expr.arrow import matching_rows
 from zskip.fileindex.build import build_file_indexes
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import IndexManifest
-from zskip.iceberg.scans import Field, IcebergScan
+from zskip.iceberg.scan_types import Field, IcebergScan, JoinKeys
 from zskip.planning.cache import CACHE
+from zskip.planning.curve import RecordedKeyRanges
 from zskip.planning.footers import ColumnStats, Footer, read_footer
+from zskip.planning.index_reading import read_indexes_ahead, worth_reading
+from zskip.planning.joins import JoinFilter
 from zskip.planning.minmax_arrays import StatsColumn
 from zskip.planning.pipeline import run_stages
 from zskip.planning.plan import OPEN_FILE_COST_PROPERTY, Candidates, PlanInputs, Stage
-from zskip.planning.stages import iceberg_files, indexes, read_ranges, row_group_minmax
-from zskip.planning.stages.indexes import read_indexes_ahead, worth_reading
+from zskip.planning.stages import curve_range, iceberg_files, indexes, join_keys, read_ranges, row_group_minmax
 from zskip.storage import LOCAL, FileAccess
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stages"
@@ -104,6 +110,8 @@ def predicate(node: list[Any]) -> Expr:
         return In(rest[0], tuple(rest[1]))
     if op == "opaque":
         return Opaque(rest[0])
+    if op == "between":
+        return Between(rest[0], rest[1], rest[2])
     return Compare(rest[0], op, rest[1])
 
 
@@ -255,3 +263,143 @@ def test_a_range_bitmap_is_read_only_where_it_costs_less_than_what_it_could_rule
     read_indexes_ahead(PlanInputs(scan, narrow, metadata, range_rows=0), Candidates.of({path: None}))  # type: ignore[arg-type]
     assert worth(metadata, path, narrow, read=(1,)) == [path]
     CACHE.clear()
+
+
+# ---- the curve stage and the join-keys stage ---------------------------------------------------------
+
+NAMES = {1: "a", 2: "b"}
+
+
+def named(node: list[Any]) -> list[Any]:
+    """A fixture predicate with its field ids written as the columns' names (what rows are checked by)."""
+    op, *rest = node
+    if op in ("and", "or", "not"):
+        return [op, *(named(child) for child in rest)]
+    return [op, NAMES.get(rest[0], f"c{rest[0]}"), *rest[1:]]
+
+
+@dataclass
+class ClusteredMetadata(MemoryMetadata):
+    """Footers plus a clustering store's spec and recorded key ranges (computed here from the rows)."""
+
+    spec: ClusteringSpec | None = None
+    ranges: RecordedKeyRanges | None = None
+
+    def store(self) -> Any:  # type: ignore[override]
+        return SimpleNamespace(spec=self.spec)
+
+    def curve_ranges(self) -> RecordedKeyRanges:
+        assert self.ranges is not None
+        return self.ranges
+
+
+def _clustered(data: dict[str, Any], curve: str) -> tuple[ClusteredMetadata, dict[str, list[pa.Table]]]:
+    tables = {
+        name: [pa.table({c: pa.array(group[c], pa.int64()) for c in ("a", "b")}) for group in groups]
+        for name, groups in sorted(data["files"].items())
+    }
+    everything = pa.concat_tables([t for groups in tables.values() for t in groups])
+    columns = tuple(
+        ColumnMapping(c, RankMapping.fit(order_key_u64(everything[c]), 5), field_id=i, iceberg_type="long")
+        for i, c in NAMES.items()
+    )
+    spec = ClusteringSpec(curve=curve, bits=5, columns=columns)
+    rows: dict[str, list[Any]] = {"file_path": [], "row_group": [], "min_key": [], "max_key": []}
+    footers = {}
+    for name, groups in tables.items():
+        keys = [spec.keys(t) for t in groups]
+        for number, k in [(-1, np.concatenate(keys)), *enumerate(keys)]:
+            rows["file_path"].append(name)
+            rows["row_group"].append(number)
+            rows["min_key"].append(int(k.min()))
+            rows["max_key"].append(int(k.max()))
+        footers[name] = footer(
+            [{str(i): [min(t[c].to_pylist()), max(t[c].to_pylist()), 0, 4] for i, c in NAMES.items()} for t in groups]
+        )
+    ranges = RecordedKeyRanges.of(pa.table(rows, schema=RANGES_SCHEMA))
+    return ClusteredMetadata(footers, spec=spec, ranges=ranges), tables
+
+
+RANGES_SCHEMA = pa.schema(
+    [("file_path", pa.string()), ("row_group", pa.int32()), ("min_key", pa.uint64()), ("max_key", pa.uint64())]
+)
+
+
+def _truth(tables: dict[str, list[pa.Table]], node: list[Any]) -> dict[str, set[int]]:
+    """Per file, the row groups holding a row the predicate is true of."""
+    expr = predicate(named(node))
+    return {name: {g for g, t in enumerate(groups) if matching_rows(t, expr).any()} for name, groups in tables.items()}
+
+
+def _holds_truth(kept_groups: dict[str, list[int] | None], truth: dict[str, set[int]]) -> bool:
+    return all(
+        not groups or (name in kept_groups and (kept_groups[name] is None or groups <= set(kept_groups[name] or ())))
+        for name, groups in truth.items()
+    )
+
+
+@pytest.mark.parametrize(("data", "case"), cases("curve_range"), ids=lambda c: json.dumps(c.get("predicate", "")))
+def test_the_curve_stage(data: dict[str, Any], case: dict[str, Any]) -> None:
+    metadata, tables = _clustered(data, case["curve"])
+    paths = tuple(tables)
+    scan = IcebergScan(
+        0, "lake.db.t", "/t", 1, {}, frozenset(), Opaque("-"), {}, paths, (4,) * len(paths), (1,) * len(paths)
+    )
+    fields = {i: Field(c, i, "long") for i, c in NAMES.items()}
+    inputs = PlanInputs(scan, predicate(case["predicate"]), metadata, fields=fields)  # type: ignore[arg-type]
+    stages = (Stage("iceberg", iceberg_files, False, False), Stage("curve", curve_range, True, False))
+    final, _ = run_stages(stages, inputs)
+    assert _holds_truth(kept(final), _truth(tables, case["predicate"])), "the stage dropped a matching row group"
+    assert kept(final) == case["curve_range"]
+
+
+@dataclass
+class GivenKeys:
+    """The keys each join's dimension side yields, given by the fixture (what a Spark job would find)."""
+
+    keys: dict[str, pa.Array | None]
+
+    def all(self, joins: Any) -> list[JoinFilter]:
+        return [JoinFilter(j, self.keys[j.dimension]) for j in joins]
+
+    def all_cached(self, joins: Any) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("data", "case"), cases("join_keys"), ids=lambda c: json.dumps(c.get("keys", "")))
+def test_the_join_keys_stage(data: dict[str, Any], case: dict[str, Any]) -> None:
+    tables = {
+        name: [pa.table({"a": pa.array(group, pa.int64())}) for group in groups]
+        for name, groups in sorted(data["files"].items())
+    }
+    footers = {
+        name: footer([{"1": [min(g), max(g), 0, len(g)]} for g in groups])
+        for name, groups in sorted(data["files"].items())
+    }
+    metadata = MemoryMetadata(footers)
+    paths = tuple(tables)
+    scan = IcebergScan(
+        0, "lake.db.t", "/t", 1, {}, frozenset(), Opaque("-"), {}, paths, (4,) * len(paths), (1,) * len(paths)
+    )
+    joins = tuple(
+        JoinKeys(n, 0, "a", Field("a", 1, "long"), dimension, None, "k", "", dimension)
+        for n, dimension in enumerate(sorted(case["keys"]))
+    )
+    given = GivenKeys({d: None if k is None else pa.array(k, pa.int64()) for d, k in case["keys"].items()})
+    inputs = PlanInputs(scan, Opaque("-"), metadata, joins=joins, join_filter=given)  # type: ignore[arg-type]
+    stages = (Stage("iceberg", iceberg_files, False, False), Stage("join keys", join_keys, True, True))
+    final, _ = run_stages(stages, inputs)
+    # every row group holding a row the joins keep (its key among every dimension's keys) stays
+    key_sets = [pa.array(k, pa.int64()) for k in case["keys"].values() if k is not None]
+    holding = {
+        name: {g for g, t in enumerate(groups) if _joined(t["a"], key_sets).any()} for name, groups in tables.items()
+    }
+    assert _holds_truth(kept(final), holding), "the stage dropped a row group holding a joined row"
+    assert kept(final) == case["join_keys"]
+
+
+def _joined(column: pa.ChunkedArray, key_sets: list[pa.Array]) -> np.ndarray:
+    found = np.ones(len(column), dtype=bool)
+    for keys in key_sets:
+        found &= pc.is_in(column, keys).to_numpy(zero_copy_only=False)
+    return found

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Mapping
 
 from zskip.iceberg.session import ICEBERG_EXTENSIONS, _with_jvm_libraries
+from zskip.settings import PLANNER_PYTHON, SETTINGS
 
 __all__ = ["EXTENSION", "PLANNER_SETTINGS", "PROCEDURE_CATALOG", "extension_settings"]
 
@@ -21,15 +22,10 @@ EXTENSION = "io.zskip.extensions.ZskipSparkSessionExtensions"
 # zskip's SQL procedures (CALL zskip.system.optimize(...)): Spark's own CALL, Spark 4.1
 PROCEDURE_CATALOG = "io.zskip.procedures.ZskipProcedureCatalog"
 
+WORKERS_PYTHON = "the interpreter of PySpark's workers"
 # the hosted planner's settings (the application's configuration only: a session's SET does not change them)
 PLANNER_SETTINGS: Mapping[str, str] = {
-    "spark.zskip.planner.python": "the Python interpreter with zskip and PySpark (default: PySpark's workers')",
-    "spark.zskip.planner.timeout": "how long a query waits for zskip's plan before keeping Spark's (default 30s)",
-    "spark.zskip.planner.startWait": "how long queries wait for the planner's first start (default 30s)",
-    "spark.zskip.planner.startTimeout": "how long the planner may take to start before it is restarted (default 120s)",
-    "spark.zskip.procedures.maxConcurrent": "how many procedures may run at once; one more is refused (default 8)",
-    "spark.zskip.procedures.timeout": "how long a procedure may run before its jobs are cancelled and the CALL fails "
-    "(default 24h; a session may set a shorter bound)",
+    s.key: f"{s.description} (default: {s.default or WORKERS_PYTHON})" for s in SETTINGS if s.scope == "application"
 }
 
 
@@ -47,7 +43,7 @@ def extension_settings(
     ``spark.jars.packages`` when there is no ``mvn`` to fetch it."""
     settings = _with_jvm_libraries({}, spark_version)
     settings["spark.sql.extensions"] = f"{ICEBERG_EXTENSIONS},{EXTENSION}"
-    settings["spark.zskip.planner.python"] = python or sys.executable
+    settings[PLANNER_PYTHON.key] = python or sys.executable
     settings["spark.sql.catalog.zskip"] = PROCEDURE_CATALOG
     if catalog and warehouse:
         settings[f"spark.sql.catalog.{catalog}"] = "org.apache.iceberg.spark.SparkCatalog"

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from zskip import settings
 from zskip.iceberg.bridge import read_answer
 from zskip.iceberg.jvm import java_session, jvm_of
 
@@ -40,7 +41,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ENABLED = "spark.zskip.enabled"
+ENABLED = settings.ENABLED.key
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from dataclasses import replace
 from pyspark.sql import Column, DataFrame, SparkSession
 
 from zskip.errors import InvalidPredicateError
-from zskip.iceberg.scans import IcebergScan, QueryScans, TableState, query_scans
+from zskip.iceberg.scan_types import IcebergScan, TableState
+from zskip.iceberg.scans import QueryScans, query_scans
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_filter
 
 __all__ = ["filter_of", "filtered_frame"]

@@ -14,50 +14,36 @@ staged tasks, so the query is analysed once and only the chosen files and row gr
 
 from __future__ import annotations
 
-import datetime
-import decimal
 import logging
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from zskip.expr import (
-    AlwaysFalse,
     AlwaysTrue,
     And,
-    Compare,
     Expr,
-    In,
-    IsNull,
     Not,
     Opaque,
     Or,
-    StartsWith,
     bind,
     to_sql,
 )
+from zskip.iceberg.arrow_types import key_array
 from zskip.iceberg.bridge import bridge, read_answer, read_text
-from zskip.storage import LOCAL, FileAccess
+from zskip.iceberg.file_lists import FILE_LISTS
+from zskip.iceberg.filter_json import expr_from_json
+from zskip.iceberg.scan_types import Field, IcebergScan, JoinKeys, TableRelation, TableState
+from zskip.storage import FileAccess
 
 __all__ = [
-    "Field",
-    "IcebergScan",
-    "JoinKeys",
     "QueryScans",
-    "TableRelation",
-    "TableState",
-    "arrow_type",
     "described_scans",
-    "expr_from_json",
     "forget_listed_files",
-    "key_array",
     "listed_scan_count",
     "planned_tasks",
     "query_scans",
@@ -65,93 +51,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-EPOCH = datetime.date(1970, 1, 1)
-EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-COMPARISONS = {"lt": "<", "lt_eq": "<=", "gt": ">", "gt_eq": ">=", "eq": "=", "not_eq": "!="}
-
-
-@dataclass(frozen=True, slots=True)
-class Field:
-    """A column of the table: its name as the table spells it (dotted for a nested field), field id and Iceberg type."""
-
-    name: str
-    id: int
-    type: str  # Iceberg's type text: int, long, date, timestamptz, decimal(9,2), string, ...
-
-    @property
-    def is_float(self) -> bool:
-        return self.type in ("float", "double")
-
-
-@dataclass(frozen=True)
-class IcebergScan:
-    """One Iceberg scan of a query: its table's state, the filter pushed to it and the files of its tasks."""
-
-    position: int  # the scan's place in the query's plan (how the JVM helper names it)
-    table: str  # Iceberg's name for the table (``catalog.db.t``), usable as a Spark identifier
-    location: str
-    snapshot_id: int | None
-    properties: Mapping[str, str]  # the table properties planning asked for
-    output: frozenset[int]  # expression ids of the columns the scan produces
-    expr: Expr  # the pushed conjuncts in zskip's predicate IR (AlwaysTrue when none)
-    fields: Mapping[str, Field]  # the filtered columns, by their names in the table's schema
-    paths: tuple[str, ...]  # the file of each of the scan's tasks, in task order
-    records: tuple[int, ...]
-    sizes: tuple[int, ...]
-    notes: tuple[str, ...] = ()  # what a user should know about how this scan was planned
-    storage: FileAccess = LOCAL  # how the table's files are reached (``zskip.storage``)
-    # field ids of the table's top-level columns the scan reads (None: not known)
-    read_fields: tuple[int, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TableRelation:
-    """An Iceberg table as the query's analysed plan reads it (before Spark split it into scans)."""
-
-    position: int
-    table: str
-    output: frozenset[int]
-
-
-@dataclass(frozen=True, slots=True)
-class TableState:
-    """An Iceberg table a query reads, as its analysed plan holds it: what planning needs to read zskip's
-    files of the table before Spark has planned the scans."""
-
-    table: str
-    location: str
-    snapshot_id: int | None
-    properties: Mapping[str, str]  # the table properties planning asked for
-    storage: FileAccess = LOCAL
-
-
-@dataclass(frozen=True, slots=True)
-class JoinKeys:
-    """An equi-join of a scan's column to a key of a filtered Iceberg table (a dimension).
-
-    Every row the join keeps has ``column`` among the keys the dimension side yields, so the
-    scan may skip files and row groups holding none of them.  ``signature`` names what those keys
-    depend on (the snapshot the dimension's side reads, its key and every condition of its side):
-    equal signatures, equal keys.
-    """
-
-    position: int  # how the JVM helper names this join
-    scan: int  # the position of the scan it prunes
-    column: str  # the scan's join column
-    field: Field  # that column in the scan's table
-    dimension: str  # the dimension table's name
-    snapshot_id: int | None
-    key: str  # the dimension's key column
-    filter: str  # the dimension side's filters, as Spark and Iceberg print them
-    signature: str
-    filter_columns: tuple[str, ...] = ()  # the dimension's columns those filters name
-    # what names the side for good (the workload log): its key's field id, those of the columns its
-    # filters name (-1: none) and its filters with each column written `#<field id>` (None: a
-    # condition that did not reach the dimension's scan, or one zskip does not read)
-    key_field_id: int | None = None
-    filter_column_ids: tuple[int, ...] = ()
-    filter_by_fields: str | None = None
 
 
 @dataclass
@@ -214,26 +113,6 @@ class QueryScans:
         # a relation with files or a union of them stages its set; one reading nothing stages none
         self.staged_sets = [c["set_id"] for c in named if c.get("files") or c.get("union")]
         return DataFrame(java_frame, self.planned.sparkSession)
-
-
-def key_array(kind: str, data: bytes, iceberg_type: str) -> pa.Array:
-    """Join keys as the JVM helper writes them, as an Arrow array: ``L`` 64-bit big-endian integers
-    (whole numbers; a date's days or a timestamp's microseconds since the epoch), ``S`` text (a count,
-    every length, then the UTF-8 bytes; a decimal as Spark writes it)."""
-    if kind == "L":
-        values = np.frombuffer(data, dtype=">i8").astype(np.int64)
-        if iceberg_type == "date":
-            return pa.array(values.astype(np.int32), pa.date32())
-        if iceberg_type in ("timestamptz", "timestamp"):
-            return pa.array(values, arrow_type(iceberg_type))
-        return pa.array(values, pa.int64())
-    count = int.from_bytes(data[:4], "big")
-    lengths = np.frombuffer(data, dtype=">i4", count=count, offset=4).astype(np.int32)
-    offsets = np.zeros(count + 1, dtype=np.int32)
-    np.cumsum(lengths, out=offsets[1:])
-    text = pa.StringArray.from_buffers(count, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data[4 + 4 * count :]))
-    target = arrow_type(iceberg_type)
-    return text if target is None or pa.types.is_string(target) else text.cast(target)
 
 
 def query_scans(
@@ -312,47 +191,6 @@ def _has_opaque(expr: Expr) -> bool:
     return isinstance(expr, Opaque)
 
 
-class _FileLists:
-    """The file lists of scans the JVM helper sent whole, by digest (it sends a list it sent before by its
-    digest alone).  Holds more than the helper remembers sending; a digest not here is asked for again."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.lists: OrderedDict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def of(
-        self, item: Mapping[str, Any], fetch: Callable[[], Mapping[str, Any]]
-    ) -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
-        """The paths, record counts and sizes of the scan ``item`` describes (``fetch``: the helper's whole list)."""
-        digest = item.get("files_digest")
-        if "files" in item or digest is None:
-            found = _file_list(item)
-        else:
-            with self.lock:
-                cached = self.lists.get(digest)
-                if cached is not None:
-                    self.lists.move_to_end(digest)
-                    return cached
-            found = _file_list(fetch())
-        if digest is not None:
-            with self.lock:
-                self.lists[digest] = found
-                self.lists.move_to_end(digest)
-                while len(self.lists) > self.capacity:
-                    self.lists.popitem(last=False)
-        return found
-
-
-FILE_LISTS = _FileLists(1024)
-
-
-def _file_list(item: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
-    prefix = item["prefix"]
-    paths = tuple(p[1:] if p.startswith("\u0000") else prefix + p for p in item["files"])
-    return paths, tuple(item["records"]), tuple(item["sizes"])
-
-
 def _scan(position: int, item: Mapping[str, Any], java: Any = None) -> IcebergScan:
     # by the term as Spark pushed it (the table's own spelling, or another case when the session
     # ignores case): the IR names each column as the schema does
@@ -376,106 +214,6 @@ def _scan(position: int, item: Mapping[str, Any], java: Any = None) -> IcebergSc
         storage=FileAccess.of(item.get("storage")),
         read_fields=tuple(item["read_fields"]) if "read_fields" in item else None,
     )
-
-
-def expr_from_json(node: Mapping[str, Any], fields: Mapping[str, Field]) -> Expr:
-    """One Iceberg expression (as the JVM helper writes it) in zskip's IR; anything unfamiliar is ``Opaque``.
-
-    ``fields``: the table's field for each term the filter names (a term not there names no column of
-    the table, and its condition never prunes)."""
-    op = node["op"]
-    if op == "and":
-        return And((expr_from_json(node["left"], fields), expr_from_json(node["right"], fields)))
-    if op == "or":
-        return Or((expr_from_json(node["left"], fields), expr_from_json(node["right"], fields)))
-    if op == "not":
-        return Not(expr_from_json(node["child"], fields))
-    if op == "true":
-        return AlwaysTrue()
-    if op == "false":
-        return AlwaysFalse()
-    term = node.get("term")
-    found = fields.get(term) if term is not None else None
-    if found is None:
-        return Opaque(node.get("text") or _text(node))
-    column = found.name
-    try:
-        if op == "is_null":
-            return IsNull(column)
-        if op == "not_null":
-            return Not(IsNull(column))
-        literals = [literal_value(kind, value, found.type) for kind, value in node.get("literals") or ()]
-        if op in COMPARISONS:
-            return Compare(column, COMPARISONS[op], literals[0])
-        if op in ("in", "not_in"):
-            return In(column, tuple(literals)) if op == "in" else Not(In(column, tuple(literals)))
-        if op in ("starts_with", "not_starts_with") and found.type == "string":
-            prefix = StartsWith(column, str(literals[0]))
-            return prefix if op == "starts_with" else Not(prefix)
-    except (TypeError, ValueError, OverflowError, IndexError, decimal.InvalidOperation) as exc:
-        log.debug("not using %s: %s", node, exc)
-    # IS_NAN / NOT_NAN (Spark's isnan(NULL) is false, unlike SQL's NULL) and the rest: never prune
-    return Opaque(_text(node))
-
-
-def _text(node: Mapping[str, Any]) -> str:
-    literals = ", ".join(str(v) for _, v in node.get("literals") or ())
-    return f"{node['op']}({node.get('term', '')}{', ' if literals else ''}{literals})"
-
-
-class _NoValue(ValueError):
-    """A literal with no exact Python value of the column's type: the condition never prunes."""
-
-
-def literal_value(kind: str, value: Any, iceberg_type: str) -> Any:
-    """A literal as written by the JVM helper, as a Python value of the column's type."""
-    if kind == "int":
-        if iceberg_type == "date":
-            return EPOCH + datetime.timedelta(days=value)
-        if iceberg_type == "timestamptz":
-            return EPOCH_UTC + datetime.timedelta(microseconds=value)
-        if iceberg_type == "timestamp":
-            return EPOCH_UTC.replace(tzinfo=None) + datetime.timedelta(microseconds=value)
-        if iceberg_type in ("int", "long"):
-            return int(value)
-        if iceberg_type in ("float", "double"):
-            return float(value)
-        if iceberg_type.startswith("decimal"):
-            return decimal.Decimal(value)
-        raise _NoValue(f"an integer literal on a {iceberg_type} column")
-    if kind == "float":
-        return float(value)  # "NaN", "Infinity" and Java's exponent form all parse
-    if kind == "decimal":
-        return decimal.Decimal(value)
-    if kind == "bool":
-        return bool(value)
-    if kind == "string" and iceberg_type == "string":
-        return str(value)
-    if kind == "binary" and iceberg_type == "binary":
-        return bytes.fromhex(value)
-    raise _NoValue(f"a {kind} literal on a {iceberg_type} column")
-
-
-def arrow_type(iceberg_type: str) -> pa.DataType | None:
-    """The Arrow type Spark gives a column of this Iceberg type (``None``: one zskip does not order)."""
-    simple = {
-        "boolean": pa.bool_(),
-        "int": pa.int32(),
-        "long": pa.int64(),
-        "float": pa.float32(),
-        "double": pa.float64(),
-        "date": pa.date32(),
-        "timestamp": pa.timestamp("us"),
-        "timestamptz": pa.timestamp("us", tz="UTC"),
-        "string": pa.string(),
-        "binary": pa.binary(),
-    }
-    if iceberg_type in simple:
-        return simple[iceberg_type]
-    if iceberg_type.startswith("decimal(") and iceberg_type.endswith(")"):
-        precision, scale = (int(p) for p in iceberg_type[len("decimal(") : -1].split(","))
-        return pa.decimal128(precision, scale)
-    return None
 
 
 def planned_tasks(frame: DataFrame) -> list[str]:

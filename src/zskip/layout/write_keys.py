@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.types import DataType
 
+from zskip import settings
 from zskip.curves import ClusteringSpec
 from zskip.layout.curve_keys import carrier_sql, signed_key
 from zskip.layout.cuts import FileCuts
@@ -43,7 +44,7 @@ from zskip.tablefiles.clustering_store import WRITE_KEYS_BLOB
 
 __all__ = ["RANGE_BOUNDS", "WRITE_KEYS_BLOB", "WRITE_ORDERS", "WRITE_ORDER_PROPERTY", "range_bounds", "write_keys"]
 
-WRITE_ORDER_PROPERTY = "zskip.write.order"
+WRITE_ORDER_PROPERTY = settings.WRITE_ORDER.key
 WRITE_ORDERS = ("auto", "range", "sort", "none")
 # how many bounds range mode's recipe carries: finer than any write's task count, and adaptive
 # execution joins neighbouring ranges back into tasks of its advisory size

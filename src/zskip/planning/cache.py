@@ -17,6 +17,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from zskip import settings
+
 __all__ = ["CACHE", "LruCache"]
 
 T = TypeVar("T")
@@ -212,5 +214,5 @@ class LruCache:
 # far larger (a bloom of a large file is many MiB), so the bytes are bounded too:
 # ZSKIP_PLANNING_CACHE_BYTES in the process's environment (the driver's, or the hosted planner's: the
 # server's), default 1 GiB.
-CACHE_BYTES = int(os.environ.get("ZSKIP_PLANNING_CACHE_BYTES", str(1 << 30)))
+CACHE_BYTES = int(os.environ.get(settings.CACHE_BYTES.key, settings.CACHE_BYTES.default))
 CACHE = LruCache(max_entries=50_000, max_bytes=CACHE_BYTES)

@@ -27,7 +27,8 @@ from zskip.curves import (
 )
 from zskip.expr import And, Between, Column, Compare, Expr, In, Or, equality_values
 from zskip.fileindex.literals import InexactLiteral, exact_scalar
-from zskip.iceberg.scans import Field, arrow_type
+from zskip.iceberg.arrow_types import arrow_type
+from zskip.iceberg.scan_types import Field
 
 __all__ = [
     "RecordedKeyRanges",

@@ -38,6 +38,7 @@ from zskip.planning.pipeline import plan_scan
 from zskip.planning.plan import ICEBERG_STAGE, PLANNING_PROPERTIES, ScanPlan
 from zskip.planning.read import kept_tasks
 from zskip.planning.workload import RECORDER, Recorded
+from zskip.settings import flag
 
 __all__ = [
     "ENABLED",
@@ -65,7 +66,7 @@ def _enabling(start: Callable[P, SparkSession]) -> Callable[P, SparkSession]:
     def started(*args: P.args, **kwargs: P.kwargs) -> SparkSession:
         spark = start(*args, **kwargs)
         conf: Mapping[str, str] = kwargs.get("conf") or {}  # type: ignore[assignment]
-        if str(conf.get(ENABLED, spark.conf.get(ENABLED, "true"))).lower() == "false":
+        if not flag(conf.get(ENABLED, spark.conf.get(ENABLED, None)), default=True):
             spark.conf.set(ENABLED, "false")
         else:
             enable(spark)
@@ -90,7 +91,7 @@ def disable(spark: SparkSession) -> None:
 
 def enabled(spark: SparkSession) -> bool:
     """Whether zskip prunes every query of ``spark``."""
-    return str(spark.conf.get(ENABLED, "false")).lower() == "true" and installed(spark)
+    return flag(spark.conf.get(ENABLED, None), default=False) and installed(spark)
 
 
 def plan_hooked(spark: SparkSession, java_scans: Any) -> str:

@@ -26,7 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zskip.curves import ClusteringSpec, DimensionMapping, order_key_u64, point_intervals
-from zskip.iceberg.scans import JoinKeys, QueryScans
+from zskip.iceberg.scan_types import JoinKeys
+from zskip.iceberg.scans import QueryScans
 from zskip.planning.cache import CACHE
 from zskip.planning.curve import and_ranks
 from zskip.planning.minmax_arrays import StatsColumn

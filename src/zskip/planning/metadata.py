@@ -5,6 +5,40 @@ manifest once written: every entry is keyed by what names it for good (table loc
 snapshot id, file path, store or manifest path), so nothing cached here goes stale; entries only
 fall out of the bounded cache (``zskip.planning.cache``).  Listing a snapshot's files (one Spark
 query over ``<table>.files``) is paid only when its totals are shown or recorded, once per snapshot.
+
+A cold plan reads in rounds, each issued at once (``storage.at_once``: 16 threads that live as long
+as the process). The clustering store and the index manifest of every table the analysed query reads
+start loading before Spark plans the scans (``Bridge.tables`` names them from the analysed plan,
+``metadata.read_ahead`` hands them to the reading threads with ``storage.in_background``), so their
+round trips overlap Spark's planning; the planning cache loads a key once however many threads ask
+for it (``LruCache.get_or_load`` waits for a load in progress, and keeps no failure: a failed read
+is tried again by whoever asks next). Then, on a table without indexes, the footers of the files
+Iceberg kept, up to 256 (``SnapshotMetadata.prefetch``), then the index blobs of the candidates (for
+a predicate of ranges only, only of the files whose footers, read first, leave a row group with few
+matches expected, ``planning.selectivity``: conditions on one column holding the span between their
+bounds, the columns independent of each other, a curve's too (bench/range_estimate.py measures why);
+and whose blobs cost no more to read than the bytes of the scan's columns in those row groups, plus
+the file's opening when they are all its row groups left: ``planning.index_reading.worth_reading``, from the
+columns' bytes per row group in the footer copies and the fields the scan reads)
+(``index_blobs._load_many``: blobs of one index file less than 256 KiB apart in one request). For an
+equality the candidates' footer copies are read on another thread while the heads are, and kept as
+bytes (``SnapshotMetadata.read_copies_ahead``, ``LruCache.load_many``: whoever asks for a footer
+then waits for that read rather than reading it again, and decodes the footer from the bytes): the
+heads rule out most candidates, whose footers are then never decoded, and decoding them on the
+reading thread held Python's lock the index reads needed. A format 3 head's header records its
+fences' keys and type (``fence_keys``, ``key_type``), so a head decodes without reading a Parquet
+file; a footer copy's Arrow schema is parsed once per process (``footer_copy._facts_of``). Then the
+footers of the files left: from their copies in the index files
+(``SnapshotMetadata.prefetch_footers``, ``index_blobs.footer_copies``: copies of one index file in
+one request; a copy's arrays become the statistics arrays the stages use, ``StatsColumn.of_arrays``;
+only a copy's head, its facts, is read, and the rest, its Parquet footer, is read and parsed only
+for a column the arrays lack: ``footers.Footer``'s tail loader), and of a file without a copy from
+the file itself (one request: Iceberg's recorded file size saves asking the store for the length). A
+footer's statistics are worked out per column when a stage first asks for that column. The
+snapshot's totals (files and row groups in all, a listing of every live file) are worked out only
+when ``explain`` shows them or the workload log writes its records, never while a query waits.
+``bench/object_storage.py`` counts every request (a relay in front of the S3 server tells zskip's
+pyarrow client from the JVM's SDK by user agent).
 """
 
 from __future__ import annotations
@@ -24,7 +58,7 @@ from zskip import degraded
 from zskip.fileindex.footer_copy import CopyRest, decode_rest
 from zskip.fileindex.manifest import IndexManifest
 from zskip.iceberg.files import data_files
-from zskip.iceberg.scans import IcebergScan, TableState
+from zskip.iceberg.scan_types import IcebergScan, TableState
 from zskip.iceberg.table import load_table
 from zskip.planning.cache import CACHE
 from zskip.planning.curve import RecordedKeyRanges

@@ -6,17 +6,30 @@ row groups still in play) to a smaller one, reading the snapshot's metadata as i
 index blobs; the join stage runs a small Spark job per joined dimension, once per filter).  The
 pipeline, not the stages, times each and records what it kept.  In order:
 
-1. ``partition + min/max (Iceberg)`` — the files of the tasks Spark's own Iceberg scan planned
-   (Iceberg's partition and file min/max pruning with the pushed filters);
-2. ``join keys`` — only for a scan joined to filtered dimensions (``zskip.sql``): files and row
-   groups holding none of the keys the dimensions' filters match;
-3. ``curve range`` — the query box as curve-key intervals against each file's and row group's
-   recorded key range (files optimize did not write have none and stay); not run when bitmaps on
-   every column of the predicate cover the few files left (the index stage then decides every row);
-4. ``indexes (<the kinds>)`` — from the index manifest (unindexed files stay);
-5. ``row-group min/max`` — Parquet footer statistics of each row group left;
-6. ``read ranges (runs joined)`` — the one stage that adds: the row groups between two runs of a
-   file's kept row groups, where reading them costs less than opening the file again.
+1. ``partition + min/max (Iceberg)`` (``iceberg_files``) — the files of the tasks Spark's own Iceberg
+   scan planned (Iceberg's partition and file min/max pruning with the pushed filters);
+2. ``join keys`` (``join_keys``) — only for a scan joined to filtered dimensions: files and row groups
+   holding none of the keys the dimensions' filters match (recorded dimension coordinates on the
+   curve, foreign-key min/max, key-set index lookups).  While the keys are read, the candidates'
+   footers are read beside them, and, when the foreign key spans most of its range in most row groups
+   of a table not clustered by it (the keys will rule little out), the index blobs the index stage
+   will want (``index_reading.read_indexes_ahead``);
+3. ``curve range`` (``curve_range``) — the query box as curve-key intervals against each file's and
+   row group's recorded key range (files optimize did not write have none and stay); not run when
+   bitmaps on every column of the predicate cover the few files left (at most 32: the index stage
+   then decides every row), nor when min/max rule out as much (one clustered column bounded on one
+   side, or any slab along Hilbert's curve).  The cover is exact per recorded range even where ranges
+   overlap (``curves.ranges``: a cell is looked into wherever a range starts or ends in it);
+4. ``indexes (<the kinds>)`` (``indexes``) — from the index manifest, each column's indexes through
+   their kinds (unindexed files stay);
+5. ``row-group min/max`` (``row_group_minmax``) — Parquet footer statistics of each row group left;
+6. ``read ranges (runs joined)`` (``read_ranges``) — the one stage that adds: the row groups between
+   two runs of a file's kept row groups, where reading them costs less than opening the file again.
+
+This list is the one the project keeps (ARCHITECTURE.md and the docs point here).  Each stage is one
+module under ``zskip.planning.stages``; none imports another (``tests/test_layers.py``): what several
+share lives in planning modules that are not stages (``index_reading``, ``curve_narrowing``,
+``row_group_statistics``).  ``zskip.explain(..., stages=...)`` runs another tuple.
 
 Every stage sees the scan's predicate bound to field ids (``PlanInputs.of``).  A plan goes beyond
 Spark when the join, curve or index stage ruled out a row group whose statistics might match:
@@ -37,7 +50,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from zskip.expr import AlwaysFalse
 from zskip.fileindex.kinds import KINDS
-from zskip.iceberg.scans import IcebergScan, JoinKeys
+from zskip.iceberg.scan_types import IcebergScan, JoinKeys
 from zskip.iceberg.table import load_table
 from zskip.planning.joins import JoinFilter, JoinKeysLoader
 from zskip.planning.metadata import SnapshotMetadata, snapshot_metadata
@@ -51,6 +64,7 @@ from zskip.planning.plan import (
     Stage,
     StageResult,
 )
+from zskip.planning.ruled_out import RuledOut
 from zskip.planning.stages import (
     curve_range,
     curve_unneeded,
@@ -97,23 +111,23 @@ def run_stages(stages: tuple[Stage, ...], inputs: PlanInputs) -> tuple[Candidate
     than Spark's own scan would (see ``_spark_reads_more``)."""
     run = _Run()
     candidates = Candidates.of({})
-    removed: dict[str, set[int] | None] = {}  # what stages beyond Spark ruled out (None: a whole file)
+    ruled_out = RuledOut()  # by the stages beyond Spark
     for stage in stages:
         clock = time.perf_counter()
         skipped = stage.unneeded(inputs, candidates) if stage.unneeded is not None else None
         after = candidates if skipped is not None else stage.run(inputs, candidates)
         seconds = time.perf_counter() - clock
         if stage.beyond_spark:
-            _note_removed(inputs, candidates, after, removed)
+            ruled_out = ruled_out.adding(candidates, after, lambda path: inputs.metadata.row_groups(path))
         groups = None
         if stage.counts_row_groups:
             groups = sum(len(g) if g is not None else inputs.metadata.row_groups(p) for p, g in after.files.items())
         run.results.append(StageResult(stage.name, len(after.files), groups, seconds, skipped))
         candidates = after
-    _forget_read(inputs, candidates, removed)
-    if removed:
+    ruled_out = ruled_out.without(candidates, lambda path: inputs.metadata.row_groups(path))
+    if ruled_out:
         clock = time.perf_counter()
-        run.beyond_spark = _spark_reads_more(inputs, removed)
+        run.beyond_spark = _spark_reads_more(inputs, ruled_out)
         run.results.append(
             StageResult(
                 "check: would Spark's own scan read more?", len(candidates.files), None, time.perf_counter() - clock
@@ -122,45 +136,14 @@ def run_stages(stages: tuple[Stage, ...], inputs: PlanInputs) -> tuple[Candidate
     return candidates, run
 
 
-def _note_removed(
-    inputs: PlanInputs, before: Candidates, after: Candidates, removed: dict[str, set[int] | None]
-) -> None:
-    """Add what ``after`` lost against ``before`` to ``removed`` (``None``: a whole file)."""
-    for path, groups in before.files.items():
-        if path in after.files and after.files[path] == groups:
-            continue
-        if path not in after.files and groups is None:
-            removed[path] = None
-            continue
-        if path in removed and removed[path] is None:
-            continue
-        had = set(groups) if groups is not None else set(range(inputs.metadata.row_groups(path)))
-        kept = after.files.get(path, ())
-        left = set(kept) if kept is not None else had
-        lost = removed.setdefault(path, set())
-        assert lost is not None
-        lost.update(had - left)
-
-
-def _forget_read(inputs: PlanInputs, final: Candidates, removed: dict[str, set[int] | None]) -> None:
-    """Drop from ``removed`` what a later stage added back (the row groups joining two runs): read after all."""
-    for path, groups in final.files.items():
-        lost = removed.get(path)
-        if not lost:
-            continue
-        lost.difference_update(range(inputs.metadata.row_groups(path)) if groups is None else groups)
-        if not lost:
-            del removed[path]
-
-
-def _spark_reads_more(inputs: PlanInputs, removed: dict[str, set[int] | None]) -> bool:
+def _spark_reads_more(inputs: PlanInputs, ruled_out: RuledOut) -> bool:
     """Whether Spark's own scan would read a row group that zskip's curve or index stage ruled out.
 
     Spark's scan reads Iceberg's files and skips row groups by their statistics, so a ruled-out row
     group whose statistics might match is one Spark would read.  Files are checked a few at a time
     and the answer is usually known from the first.
     """
-    pending = [(path, None if groups is None else tuple(sorted(groups))) for path, groups in removed.items()]
+    pending = ruled_out.as_candidates()
     start, size = 0, 1
     while start < len(pending):
         chunk = Candidates.of(dict(pending[start : start + size]))

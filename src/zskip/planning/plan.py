@@ -7,10 +7,9 @@ cut candidates to row groups, for the stages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 from pyspark.sql import DataFrame
@@ -18,7 +17,7 @@ from pyspark.sql import DataFrame
 from zskip.errors import InvalidOptionError
 from zskip.expr import Expr, bind
 from zskip.expr.rewrite import rewrite_not
-from zskip.iceberg.scans import Field, IcebergScan, JoinKeys
+from zskip.iceberg.scan_types import Field, IcebergScan, JoinKeys
 from zskip.planning.joins import JoinKeysLoader
 from zskip.planning.metadata import SnapshotMetadata
 from zskip.planning.selectivity import DEFAULT_RANGE_ROWS, RANGE_ROWS_SETTING
@@ -82,12 +81,14 @@ class Candidates:
         return Candidates.of({p: g for p, g in self.files.items() if p not in paths})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PlanInputs:
     """What every stage may read: the scan, its predicate bound to the table's fields, the snapshot's metadata.
 
     ``expr`` is bound (``zskip.expr.bind``): its columns are Iceberg field ids, and every stage
-    compares them with what zskip stored by field id; build it with ``PlanInputs.of``.
+    compares them with what zskip stored by field id; build it with ``PlanInputs.of``.  Nothing in it
+    changes once built; one plan's inputs equal only themselves, so what is worked out from them
+    (``zskip.planning.index_reading.worth_reading``) is remembered by identity while they live.
     """
 
     scan: IcebergScan
@@ -100,9 +101,9 @@ class PlanInputs:
     pushed: Expr | None = None  # ``expr`` with NOT pushed to the leaves (``rewrite_not``), once per plan
     # expected matches in every row group at which a range predicate's bitmaps are not read (0: always read)
     range_rows: float = DEFAULT_RANGE_ROWS
-    # what stages work out about this plan's inputs and ask again (several stages ask whether the
-    # index stage will read a set of candidates' bitmaps), by what it was worked out from
-    memo: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", MappingProxyType(dict(self.fields)))
 
     @property
     def open_file_cost(self) -> int:

@@ -15,15 +15,16 @@ from zskip.errors import InvalidOptionError
 from zskip.expr import to_sql
 from zskip.iceberg.predicates import filter_of, filtered_frame
 from zskip.iceberg.scan_stats import measure_read
-from zskip.iceberg.scans import IcebergScan, QueryScans
+from zskip.iceberg.scan_types import IcebergScan
+from zskip.iceberg.scans import QueryScans
 from zskip.iceberg.spark_errors import reaching_storage
 from zskip.iceberg.table import reads_other_state
 from zskip.planning.fallback import falls_back, unplanned
 from zskip.planning.metadata import read_ahead
 from zskip.planning.pipeline import STAGES, plan_scan
 from zskip.planning.plan import PLANNING_PROPERTIES, PlanInputs, ScanPlan, Stage, StageResult
+from zskip.planning.row_group_statistics import statistics_allow_by_file
 from zskip.planning.row_groups import byte_runs, run_count
-from zskip.planning.stages import statistics_allow_by_file
 from zskip.planning.staging import keep_staged
 from zskip.planning.workload import RECORDER, WorkloadRecorder
 from zskip.units import format_bytes

@@ -45,14 +45,15 @@ import pyarrow.compute as pc
 
 from zskip.expr import And, Between, Compare, Expr, In, IsNull, Leaf, Not, columns_of
 from zskip.planning.minmax_arrays import ARROW_ERRORS, StatsColumn, _scalar
+from zskip.settings import RANGE_ROWS
 
 __all__ = ["DEFAULT_RANGE_ROWS", "RANGE_ROWS_SETTING", "as_numbers", "expected_matches"]
 
-RANGE_ROWS_SETTING = "spark.zskip.planning.bitmapRangeRows"
+RANGE_ROWS_SETTING = RANGE_ROWS.key
 # The share of a row group whose bounds are NaN or infinite: small enough that its bitmaps are read.
 UNKNOWN_SHARE = 1e-9
 # At 4 expected matches an even spread leaves a row group without one about 2% of the time (Poisson).
-DEFAULT_RANGE_ROWS = 4.0
+DEFAULT_RANGE_ROWS = float(RANGE_ROWS.default)
 
 
 def expected_matches(

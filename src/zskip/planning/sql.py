@@ -22,7 +22,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from zskip.errors import InvalidQueryError
 from zskip.expr import Expr
-from zskip.iceberg.scans import IcebergScan, QueryScans, query_scans
+from zskip.iceberg.scan_types import IcebergScan
+from zskip.iceberg.scans import QueryScans, query_scans
 from zskip.iceberg.spark_errors import is_spark_error, raise_for_query, reaching_storage, storage_failure
 from zskip.iceberg.statements import analysed_query, parse_query
 from zskip.planning.fallback import falls_back, unplanned

@@ -27,11 +27,13 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
+from zskip import settings as zskip_settings
 from zskip.expr import bind, columns_of, to_sql
 from zskip.expr.rewrite import without_implied_not_null
 from zskip.iceberg.hook import await_records
 from zskip.iceberg.spark_errors import error_class, first_line, is_spark_error, reaching_storage
 from zskip.iceberg.table import load_table
+from zskip.settings import flag
 from zskip.storage import LOCAL, FileAccess
 from zskip.tablefiles.workload_log import (
     WORKLOAD_SCHEMA,
@@ -42,7 +44,7 @@ from zskip.tablefiles.workload_log import (
 )
 
 if TYPE_CHECKING:
-    from zskip.iceberg.scans import JoinKeys
+    from zskip.iceberg.scan_types import JoinKeys
     from zskip.planning.metadata import SnapshotMetadata
     from zskip.planning.plan import ScanPlan
 
@@ -60,7 +62,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CAPTURE_CONF = "spark.zskip.workload.capture"
+CAPTURE_CONF = zskip_settings.CAPTURE.key
 FLUSH_AFTER = 64
 
 
@@ -288,5 +290,5 @@ def read_workload(location: str, access: FileAccess = LOCAL) -> pa.Table:
 
 
 def _capturing(spark: SparkSession, settings: Mapping[str, str] | None = None) -> bool:
-    value = settings.get(CAPTURE_CONF, "true") if settings is not None else spark.conf.get(CAPTURE_CONF, "true")
-    return str(value).strip().lower() not in ("false", "0", "off", "no")
+    value = settings.get(CAPTURE_CONF) if settings is not None else spark.conf.get(CAPTURE_CONF, None)
+    return flag(value, default=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from zskip import settings
 from zskip.curves import ClusteringSpec
 from zskip.fileindex.puffin import CorruptIndexError, PuffinWriter, read_puffin
 from zskip.iceberg.table import IcebergTable
@@ -40,8 +41,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-STORE_PROPERTY = "zskip.clustering.store"
-SUMMARY_PROPERTY = "zskip.clustering"
+STORE_PROPERTY = settings.CLUSTERING_STORE.key
+SUMMARY_PROPERTY = settings.CLUSTERING.key
 SPEC_BLOB = "zskip-clustering-spec-v1"
 RANGES_BLOB = "zskip-curve-range-v1"
 WRITE_KEYS_BLOB = "zskip-write-keys-v1"  # what a clustered write keys rows by (zskip.layout.write_keys)

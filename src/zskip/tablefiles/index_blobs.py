@@ -8,6 +8,29 @@ in two rounds on a cold plan: the heads of the columns a conjunct holds equal to
 for every candidate file, then the blobs of every column whole, only for the files those heads did
 not rule out.  An equality on a value a file does not hold is decided by the head alone; a range's
 head never rules a file out at this stage, so its blobs wait for the second round.
+
+A kind whose blob starts with a head that loads alone (``IndexKind.head_length``: a bitmap's
+dictionary and non-null rows; the manifest's ``head`` column) is read head first
+(``index_blobs.decided``): an index loaded from its head raises ``RestNotRead`` where it needs its
+bit slices, and only those files' rests are read, in one more round (what a round reads is decoded
+on the reading threads, several blobs at a time). A bitmap dictionary of whole numbers, dates or
+timestamps larger than 256 KiB (a nearly unique column in a large file) is stored in blocks of 2,048
+values after the head (format 3, ``bitmap.DictionaryBlocks``: the head keeps each block's first
+value and the last value), so between the two rounds the blocks that would hold an equality's, an IN
+list's or a join key set's values are read (``index_blobs._read_parts``, ``IndexKind.parts_for`` /
+``with_parts``): a few kilobytes a file where the whole dictionary is hundreds. A smaller dictionary
+stays in the head when it is written: a block is one more request per file. When index files are
+merged (``build.copy_blobs``), a dictionary past 16 KiB goes in blocks too
+(``IndexKind.merged_form``, ``bitmap.in_blocks``: the non-null rows and slices kept as stored), and
+every blob's blocks of one column are copied once more, side by side in one Puffin blob, ordered by
+each block's first value (``IndexKind.stored_parts``; the manifest's ``part_offsets`` says where
+each block's copy is): the blocks that would hold one value, of every candidate file, lie close
+together and come in one request (``COPIED_PART_GAP``). A blob read whole keeps its blocks as stored
+(checked) and decodes only those a condition looks in (``DictionaryBlocks.keys_in``). A head that
+got its blocks between the rounds needs of its rest only the bit slices after the blocks
+(``IndexKind.parts_span`` / ``with_rest_after_parts``); a block no condition asked for then is read
+when one looks in it (``DictionaryBlocks.fetch``; a failed read says the index is damaged, and a
+damaged index says nothing).
 """
 
 from __future__ import annotations

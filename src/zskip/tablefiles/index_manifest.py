@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from zskip import settings
 from zskip.errors import StorageError
 from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError
@@ -30,7 +31,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MANIFEST_PROPERTY = "zskip.index.manifest"
+MANIFEST_PROPERTY = settings.INDEX_MANIFEST.key
 
 
 def index_dir(table: IcebergTable) -> str:

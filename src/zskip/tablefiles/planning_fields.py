@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zskip import settings
 from zskip.curves.dimension import DimensionMapping
 from zskip.curves.spec import ClusteringSpec
 
@@ -37,10 +38,10 @@ __all__ = [
     "fields_value",
 ]
 
-CLUSTERED_FIELDS_PROPERTY = "zskip.clustering.field-ids"
-INDEXED_FIELDS_PROPERTY = "zskip.index.field-ids"
-VALUE_ORDERED_FIELDS_PROPERTY = "zskip.clustering.value-ordered-field-ids"
-CURVE_PROPERTY = "zskip.clustering.curve"
+CLUSTERED_FIELDS_PROPERTY = settings.CLUSTERED_FIELDS.key
+INDEXED_FIELDS_PROPERTY = settings.INDEXED_FIELDS.key
+VALUE_ORDERED_FIELDS_PROPERTY = settings.VALUE_ORDERED_FIELDS.key
+CURVE_PROPERTY = settings.CURVE.key
 
 
 def fields_value(field_ids: Iterable[int | None], path: str) -> str | None:

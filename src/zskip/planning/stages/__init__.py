@@ -5,7 +5,7 @@ from zskip.planning.stages.iceberg_files import iceberg_files
 from zskip.planning.stages.indexes import indexes, indexes_unneeded
 from zskip.planning.stages.join_keys import join_keys
 from zskip.planning.stages.read_ranges import read_ranges
-from zskip.planning.stages.row_group_minmax import row_group_minmax, statistics_allow, statistics_allow_by_file
+from zskip.planning.stages.row_group_minmax import row_group_minmax
 
 __all__ = [
     "curve_range",
@@ -16,6 +16,4 @@ __all__ = [
     "join_keys",
     "read_ranges",
     "row_group_minmax",
-    "statistics_allow",
-    "statistics_allow_by_file",
 ]

@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 
-import numpy as np
-import pyarrow.compute as pc
-
-from zskip.expr import And, Or, columns_of
-from zskip.expr.nodes import equality_values
-from zskip.fileindex.evaluate import Match, Verdict
-from zskip.fileindex.manifest import IndexManifest
-from zskip.planning.cache import CACHE
+from zskip.planning.index_reading import apply_verdicts, holds_values, predicate_verdicts, worth_reading
 from zskip.planning.plan import Candidates, PlanInputs
-from zskip.planning.selectivity import RANGE_ROWS_SETTING, expected_matches
+from zskip.planning.selectivity import RANGE_ROWS_SETTING
 from zskip.storage import in_background
-from zskip.tablefiles.index_blobs import index_verdicts, unread_bytes
 
-__all__ = ["apply_verdicts", "indexes", "indexes_unneeded", "read_indexes_ahead", "worth_reading"]
+__all__ = ["indexes", "indexes_unneeded"]
 
 
 def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
@@ -28,51 +19,12 @@ def indexes(inputs: PlanInputs, candidates: Candidates) -> Candidates:
     manifest = inputs.metadata.manifest()
     if manifest is None or not candidates.files:
         return candidates
-    if _holds_values(inputs.expr):
+    if holds_values(inputs.expr):
         # the heads of an equality's bitmaps come first, and the footers of the files they keep (and of
         # one they rule out: whether Spark's own scan would read it) after: read those footers' copies
         # while the heads are read, not one more round trip after them (decoded when asked for)
         in_background([functools.partial(inputs.metadata.read_copies_ahead, list(candidates.files))])
-    return apply_verdicts(inputs, candidates, _verdicts(inputs, candidates, manifest))
-
-
-def read_indexes_ahead(inputs: PlanInputs, candidates: Candidates) -> None:
-    """Read (into the planning cache) the index blobs this stage would read for ``candidates``, while
-    something else is waited for; what a later stage leaves of them finds its blobs read."""
-    manifest = inputs.metadata.manifest()
-    if manifest is not None and candidates.files:
-        _verdicts(inputs, candidates, manifest)
-
-
-def _verdicts(inputs: PlanInputs, candidates: Candidates, manifest: IndexManifest) -> dict[str, Verdict]:
-    return index_verdicts(
-        manifest,
-        worth_reading(inputs, candidates, manifest),
-        inputs.expr,
-        cache=CACHE,
-        manifest_key=inputs.metadata.manifest_path,
-        access=inputs.metadata.storage,
-    )
-
-
-def apply_verdicts(inputs: PlanInputs, candidates: Candidates, verdicts: Mapping[str, Verdict]) -> Candidates:
-    """Candidates without the files and row groups index verdicts rule out."""
-    gone: set[str] = set()
-    keep: dict[str, tuple[int, ...]] = {}
-    totals: dict[str, int] = {}
-    inputs.metadata.prefetch_footers([p for p, v in verdicts.items() if v.file is not Match.CANNOT_MATCH])
-    for path, verdict in verdicts.items():
-        if verdict.file is Match.CANNOT_MATCH:
-            gone.add(path)
-            continue
-        footer = inputs.metadata.footer(path)
-        if len(verdict.row_groups) != footer.row_groups:
-            continue  # an index of a different row-group layout: ignore its row groups
-        current = candidates.files[path]
-        groups = range(footer.row_groups) if current is None else current
-        keep[path] = tuple(g for g in groups if verdict.row_groups[g] is Match.MIGHT_MATCH)
-        totals[path] = footer.row_groups
-    return candidates.dropped(gone).narrowed(keep, totals)
+    return apply_verdicts(inputs, candidates, predicate_verdicts(inputs, candidates, manifest))
 
 
 def indexes_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
@@ -87,85 +39,3 @@ def indexes_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
         f"range cost more to read than the row groups they could rule out ({RANGE_ROWS_SETTING}=0 reads them "
         "all the same)"
     )
-
-
-def worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexManifest) -> list[str]:
-    """The candidate files whose indexes may rule out a row group the statistics leave, at less cost
-    than reading what they could rule out.
-
-    An equality or IN list is answered from the bitmaps' heads first, so every file is worth asking.
-    A predicate of ranges reads whole blobs, and a file's are read only when
-
-    - some row group the statistics leave is expected to hold fewer than ``inputs.range_rows``
-      matches (``zskip.planning.selectivity``: each column's values spread evenly between the row
-      group's bounds, the columns independent); a row group its min/max rules out needs no index
-      either; and
-    - they cost no more than those row groups do: the blobs still to read against the bytes of the
-      columns the scan reads in those row groups, plus opening the file when they are all its row
-      groups left (Iceberg's ``read.split.open-file-cost``).  A range-encoded bitmap of a column of
-      many distinct values is about as large as the column itself: reading it on the planner to save
-      reading a few of the column's row groups on the executors would make the query slower.
-    """
-    files = list(candidates.files)
-    if inputs.range_rows <= 0 or _holds_values(inputs.expr):
-        return files
-    key = ("worth reading", tuple(candidates.files.items()))
-    if key not in inputs.memo:
-        inputs.memo[key] = _worth_reading(inputs, candidates, manifest)
-    return list(inputs.memo[key])
-
-
-def _worth_reading(inputs: PlanInputs, candidates: Candidates, manifest: IndexManifest) -> tuple[str, ...]:
-    files = list(candidates.files)
-    indexed = _indexed_fields(manifest) & {c for c in columns_of(inputs.expr) if isinstance(c, int)}
-    if not indexed:
-        return tuple(files)
-    inputs.metadata.prefetch_footers(files)
-    columns = {field_id: inputs.metadata.stats_over(files, field_id) for field_id in indexed}
-    rows = np.concatenate([np.asarray(inputs.metadata.footer(p).rows, dtype=np.float64) for p in files])
-    expected = expected_matches(inputs.expr, columns, rows, indexed)
-    if expected is None:
-        return tuple(files)
-    worth: list[str] = []
-    start = 0
-    for path in files:
-        count = inputs.metadata.row_groups(path)
-        mine = expected[start : start + count]
-        start += count
-        groups = candidates.files[path]
-        chosen = np.arange(count) if groups is None else np.asarray(groups, dtype=np.int64)
-        left = chosen[~np.isnan(mine[chosen])]  # row groups the statistics leave
-        at_stake = left[mine[left] < inputs.range_rows]
-        if len(at_stake) and _cheaper_than(inputs, manifest, path, indexed, at_stake, whole=len(at_stake) == len(left)):
-            worth.append(path)
-    return tuple(worth)
-
-
-def _cheaper_than(
-    inputs: PlanInputs, manifest: IndexManifest, path: str, fields: set[int], groups: np.ndarray, *, whole: bool
-) -> bool:
-    """Whether ``path``'s index blobs on ``fields`` cost no more to read than its row groups ``groups``
-    (and opening the file, when they are ``whole``: all its row groups the statistics leave)."""
-    cost = unread_bytes(manifest, path, fields, CACHE)
-    if cost == 0:
-        return True
-    saved = float(inputs.open_file_cost) if whole else 0.0
-    if saved >= cost:
-        return True
-    footer = inputs.metadata.footer(path)
-    read = inputs.scan.read_fields
-    chunks = footer.bytes_of(read) if read is not None else None
-    if chunks is None:  # not known: the row groups whole
-        chunks = np.asarray([length for _, length in footer.ranges], dtype=np.float64)
-    return saved + float(chunks[groups].sum()) >= cost
-
-
-def _holds_values(expr: object) -> bool:
-    """Whether ``expr`` holds a column to listed values somewhere (an equality or IN list)."""
-    if isinstance(expr, (And, Or)):
-        return any(_holds_values(child) for child in expr.children)
-    return equality_values(expr) is not None  # type: ignore[arg-type]
-
-
-def _indexed_fields(manifest: IndexManifest) -> set[int]:
-    return {f for f in pc.unique(manifest.entries["field_id"]).to_pylist() if f is not None}

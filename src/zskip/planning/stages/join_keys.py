@@ -10,11 +10,11 @@ import pyarrow as pa
 
 from zskip.expr import Column
 from zskip.planning.cache import CACHE
+from zskip.planning.curve_narrowing import curve_narrow
+from zskip.planning.index_reading import apply_verdicts, read_indexes_ahead
 from zskip.planning.joins import JoinFilter, join_rank_sets, row_groups_holding_keys
 from zskip.planning.plan import Candidates, PlanInputs, keep_row_groups, row_group_counts
 from zskip.planning.selectivity import as_numbers
-from zskip.planning.stages.curve_range import curve_narrow
-from zskip.planning.stages.indexes import apply_verdicts, read_indexes_ahead
 from zskip.tablefiles.index_blobs import key_set_verdicts
 
 __all__ = ["join_keys"]

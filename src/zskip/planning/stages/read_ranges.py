@@ -5,8 +5,8 @@ reading them costs less than opening the file again (``zskip.planning.row_groups
 from __future__ import annotations
 
 from zskip.planning.plan import Candidates, PlanInputs
+from zskip.planning.row_group_statistics import statistics_allow_by_file
 from zskip.planning.row_groups import joined_runs, run_count
-from zskip.planning.stages.row_group_minmax import statistics_allow_by_file
 
 __all__ = ["read_ranges"]
 

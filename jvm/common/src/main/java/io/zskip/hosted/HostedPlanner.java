@@ -1,7 +1,14 @@
 package io.zskip.hosted;
 
+import io.zskip.settings.ZskipSettings;
+import static io.zskip.settings.ZskipSettings.ENABLED;
+import static io.zskip.settings.ZskipSettings.PLANNER_PYTHON;
+import static io.zskip.settings.ZskipSettings.PLANNER_START_TIMEOUT;
+import static io.zskip.settings.ZskipSettings.PLANNER_START_WAIT;
+import static io.zskip.settings.ZskipSettings.PLANNER_TIMEOUT;
+import static io.zskip.settings.ZskipSettings.PROCEDURES_MAX_CONCURRENT;
+import static io.zskip.settings.ZskipSettings.PROCEDURES_TIMEOUT;
 import io.zskip.bridge.Bridge;
-import io.zskip.rule.PlanHook;
 import io.zskip.rule.Planner;
 import io.zskip.scan.Scans;
 import java.io.BufferedReader;
@@ -49,62 +56,42 @@ import org.slf4j.LoggerFactory;
  * the application's configuration (never a session's SET) names the interpreter, and the process runs
  * nothing but {@code zskip.hosted}.
  *
- * <p>Never worse than Spark: while the process is starting (unless {@value #START_WAIT} says to wait
- * for it), after it died, when it takes longer than {@value #TIMEOUT} to plan or cannot be started,
+ * <p>Never worse than Spark: while the process is starting (unless {@code spark.zskip.planner.startWait} says to wait
+ * for it), after it died, when it takes longer than {@code spark.zskip.planner.timeout} to plan or cannot be started,
  * queries keep Spark's plans (answers the rule remembers still apply).  Each such incident is logged
  * once, as a warning, and the process is started again, after 1 s, then 2, 4, ... up to 60 s while it
  * keeps failing.
  */
 public final class HostedPlanner implements Planner {
-  /** The Python interpreter (with zskip and PySpark) to run the planner with; default: PySpark's workers' one. */
-  public static final String PYTHON = "spark.zskip.planner.python";
-  /** How long a query waits for an answer before it keeps Spark's plan and the planner is restarted. */
-  public static final String TIMEOUT = "spark.zskip.planner.timeout";
-  /**
-   * How long a query waits for the planner's first start (default 30 s; the process starts with the
-   * application, so a query seldom waits; a failed start ends the wait at once).
-   */
-  public static final String START_WAIT = "spark.zskip.planner.startWait";
-  /** How long the process may take to start and register before it is restarted. */
-  public static final String START_TIMEOUT = "spark.zskip.planner.startTimeout";
-  /** How many procedures (CALL zskip.system.*) may run at once in the application; a CALL past it is refused. */
-  public static final String MAX_PROCEDURES = "spark.zskip.procedures.maxConcurrent";
-  /**
-   * How long a procedure may run before its Spark jobs are cancelled and the CALL fails (default 24 h);
-   * a session may set a shorter bound for its own calls, never a longer one.
-   */
-  public static final String PROCEDURE_TIMEOUT = "spark.zskip.procedures.timeout";
-  static final String MODULE = "zskip.hosted";
   public static final HostedPlanner INSTANCE = new HostedPlanner();
   private static final Logger LOG = LoggerFactory.getLogger("zskip.planner");
   private static final long FIRST_BACKOFF_MS = 1_000;
   private static final long MAX_BACKOFF_MS = 60_000;
-  private static final int OUTPUT_KEPT = 20; // the process's last lines, quoted when it exits
 
   /** What the application's configuration says (read once: a session cannot change it). */
   record Settings(String python, long timeoutMs, long startWaitMs, long startTimeoutMs, int maxProcedures, long procedureTimeoutMs) {
     static Settings of(SparkConf conf) {
       String workers = conf.get("spark.pyspark.python", System.getenv().getOrDefault("PYSPARK_PYTHON", "python3"));
       return new Settings(
-          conf.get(PYTHON, workers),
-          conf.getTimeAsMs(TIMEOUT, "30s"),
-          conf.getTimeAsMs(START_WAIT, "30s"),
-          conf.getTimeAsMs(START_TIMEOUT, "120s"),
-          Math.max(1, conf.getInt(MAX_PROCEDURES, 8)),
-          positive(conf.getTimeAsMs(PROCEDURE_TIMEOUT, "24h")));
+          conf.get(PLANNER_PYTHON.key(), workers),
+          conf.getTimeAsMs(PLANNER_TIMEOUT.key(), PLANNER_TIMEOUT.defaultValue()),
+          conf.getTimeAsMs(PLANNER_START_WAIT.key(), PLANNER_START_WAIT.defaultValue()),
+          conf.getTimeAsMs(PLANNER_START_TIMEOUT.key(), PLANNER_START_TIMEOUT.defaultValue()),
+          Math.max(1, conf.getInt(PROCEDURES_MAX_CONCURRENT.key(), Integer.parseInt(PROCEDURES_MAX_CONCURRENT.defaultValue()))),
+          positive(conf.getTimeAsMs(PROCEDURES_TIMEOUT.key(), PROCEDURES_TIMEOUT.defaultValue())));
     }
 
     /** The bound of a procedure called in {@code session}: the application's, or the session's if shorter. */
     long procedureTimeoutMs(SparkSession session) {
-      String own = session.conf().get(PROCEDURE_TIMEOUT, null);
+      String own = session.conf().get(PROCEDURES_TIMEOUT.key(), null);
       if (own == null) {
         return procedureTimeoutMs;
       }
       long ms;
       try {
-        ms = new SparkConf(false).set(PROCEDURE_TIMEOUT, own).getTimeAsMs(PROCEDURE_TIMEOUT);
+        ms = new SparkConf(false).set(PROCEDURES_TIMEOUT.key(), own).getTimeAsMs(PROCEDURES_TIMEOUT.key());
       } catch (RuntimeException e) {
-        throw new IllegalArgumentException(PROCEDURE_TIMEOUT + " is '" + own + "', which is not a duration: give one like 90s, 30min or 2h");
+        throw new IllegalArgumentException(PROCEDURES_TIMEOUT.key() + " is '" + own + "', which is not a duration: give one like 90s, 30min or 2h");
       }
       return Math.min(procedureTimeoutMs, positive(ms));
     }
@@ -118,43 +105,55 @@ public final class HostedPlanner implements Planner {
    * The planner a process registered: py4j proxies of its functions, and its procedures (a function of
    * "name\narguments as JSON", and their declarations as JSON: zskip.procedures).
    */
-  private record Registered(
+  record Registered(
       int generation,
       Function<Scans, String> plan,
       Function<List<Scans>, String> record,
       BiFunction<SparkSession, String, String> procedures,
       String procedureSpecs) {}
 
-  /** Local properties a call carries to the thread that runs it: job group and tags (cancelling them cancels it), description, pool. */
-  private static final List<String> CARRIED = List.of(
-      "spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel", "spark.scheduler.pool", "spark.job.tags");
-
   private final ScheduledExecutorService supervisor = Executors.newSingleThreadScheduledExecutor(daemon("zskip-planner-supervisor"));
   private final ExecutorService calls = Executors.newCachedThreadPool(daemon("zskip-planner-call"));
-  private final AtomicInteger runningProcedures = new AtomicInteger();
-  private final AtomicInteger procedureCalls = new AtomicInteger();
-  /** The tags of procedures past their bound that have not ended yet: a job they start is cancelled. */
-  private final java.util.Set<String> overranProcedures = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final ProcedureRelay relay = new ProcedureRelay(calls, new ProcedureRelay.Host() {
+    @Override
+    public Registered planner(String what) {
+      return awaitRegistered(what);
+    }
+
+    @Override
+    public Settings settings() {
+      synchronized (HostedPlanner.this) {
+        return settings;
+      }
+    }
+
+    @Override
+    public void unreachable(int generation, String why) {
+      failed(generation, why);
+    }
+
+    @Override
+    public void allEnded() {
+      proceduresEnded();
+    }
+  });
   /** A call that overran the timeout while procedures ran in the process (it is not restarted for it). */
   private record Overrun(int generation, java.util.concurrent.atomic.AtomicBoolean finished, String what) {}
 
   private volatile Overrun overrun;
-  private volatile Registered registered;
+  /** Where the process is in its life; replaced (never edited) under this object's lock. */
+  private volatile PlannerState<Process, Registered> state = PlannerState.initial();
   private volatile String[] properties = new String[0]; // the last registered planner's: kept while it restarts
   private final Deque<String> output = new ArrayDeque<>();
   // guarded by this
   private SparkSession session;
   private Settings settings;
   private Py4JServer gateway;
-  private Process process;
-  private int generation;
-  private boolean starting;
   private boolean incident; // an incident is under way: warned once, quiet until the planner is back
   private boolean firstStart; // the application's first start is under way, not failed yet: START_WAIT applies
   private long backoffMs = FIRST_BACKOFF_MS;
   private long startedNanos;
   private int starts;
-  private File workingDirectory; // the process's: empty, private to this JVM's user
 
   private HostedPlanner() {}
 
@@ -190,7 +189,7 @@ public final class HostedPlanner implements Planner {
 
       @Override
       public void onJobStart(org.apache.spark.scheduler.SparkListenerJobStart start) {
-        cancelIfOverran(context, start);
+        relay.cancelIfOverran(context, start);
       }
     });
     if (starts == 0) {
@@ -205,7 +204,7 @@ public final class HostedPlanner implements Planner {
    * Start the planner process as soon as the application has its first session, rather than at its
    * first query: zskip's extension calls this when Spark applies it (the session it is applied for is
    * not built yet, so a thread of its own waits for the application's default session, at most
-   * {@value #START_TIMEOUT}).  A server's first client is then pruned without waiting for the planner.
+   * {@code spark.zskip.planner.startTimeout}).  A server's first client is then pruned without waiting for the planner.
    * Nothing starts when the application's configuration sets {@code spark.zskip.enabled=false}.
    */
   public static void startWithApplication() {
@@ -219,7 +218,7 @@ public final class HostedPlanner implements Planner {
           scala.Option<SparkSession> found = SparkSession.getDefaultSession();
           if (found.isDefined() && !found.get().sparkContext().isStopped()) {
             SparkSession session = found.get();
-            if (session.sparkContext().getConf().getBoolean(PlanHook.ENABLED, true)) {
+            if (ZskipSettings.flag(session.sparkContext().getConf().get(ENABLED.key(), null), true)) {
               INSTANCE.ensureStarted(session);
             }
             return;
@@ -257,18 +256,17 @@ public final class HostedPlanner implements Planner {
       BiFunction<SparkSession, String, String> procedures,
       String procedureSpecs) {
     synchronized (INSTANCE) {
-      if (generation != INSTANCE.generation || INSTANCE.process == null) {
+      if (!INSTANCE.state.is(generation)) {
         return false;
       }
       INSTANCE.properties = Bridge.split(properties);
-      INSTANCE.registered = new Registered(generation, plan, record, procedures, procedureSpecs);
-      INSTANCE.starting = false;
+      INSTANCE.state = INSTANCE.state.registered(generation, new Registered(generation, plan, record, procedures, procedureSpecs));
       INSTANCE.backoffMs = FIRST_BACKOFF_MS;
       long millis = (System.nanoTime() - INSTANCE.startedNanos) / 1_000_000;
       if (INSTANCE.incident) {
-        LOG.info("zskip's planner is back (process {}, started in {} ms): queries are pruned again", INSTANCE.process.pid(), millis);
+        LOG.info("zskip's planner is back (process {}, started in {} ms): queries are pruned again", INSTANCE.state.process().pid(), millis);
       } else {
-        LOG.info("zskip's planner is ready (process {}, started in {} ms)", INSTANCE.process.pid(), millis);
+        LOG.info("zskip's planner is ready (process {}, started in {} ms)", INSTANCE.state.process().pid(), millis);
       }
       INSTANCE.incident = false;
       INSTANCE.firstStart = false;
@@ -280,9 +278,8 @@ public final class HostedPlanner implements Planner {
   /** "state generation pid starts": {@code ready}, {@code starting}, {@code waiting} (to restart) or {@code stopped}. */
   public static String status() {
     synchronized (INSTANCE) {
-      HostedPlanner p = INSTANCE;
-      String state = p.registered != null ? "ready" : p.process != null ? "starting" : p.starting ? "waiting" : "stopped";
-      return state + " " + p.generation + " " + (p.process == null ? -1 : p.process.pid()) + " " + p.starts;
+      PlannerState<Process, Registered> now = INSTANCE.state;
+      return now.name() + " " + now.generation() + " " + (now.process() == null ? -1 : now.process().pid()) + " " + INSTANCE.starts;
     }
   }
 
@@ -293,40 +290,40 @@ public final class HostedPlanner implements Planner {
 
   @Override
   public boolean ready() {
-    if (registered != null) {
+    if (state.planner() != null) {
       return true;
     }
     synchronized (this) {
       if (settings == null || settings.startWaitMs() <= 0 || !firstStart) {
-        return registered != null; // only the first start is waited for: a restart is an incident
+        return state.planner() != null; // only the first start is waited for: a restart is an incident
       }
       long deadline = System.nanoTime() + settings.startWaitMs() * 1_000_000;
       try {
-        while (registered == null && firstStart && System.nanoTime() < deadline) {
+        while (state.planner() == null && firstStart && System.nanoTime() < deadline) {
           wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-      return registered != null;
+      return state.planner() != null;
     }
   }
 
   @Override
   public String plan(Scans scans) {
-    Registered planner = registered;
+    Registered planner = state.planner();
     if (planner == null) {
       throw new Unavailable("zskip's planner is not running");
     }
     if (overrun != null) {
-      throw new Unavailable("zskip's planner has not answered a query that overran " + TIMEOUT + " yet");
+      throw new Unavailable("zskip's planner has not answered a query that overran " + PLANNER_TIMEOUT.key() + " yet");
     }
     return call(planner, scans.session(), () -> planner.plan().apply(scans), "plan a query");
   }
 
   @Override
   public String record(List<Scans> batch) {
-    Registered planner = registered;
+    Registered planner = state.planner();
     if (planner == null) {
       throw new Unavailable("zskip's planner is not running");
     }
@@ -366,7 +363,7 @@ public final class HostedPlanner implements Planner {
         throw new Unavailable("zskip's planner took longer than " + timeout + " ms");
       }
       answer.cancel(true);
-      failed(planner.generation(), "took longer than " + timeout + " ms (" + TIMEOUT + ") to " + what);
+      failed(planner.generation(), "took longer than " + timeout + " ms (" + PLANNER_TIMEOUT.key() + ") to " + what);
       throw new Unavailable("zskip's planner took longer than " + timeout + " ms");
     } catch (ExecutionException e) {
       String why = String.valueOf(e.getCause()).split("\n")[0];
@@ -381,7 +378,7 @@ public final class HostedPlanner implements Planner {
 
   /**
    * The procedures' declarations (JSON), from the planner process of {@code session}'s application: it
-   * is started if it is not, and waited for (at most {@value #START_TIMEOUT}).
+   * is started if it is not, and waited for (at most {@code spark.zskip.planner.startTimeout}).
    */
   public static String procedureSpecs(SparkSession session) {
     INSTANCE.ensureStarted(session);
@@ -394,129 +391,11 @@ public final class HostedPlanner implements Planner {
    * cancelling the caller's jobs (a Connect interrupt, a Thrift cancel) cancels the procedure's.
    */
   public static String callProcedure(String name, String arguments) {
-    return INSTANCE.runProcedure(name, arguments);
-  }
-
-  private String runProcedure(String name, String arguments) {
-    Registered planner = awaitRegistered("run " + name);
-    int limit;
-    synchronized (this) {
-      limit = settings.maxProcedures();
-    }
-    if (runningProcedures.incrementAndGet() > limit) {
-      runningProcedures.decrementAndGet();
-      throw new IllegalStateException("zskip runs at most " + limit + " procedures at once in this application ("
-          + MAX_PROCEDURES + "), and that many are running: call " + name + " again when one has ended");
-    }
-    try {
-      return runProcedureNow(planner, name, arguments);
-    } finally {
-      if (runningProcedures.decrementAndGet() == 0) {
-        proceduresEnded();
-      }
-    }
-  }
-
-  private String runProcedureNow(Registered planner, String name, String arguments) {
-    SparkSession caller = SparkSession.active(); // the session the CALL runs in: the procedure runs there too
-    org.apache.spark.SparkContext context = caller.sparkContext();
-    long bound;
-    synchronized (this) {
-      bound = settings.procedureTimeoutMs(caller);
-    }
-    java.util.Map<String, String> carried = new java.util.HashMap<>();
-    for (String key : CARRIED) {
-      String value = context.getLocalProperty(key);
-      if (value != null) {
-        carried.put(key, value);
-      }
-    }
-    // a tag of this call's own on its jobs: past its bound they are cancelled by it, and the caller's
-    // other jobs are left alone
-    String tag = "zskip-procedure-" + procedureCalls.incrementAndGet();
-    String tags = carried.get("spark.job.tags");
-    carried.put("spark.job.tags", tags == null || tags.isEmpty() ? tag : tags + "," + tag);
-    Future<String> answer = calls.submit(() -> {
-      Bridge.PLANNING.set(Boolean.TRUE); // the procedure's own queries pass zskip's rule untouched
-      SparkSession.setActiveSession(caller);
-      CARRIED.forEach(key -> context.setLocalProperty(key, carried.get(key)));
-      try {
-        return planner.procedures().apply(caller, name + "\n" + arguments);
-      } finally {
-        overranProcedures.remove(tag);
-        CARRIED.forEach(key -> context.setLocalProperty(key, null));
-        SparkSession.clearActiveSession();
-        Bridge.PLANNING.remove();
-      }
-    });
-    try {
-      return answer.get(bound, TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      LOG.warn("zskip's {} ran longer than {} ms ({}): its Spark jobs are cancelled", name, bound, PROCEDURE_TIMEOUT);
-      stop(answer, tag, context, name);
-      throw new IllegalStateException("zskip's " + name + " ran longer than " + bound + " ms (" + PROCEDURE_TIMEOUT
-          + "): its Spark jobs are cancelled, and what it had not committed is not published; call it again "
-          + "with a longer bound");
-    } catch (ExecutionException e) {
-      String why = String.valueOf(e.getCause()).split("\n")[0];
-      failed(planner.generation(), "could not be reached to run " + name + ": " + why);
-      throw new IllegalStateException("zskip's planner process could not run " + name + ": " + why, e.getCause());
-    } catch (InterruptedException e) {
-      stop(answer, tag, context, name);
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while zskip's " + name + " ran (its Spark jobs are cancelled with the caller's)");
-    }
-  }
-
-  /**
-   * Stops a procedure its caller no longer waits for: its running jobs are cancelled now, and any it starts
-   * later as soon as they start (Spark cancels only the jobs running when asked), so it stops at its next
-   * job without committing what it had not; then waits for it to end ({@link #windDown}).
-   */
-  private void stop(Future<String> answer, String tag, org.apache.spark.SparkContext context, String name) {
-    if (!answer.isDone()) {
-      overranProcedures.add(tag);
-    }
-    context.cancelJobsWithTag(tag);
-    windDown(answer, name);
-  }
-
-  /** How long a procedure whose jobs were cancelled may take to end before its caller is answered anyway. */
-  static final long WIND_DOWN_MS = 60_000;
-
-  /**
-   * Waits, at most {@link #WIND_DOWN_MS}, for a procedure whose Spark jobs were cancelled to end: it fails at
-   * its next job and removes what it wrote and did not commit, and only then does its caller hear that it
-   * ended (else the caller could see those files, or start the call again beside them).
-   */
-  private static void windDown(Future<String> answer, String name) {
-    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WIND_DOWN_MS);
-    boolean interrupted = Thread.interrupted();
-    try {
-      while (!answer.isDone()) {
-        long left = until - System.nanoTime();
-        if (left <= 0) {
-          LOG.warn("zskip's {} had not ended {} s after its Spark jobs were cancelled: files it wrote and did not "
-              + "commit may remain until vacuum removes them", name, WIND_DOWN_MS / 1000);
-          return;
-        }
-        try {
-          answer.get(left, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException again) {
-          interrupted = true;
-        } catch (ExecutionException | TimeoutException | java.util.concurrent.CancellationException ended) {
-          // ended (or the bound passed: the loop says so)
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    return INSTANCE.relay.run(name, arguments);
   }
 
   private Registered awaitRegistered(String what) {
-    Registered planner = registered;
+    Registered planner = state.planner();
     if (planner != null) {
       return planner;
     }
@@ -524,17 +403,17 @@ public final class HostedPlanner implements Planner {
       long waitMs = settings == null ? 0 : settings.startTimeoutMs();
       long deadline = System.nanoTime() + waitMs * 1_000_000;
       try {
-        while (registered == null && (process != null || starting) && System.nanoTime() < deadline) {
+        while (state.planner() == null && !(state instanceof PlannerState.Stopped) && System.nanoTime() < deadline) {
           wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-      if (registered == null) {
+      if (state.planner() == null) {
         throw new IllegalStateException("zskip's planner process is not running, so it cannot " + what
-            + " (see the WARN lines of zskip.planner in the driver's log; " + PYTHON + " names its Python)");
+            + " (see the WARN lines of zskip.planner in the driver's log; " + PLANNER_PYTHON.key() + " names its Python)");
       }
-      return registered;
+      return state.planner();
     }
   }
 
@@ -544,14 +423,14 @@ public final class HostedPlanner implements Planner {
    * not when the last procedure ends, the process is restarted then.  Whether that is the case.
    */
   private synchronized boolean overran(int generation, java.util.concurrent.atomic.AtomicBoolean finished, long timeout, String what) {
-    int running = runningProcedures.get();
-    if (running == 0 || generation != this.generation || process == null || finished.get()) {
+    int running = relay.running();
+    if (running == 0 || !state.is(generation) || finished.get()) {
       return false;
     }
     overrun = new Overrun(generation, finished, what);
     LOG.warn("zskip's planner (process {}) took longer than {} ms ({}) to {}; {} procedure(s) run in it, so it is "
         + "restarted only if it has not answered when they end; queries keep Spark's plans until it answers",
-        process.pid(), timeout, TIMEOUT, what, running);
+        state.process().pid(), timeout, PLANNER_TIMEOUT.key(), what, running);
     return true;
   }
 
@@ -572,30 +451,15 @@ public final class HostedPlanner implements Planner {
     }
   }
 
-  /** A job of a procedure past its bound is cancelled as it starts. */
-  private void cancelIfOverran(org.apache.spark.SparkContext context, org.apache.spark.scheduler.SparkListenerJobStart start) {
-    if (overranProcedures.isEmpty() || start.properties() == null) {
-      return;
-    }
-    String tags = start.properties().getProperty("spark.job.tags", "");
-    for (String tag : tags.split(",")) {
-      if (overranProcedures.contains(tag)) {
-        context.cancelJob(start.jobId());
-        return;
-      }
-    }
-  }
-
   /** The process of {@code generation} failed: warn (once per incident) and start it again. */
   private synchronized void failed(int generation, String why) {
-    if (generation != this.generation || process == null) {
+    if (!state.is(generation)) {
       return; // an incident already being handled
     }
     overrun = null;
-    warn("zskip's planner (process " + process.pid() + ") " + why);
-    Process failing = process;
-    process = null;
-    registered = null;
+    Process failing = state.process();
+    warn("zskip's planner (process " + failing.pid() + ") " + why);
+    state = state.failed();
     failing.destroyForcibly();
     schedule(nextBackoff());
   }
@@ -618,7 +482,7 @@ public final class HostedPlanner implements Planner {
   }
 
   private synchronized void schedule(long delayMs) {
-    starting = true;
+    state = state.scheduled();
     supervisor.schedule(this::start, delayMs, TimeUnit.MILLISECONDS);
   }
 
@@ -626,102 +490,54 @@ public final class HostedPlanner implements Planner {
     int started;
     Process launched;
     synchronized (this) {
-      if (session == null || process != null) {
+      if (session == null || !(state instanceof PlannerState.Waiting)) {
         return; // stopped, or already started
       }
-      generation++;
       starts++;
-      started = generation;
-      output.clear();
+      started = state.generation() + 1;
       startedNanos = System.nanoTime();
       try {
         if (gateway == null) {
           gateway = new Py4JServer(session.sparkContext().getConf());
           gateway.start();
         }
-        // -s: not the user's site directory; a private, empty working directory: Python puts the
-        // working directory first on sys.path for -m, and the server's (where anyone may have left an
-        // argparse.py) must not be imported from
-        ProcessBuilder builder = new ProcessBuilder(
-            settings.python(), "-s", "-m", MODULE, "--application", session.sparkContext().applicationId());
-        builder.directory(privateDirectory());
-        Map<String, String> env = builder.environment();
-        env.remove("SPARK_CONNECT_MODE_ENABLED"); // the process drives this JVM's session, not a Connect client
-        env.put("PYSPARK_GATEWAY_PORT", String.valueOf(gateway.getListeningPort()));
-        env.put("PYSPARK_GATEWAY_SECRET", gateway.secret());
-        env.put("PYSPARK_PIN_THREAD", System.getenv().getOrDefault("PYSPARK_PIN_THREAD", "true")); // as Py4JServer chose
-        env.put("ZSKIP_PLANNER_GENERATION", String.valueOf(started));
-        builder.redirectErrorStream(true);
-        launched = builder.start();
-        process = launched;
+        launched = PlannerProcess.launch(settings.python(), session.sparkContext().applicationId(), gateway, started, output);
+        state = state.launched(launched);
       } catch (IOException | RuntimeException e) {
-        warn("zskip's planner could not be started with " + PYTHON + "=" + settings.python() + ": " + e.getMessage());
+        state = state.launchFailed();
+        warn("zskip's planner could not be started with " + PLANNER_PYTHON.key() + "=" + settings.python() + ": " + e.getMessage());
         schedule(nextBackoff());
         return;
       }
     }
-    Thread pump = new Thread(() -> pump(launched), "zskip-planner-output");
-    pump.setDaemon(true);
-    pump.start();
     launched.onExit().thenRun(() -> exited(started, launched));
     supervisor.schedule(() -> notStarted(started), settings.startTimeoutMs(), TimeUnit.MILLISECONDS);
   }
 
-  /** An empty directory only this JVM's user can enter, made once per JVM and removed at exit. */
-  private File privateDirectory() throws IOException {
-    if (workingDirectory == null || !workingDirectory.isDirectory()) {
-      Path made = Files.createTempDirectory("zskip-planner-",
-          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-      workingDirectory = made.toFile();
-      workingDirectory.deleteOnExit();
-    }
-    return workingDirectory;
-  }
-
   private synchronized void notStarted(int generation) {
-    if (generation == this.generation && registered == null && process != null) {
-      failed(generation, "did not start within " + settings.startTimeoutMs() + " ms (" + START_TIMEOUT + ")");
+    if (state instanceof PlannerState.Starting && state.is(generation)) {
+      failed(generation, "did not start within " + settings.startTimeoutMs() + " ms (" + PLANNER_START_TIMEOUT.key() + ")");
     }
   }
 
   private synchronized void exited(int generation, Process ended) {
-    if (generation != this.generation || process != ended) {
+    if (!state.is(generation) || state.process() != ended) {
       return; // stopped on purpose, or replaced
     }
     String last;
     synchronized (output) {
       last = output.isEmpty() ? "" : ": " + output.peekLast();
     }
-    process = null;
-    registered = null;
+    state = state.failed();
     overrun = null;
     warn("zskip's planner (process " + ended.pid() + ") exited with code " + ended.exitValue() + last);
     schedule(nextBackoff());
   }
 
-  /** The process's output into the log, its last lines kept for the warning when it exits. */
-  private void pump(Process from) {
-    try (BufferedReader lines = new BufferedReader(new InputStreamReader(from.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = lines.readLine()) != null) {
-        LOG.info("planner: {}", line);
-        synchronized (output) {
-          if (output.size() == OUTPUT_KEPT) {
-            output.removeFirst();
-          }
-          output.addLast(line);
-        }
-      }
-    } catch (IOException e) {
-      LOG.debug("zskip's planner output ended: {}", e.toString());
-    }
-  }
-
   private synchronized void stopProcess() {
-    registered = null;
-    if (process != null) {
-      Process stopping = process;
-      process = null;
+    Process stopping = state.process();
+    state = state.stopped();
+    if (stopping != null) {
       stopping.destroy(); // its stdin closes too: it exits
     }
   }
@@ -729,7 +545,6 @@ public final class HostedPlanner implements Planner {
   /** Stop the process for good (the application ended); the next session of a new application starts one again. */
   synchronized void stop() {
     stopProcess();
-    starting = false;
     firstStart = false;
     session = null;
     notifyAll();

@@ -1,5 +1,6 @@
 package io.zskip.join;
 
+import static io.zskip.settings.ZskipSettings.SMALL_JOIN_SIDE;
 import io.zskip.iceberg.Members;
 import io.zskip.rule.Plans;
 import io.zskip.spark.SparkLine;
@@ -40,8 +41,6 @@ import org.apache.spark.sql.catalyst.plans.logical.Project;
  */
 public final class JoinKeys {
   // a join's dimension side Spark estimates at most this big sends its keys without a distinct
-  static final String SMALL_SIDE = "spark.zskip.planning.smallJoinSideBytes";
-  static final long SMALL_SIDE_BYTES = 16L << 20;
 
   private JoinKeys() {}
 
@@ -54,7 +53,7 @@ public final class JoinKeys {
         : type.equals("date") ? "unix_date(" + name + ")"
         : type.equals("timestamp") ? "unix_micros(" + name + ")"
         : "CAST(" + name + " AS STRING)";
-    long small = Long.parseLong(session.conf().get(SMALL_SIDE, String.valueOf(SMALL_SIDE_BYTES)));
+    long small = Long.parseLong(session.conf().get(SMALL_JOIN_SIDE.key(), SMALL_JOIN_SIDE.defaultValue()));
     boolean smallSide = estimatedBytes(join.side()) <= small;
     Set<Object> distinct = smallSide && join.allPushed() ? onDriver(join.dimensionScan(), key, cap) : null;
     if (distinct == null) {

@@ -1,5 +1,6 @@
 package io.zskip.rule;
 
+import io.zskip.settings.ZskipSettings;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.zskip.bridge.Answers;
 import io.zskip.bridge.Bridge;
@@ -11,7 +12,6 @@ import io.zskip.write.ClusteredWrites;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -51,13 +51,10 @@ import org.slf4j.LoggerFactory;
  * on a thread of its own, after the query has its plan, so it never delays one.
  */
 public final class PlanHook extends Rule<LogicalPlan> {
-  public static final String ENABLED = "spark.zskip.enabled";
   private static final AtomicLong PLANNED = new AtomicLong(); // plans handed to the planner
   private static final AtomicLong FAILURES = new AtomicLong(); // of those, the ones left as Spark made them
   private static final AtomicLong REMEMBERED = new AtomicLong(); // plans answered without the planner
   private static final AtomicLong UNAVAILABLE = new AtomicLong(); // plans left as Spark made them: no planner ready
-  public static final String CAPTURE = "spark.zskip.workload.capture";
-  private static final Set<String> CAPTURE_OFF = Set.of("false", "0", "off", "no"); // as the Python recorder reads it
   private static volatile String lastFailure = "";
   private static final Logger LOG = LoggerFactory.getLogger("zskip.PlanHook");
 
@@ -74,7 +71,7 @@ public final class PlanHook extends Rule<LogicalPlan> {
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
     if (Bridge.PLANNING.get() != null // zskip is planning on this thread: its own queries pass untouched
-        || !SparkLine.conf(session).getConfString(ENABLED, String.valueOf(onUnlessSet)).trim().equalsIgnoreCase("true")) {
+        || !ZskipSettings.flag(SparkLine.conf(session).getConfString(ZskipSettings.ENABLED.key(), null), onUnlessSet)) {
       return plan;
     }
     Bridge.PLANNING.set(Boolean.TRUE);
@@ -131,8 +128,7 @@ public final class PlanHook extends Rule<LogicalPlan> {
 
   /** Has the recorder record the scans {@code recall} answered, on its own thread, unless the session captures no workload. */
   private void record(Scans scans, RememberedPlans.Keys keys, RememberedPlans.Recall recall) {
-    String capture = SparkLine.conf(session).getConfString(CAPTURE, "true").trim().toLowerCase(Locale.ROOT);
-    if (CAPTURE_OFF.contains(capture)
+    if (!ZskipSettings.flag(SparkLine.conf(session).getConfString(ZskipSettings.CAPTURE.key(), null), true)
         || (recall.toPlan().isEmpty() && recall.toRepeat().isEmpty())) {
       return;
     }

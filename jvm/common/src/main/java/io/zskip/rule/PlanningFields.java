@@ -1,5 +1,6 @@
 package io.zskip.rule;
 
+import io.zskip.settings.ZskipSettings;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
@@ -18,12 +19,12 @@ import java.util.Set;
  * planner is asked.
  */
 public final class PlanningFields {
-  public static final String STORE = "zskip.clustering.store";
-  static final String CLUSTERED = "zskip.clustering.field-ids";
-  static final String VALUE_ORDERED = "zskip.clustering.value-ordered-field-ids";
-  static final String CURVE = "zskip.clustering.curve";
-  static final String MANIFEST = "zskip.index.manifest";
-  static final String INDEXED = "zskip.index.field-ids";
+  private static final String STORE = ZskipSettings.CLUSTERING_STORE.key();
+  private static final String CLUSTERED = ZskipSettings.CLUSTERED_FIELDS.key();
+  private static final String VALUE_ORDERED = ZskipSettings.VALUE_ORDERED_FIELDS.key();
+  private static final String CURVE = ZskipSettings.CURVE.key();
+  private static final String MANIFEST = ZskipSettings.INDEX_MANIFEST.key();
+  private static final String INDEXED = ZskipSettings.INDEXED_FIELDS.key();
 
   /**
    * What the properties say of a table state: its clustered, value-ordered clustered and indexed field

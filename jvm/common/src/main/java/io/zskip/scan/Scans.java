@@ -1,5 +1,6 @@
 package io.zskip.scan;
 
+import io.zskip.settings.ZskipSettings;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.zskip.bridge.Answers;
@@ -237,7 +238,7 @@ public final class Scans {
     if (set != null) {
       synchronized (set) { // a synchronized map: iterating it takes its lock
         for (Map.Entry<?, ?> entry : set.entrySet()) {
-          if (entry.getKey() instanceof String name && name.startsWith("spark.zskip.")) {
+          if (entry.getKey() instanceof String name && name.startsWith(ZskipSettings.PREFIX)) {
             out.put(name, String.valueOf(entry.getValue()));
           }
         }
@@ -247,7 +248,7 @@ public final class Scans {
     scala.collection.Iterator<scala.Tuple2<String, String>> confs = conf.getAllConfs().iterator();
     while (confs.hasNext()) {
       scala.Tuple2<String, String> entry = confs.next();
-      if (entry._1().startsWith("spark.zskip.")) {
+      if (entry._1().startsWith(ZskipSettings.PREFIX)) {
         out.put(entry._1(), entry._2());
       }
     }

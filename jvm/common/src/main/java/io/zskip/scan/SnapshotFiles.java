@@ -1,5 +1,6 @@
 package io.zskip.scan;
 
+import io.zskip.settings.ZskipSettings;
 import io.zskip.bridge.Bridge;
 import io.zskip.iceberg.Members;
 import io.zskip.rule.Plans;
@@ -78,7 +79,7 @@ public final class SnapshotFiles {
    */
   static Dataset<Row> listed(Dataset<Row> frame) {
     SparkSession session = frame.sparkSession();
-    if (session.conf().get("spark.zskip.planning.listedFiles", "true").equalsIgnoreCase("false")) {
+    if (!ZskipSettings.flag(session.conf().get(ZskipSettings.LISTED_FILES.key(), null), true)) {
       return frame;
     }
     LogicalPlan analysed = SparkLine.execution(frame).analyzed();

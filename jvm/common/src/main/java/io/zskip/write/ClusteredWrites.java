@@ -1,7 +1,7 @@
 package io.zskip.write;
 
+import io.zskip.settings.ZskipSettings;
 import io.zskip.bridge.Bridge;
-import io.zskip.rule.PlanningFields;
 import io.zskip.rule.Plans;
 import io.zskip.spark.SparkLine;
 import java.util.ArrayList;
@@ -58,7 +58,6 @@ import org.slf4j.LoggerFactory;
  * it was, with a warning once per table: a write never fails for zskip.
  */
 public final class ClusteredWrites {
-  static final String ORDER = "zskip.write.order";
   static final String KEY_NAME = "zskip_curve_key";
   private static final Set<String> MODES = Set.of("auto", "sort", "range", "none");
   private static final Set<String> POSITIONS = Set.of("_file", "_pos"); // Iceberg's metadata columns of a row's place
@@ -85,14 +84,14 @@ public final class ClusteredWrites {
     }
     org.apache.iceberg.Table table = target.table();
     Map<String, String> properties = table.properties();
-    String store = properties.get(PlanningFields.STORE);
+    String store = properties.get(ZskipSettings.CLUSTERING_STORE.key());
     if (store == null) {
       return plan;
     }
-    String mode = properties.getOrDefault(ORDER, "auto").trim().toLowerCase(Locale.ROOT);
+    String mode = properties.getOrDefault(ZskipSettings.WRITE_ORDER.key(), "auto").trim().toLowerCase(Locale.ROOT);
     if (!MODES.contains(mode)) {
       warnOnce(table.name() + " " + mode, "zskip clusters writes into {} as by default: its property {}={} is not one "
-          + "of auto, sort, range, none", table.name(), ORDER, mode);
+          + "of auto, sort, range, none", table.name(), ZskipSettings.WRITE_ORDER.key(), mode);
       mode = "auto";
     }
     if (mode.equals("none") || keyed(query)) {

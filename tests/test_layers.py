@@ -106,3 +106,22 @@ def test_the_stage_check_sees_a_violation() -> None:
     assert _stage_imports("from zskip.planning.stages.indexes import worth_reading\n") == [
         "zskip.planning.stages.indexes"
     ]
+
+
+def test_importing_zskip_imports_nothing_from_the_working_directory(tmp_path: Path) -> None:
+    """PySpark's workers import zskip in the JVM's working directory, which Python puts first on
+    ``sys.path``: importing zskip uses no module such a directory could shadow (``argparse`` is
+    imported only by the command lines that need it)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "argparse.py").write_text("raise SystemExit('the working directory was imported from')\n")
+    done = subprocess.run(
+        [sys.executable, "-c", "import zskip, zskip.settings, zskip.procedures"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(PACKAGE.parent)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -14,7 +14,6 @@ which declares the same entries for the extension's rule and hosted planner.  Th
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -307,6 +306,10 @@ def with_tables(page: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    # imported here, not with the module: every process that imports zskip imports this module, some
+    # in a directory anyone may have left an argparse.py in (PySpark's workers run in the JVM's)
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m zskip.settings", description=__doc__.split("\n")[0])
     parser.add_argument("--write", type=Path, metavar="PAGE", help="rewrite the tables of PAGE in place")
     args = parser.parse_args(argv)

@@ -170,3 +170,21 @@ def test_sizes_are_estimated_from_the_buffers_values_hold() -> None:
     assert approximate_bytes(pa.table({"a": np.arange(1_000_000)})) >= 8_000_000
     assert approximate_bytes({"k": [np.zeros(1000, np.int8)] * 200}) >= 200_000  # a long list, scaled up
     assert approximate_bytes(42) < 100
+
+
+def test_a_cache_bounded_by_entries_only_sizes_nothing() -> None:
+    """Estimating a value's bytes walks its objects (milliseconds for a large one): a cache with no byte
+    bound (the rule's workload records) never does."""
+
+    class Watched:
+        looked = 0
+
+        @property
+        def nbytes(self) -> int:
+            Watched.looked += 1
+            return 8
+
+    LruCache(max_entries=4).put("k", Watched())
+    assert Watched.looked == 0
+    LruCache(max_entries=4, max_bytes=1 << 20).put("k", Watched())
+    assert Watched.looked == 1

@@ -88,9 +88,10 @@ def approximate_bytes(value: Any, depth: int = 0) -> int:
 class LruCache:
     """Least recently used entries go first, past ``max_entries`` or past ``max_bytes`` in all (each
     entry's size estimated once, when it is kept: ``approximate_bytes``); an entry larger than a
-    quarter of ``max_bytes`` is given to its caller and not kept."""
+    quarter of ``max_bytes`` is given to its caller and not kept.  Without ``max_bytes`` only entries
+    are counted: no size is estimated (walking a large value's objects costs milliseconds)."""
 
-    def __init__(self, max_entries: int, max_bytes: int = 1 << 62) -> None:
+    def __init__(self, max_entries: int, max_bytes: int | None = None) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self.bytes = 0
@@ -156,15 +157,15 @@ class LruCache:
 
     def put(self, key: Hashable, value: Any) -> None:
         """Keep ``value`` under ``key`` (something loaded in bulk, beside what ``get_or_load`` loads)."""
-        size = approximate_bytes(value)
+        size = approximate_bytes(value) if self.max_bytes is not None else 0
         with self._lock:
             self._forget(key)
-            if size > self.max_bytes // 4:
+            if self.max_bytes is not None and size > self.max_bytes // 4:
                 return  # too large to keep: the next plan that needs it reads it again
             self._items[key] = value
             self._sizes[key] = size
             self.bytes += size
-            while len(self._items) > self.max_entries or self.bytes > self.max_bytes:
+            while len(self._items) > self.max_entries or (self.max_bytes is not None and self.bytes > self.max_bytes):
                 oldest, _ = self._items.popitem(last=False)
                 self.bytes -= self._sizes.pop(oldest, 0)
 

@@ -50,5 +50,5 @@ def test_a_manifest_whose_footer_copies_have_no_head_loads_them_as_whole_copies(
     manifest = IndexManifest.from_bytes(buffer.getvalue())
     assert manifest.footers.schema.equals(FOOTER_SCHEMA)
     copy = manifest.footer_copies["s3://b/t/data/f.parquet"]
-    assert copy["head"] is None and copy["rest_offset"] is None and copy["length"] == 300
+    assert copy.head is None and copy.rest_offset is None and copy.length == 300
     assert IndexManifest.from_bytes(manifest.to_bytes()).footers.equals(manifest.footers)

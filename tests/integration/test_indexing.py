@@ -377,11 +377,11 @@ def test_planning_reads_the_footer_copies_the_index_files_hold_not_the_data_file
     files = data_files(spark, table)
     sizes = dict(zip(files["file_path"].to_pylist(), files["file_size_in_bytes"].to_pylist(), strict=True))
     copies = manifest.footer_copies
-    assert {path: copy["file_size"] for path, copy in copies.items()} == sizes
+    assert {path: copy.file_size for path, copy in copies.items()} == sizes
     loaded = footer_copies(list(copies.values()), iceberg.file_access())
     for path, data in zip(copies, loaded, strict=True):
         assert not isinstance(data, Exception)
-        assert len(data) == copies[path]["head"] < copies[path]["length"] / 2  # the copy's head alone
+        assert len(data) == copies[path].head < copies[path].length / 2  # the copy's head alone
         own, copied = read_footer(path, iceberg.file_access()), footer_from_copy(data)
         assert copied.rows == own.rows and copied.ranges == own.ranges and len(own.rows) > 2
         field_a = iceberg.resolve(["a"])[0].id

@@ -242,7 +242,7 @@ def test_a_range_bitmap_is_read_only_where_it_costs_less_than_what_it_could_rule
 ) -> None:
     metadata, path = costly
     CACHE.clear()
-    blob = sum(int(r["length"]) for r in metadata.index_manifest.entries_by_file[path])  # type: ignore[union-attr]
+    blob = sum(r.length for r in metadata.index_manifest.entries_by_file[path])  # type: ignore[union-attr]
     footer = metadata.footer(path)
     small_a = footer.bytes_of([1])[1:].sum()  # type: ignore[index]
     small_s = footer.bytes_of([2])[1:].sum()  # type: ignore[index]

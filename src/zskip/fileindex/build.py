@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from zskip.fileindex import footer_copy
 from zskip.fileindex.definition import IndexDefinition
+from zskip.fileindex.entries import BlobEntry, FooterCopy, Stored, as_stored, blob_entries, footer_copies_of
 from zskip.fileindex.footer_copy import leaf_ranges, top_level_field_ids
 from zskip.fileindex.kinds import kind_named
 from zskip.fileindex.kinds.base import IndexKind
@@ -49,45 +50,8 @@ def column_indices_of(parquet: Any, positions: Sequence[int]) -> list[int]:
     return [leaf for position in sorted(set(positions)) for leaf in ranges[position]]
 
 
-@dataclass(frozen=True)
-class BlobEntry:
-    """Where one index of one data file lives (a row of the index manifest)."""
-
-    data_file: str
-    field_id: int
-    column: str  # the name the table gave field ``field_id`` when the index was defined
-    kind: str
-    puffin_path: str
-    offset: int
-    length: int
-    codec: str | None
-    checksum: str
-    rows: int
-    row_group_rows: tuple[int, ...]
-    head: int | None = None  # bytes at the blob's start that load alone (``IndexKind.head_length``)
-    rest_offset: int | None = None  # where the rest after the head is, when not right after it
-    # where a copy of each part of the rest is (``IndexKind.parts_for``), kept beside other data files'
-    # parts of the column in a merged index file (``copy_blobs``); None: only in the rest
-    part_offsets: tuple[int, ...] | None = None
-
-
 FOOTER_BLOB = "zskip-footer-v2"  # a data file's row-group facts, then its Parquet footer (``footer_copy``)
 FOOTER_BLOB_V1 = "zskip-footer-v1"  # the same compressed together as one blob: loads only whole
-
-
-@dataclass(frozen=True)
-class FooterCopy:
-    """Where the copy of one data file's Parquet footer lives (a row of the manifest's footers)."""
-
-    data_file: str
-    file_size: int  # the data file's length when copied
-    puffin_path: str
-    offset: int
-    length: int
-    codec: str | None
-    checksum: str
-    head: int | None = None  # bytes at the copy's start that give its facts alone (None: format 1)
-    rest_offset: int | None = None  # where the rest after the head is, when not right after it
 
 
 @dataclass(frozen=True)
@@ -190,24 +154,24 @@ def build_file_indexes(
     return BuiltIndexes(entries, footer)
 
 
-def read_stored(entry: Mapping[str, Any], access: FileAccess = LOCAL) -> bytes:
-    """The stored bytes of the blob a manifest entry points at: its head and rest joined where they
-    are stored apart (``rest_offset``)."""
-    offset, length, rest_offset = int(entry["offset"]), int(entry["length"]), entry.get("rest_offset")
-    if rest_offset is None:
-        return access.read(entry["puffin_path"], offset=offset, length=length)
-    head = int(entry["head"])
-    return access.read(entry["puffin_path"], offset=offset, length=head) + access.read(
-        entry["puffin_path"], offset=int(rest_offset), length=length - head
+def read_stored(row: Stored | Mapping[str, Any], access: FileAccess = LOCAL) -> bytes:
+    """The stored bytes of the blob a manifest entry (or footer copy) points at: its head and rest
+    joined where they are stored apart (``rest_offset``)."""
+    entry = as_stored(row)
+    offset, length, head, rest_offset = entry.offset, entry.length, entry.head, entry.rest_offset
+    if rest_offset is None or head is None:
+        return access.read(entry.puffin_path, offset=offset, length=length)
+    return access.read(entry.puffin_path, offset=offset, length=head) + access.read(
+        entry.puffin_path, offset=rest_offset, length=length - head
     )
 
 
 def copy_blobs(
     puffin_path: str,
-    entries: Sequence[dict[str, Any]],
+    rows: Sequence[BlobEntry | Mapping[str, Any]],
     access: FileAccess = LOCAL,
     *,
-    footers: Sequence[dict[str, Any]] = (),
+    footers: Sequence[FooterCopy | Mapping[str, Any]] = (),
 ) -> tuple[list[BlobEntry], list[FooterCopy]]:
     """Write the blobs manifest ``entries`` point at into one new Puffin file, and the footer copies
     ``footers`` (rows of the manifest's footers) first, one after another, so that planning reads them
@@ -219,58 +183,60 @@ def copy_blobs(
     parts of every blob of a column and kind (``IndexKind.stored_parts``: a dictionary's blocks) are
     copied side by side in one more blob, ordered by their keys: the blocks that would hold a value, of
     every data file, then lie close together (``part_offsets`` says where each is)."""
+    entries = blob_entries(rows)
+    copies = footer_copies_of(footers)
     buffer = io.BytesIO()
     writer = PuffinWriter(buffer, properties={"created-by": "zskip"})
-    copied_footers = _copy_footers(writer, puffin_path, footers, access)
+    copied_footers = _copy_footers(writer, puffin_path, copies, access)
     stored_of, heads = {}, {}
     for n, entry in enumerate(entries):
         stored = read_stored(entry, access)
-        if str(zlib.crc32(stored)) != entry["checksum"]:
+        if str(zlib.crc32(stored)) != entry.checksum:
             continue  # a damaged blob stays out of the merged file: its data file counts as unindexed
-        kind = kind_named(entry["kind"])
+        kind = kind_named(entry.kind)
         stored_of[n] = _merged_form(kind, stored)
-        heads[n] = None if entry.get("head") is None else kind.head_length(stored_of[n])
+        heads[n] = None if entry.head is None else kind.head_length(stored_of[n])
     # blobs that load only whole, then the heads of the others, a column's one after another (a cold
     # plan reads the heads of many data files in one request), then their rests in the same order
-    order = sorted(stored_of, key=lambda n: (heads[n] is not None, entries[n]["field_id"], n))
+    order = sorted(stored_of, key=lambda n: (heads[n] is not None, entries[n].field_id, n))
     placed: dict[int, tuple[int, int | None]] = {}  # entry -> (offset, rest offset)
     split = [n for n in order if heads[n] is not None]
     for n in order:
         entry, stored, head = entries[n], stored_of[n], heads[n]
-        properties = {"column": entry["column"], "data-file": entry["data_file"]}
-        blob_type, fields = kind_named(entry["kind"]).blob_type, (int(entry["field_id"]),)
+        properties = {"column": entry.column, "data-file": entry.data_file}
+        blob_type, fields = kind_named(entry.kind).blob_type, (int(entry.field_id),)
         if head is None:
-            meta = writer.add_stored(blob_type, stored, codec=entry["codec"], fields=fields, properties=properties)
+            meta = writer.add_stored(blob_type, stored, codec=entry.codec, fields=fields, properties=properties)
             placed[n] = (meta.offset, None)
             continue
         meta = writer.add_stored(
-            blob_type, stored[:head], codec=entry["codec"], fields=fields, properties={**properties, "part": "head"}
+            blob_type, stored[:head], codec=entry.codec, fields=fields, properties={**properties, "part": "head"}
         )
         placed[n] = (meta.offset, None)
     for n in split:
         entry, stored = entries[n], stored_of[n]
         meta = writer.add_stored(
-            kind_named(entry["kind"]).blob_type,
+            kind_named(entry.kind).blob_type,
             stored[heads[n] :],
-            codec=entry["codec"],
-            fields=(int(entry["field_id"]),),
-            properties={"column": entry["column"], "data-file": entry["data_file"], "part": "rest"},
+            codec=entry.codec,
+            fields=(int(entry.field_id),),
+            properties={"column": entry.column, "data-file": entry.data_file, "part": "rest"},
         )
         placed[n] = (placed[n][0], meta.offset)
     part_offsets = _copy_parts(writer, [(entries[n], stored_of[n], n) for n in split])
     copied = [
         BlobEntry(
-            data_file=entries[n]["data_file"],
-            field_id=int(entries[n]["field_id"]),
-            column=entries[n]["column"],
-            kind=entries[n]["kind"],
+            data_file=entries[n].data_file,
+            field_id=int(entries[n].field_id),
+            column=entries[n].column,
+            kind=entries[n].kind,
             puffin_path=puffin_path,
             offset=placed[n][0],
             length=len(stored_of[n]),
-            codec=entries[n]["codec"],
+            codec=entries[n].codec,
             checksum=str(zlib.crc32(stored_of[n])),
-            rows=entries[n]["rows"],
-            row_group_rows=tuple(entries[n]["row_group_rows"]),
+            rows=entries[n].rows,
+            row_group_rows=tuple(entries[n].row_group_rows),
             head=heads[n],
             rest_offset=placed[n][1],
             part_offsets=part_offsets.get(n),
@@ -291,17 +257,17 @@ def _merged_form(kind: IndexKind, stored: bytes) -> bytes:
         return stored
 
 
-def _copy_parts(writer: PuffinWriter, blobs: Sequence[tuple[dict[str, Any], bytes, int]]) -> dict[int, tuple[int, ...]]:
+def _copy_parts(writer: PuffinWriter, blobs: Sequence[tuple[BlobEntry, bytes, int]]) -> dict[int, tuple[int, ...]]:
     """Write the parts of ``blobs`` (entry, stored blob, number) of each column and kind side by side,
     ordered by their keys, one Puffin blob per column and kind; where each blob's parts are, by number."""
     by_column: dict[tuple[int, str], list[tuple[int, int, int, bytes]]] = {}
     for entry, stored, n in blobs:
         try:
-            found = kind_named(entry["kind"]).stored_parts(stored)
+            found = kind_named(entry.kind).stored_parts(stored)
         except Exception as exc:  # as in ``_merged_form``: its rest still holds the parts
-            log.debug("the parts of a %s blob are not copied: %s", entry["kind"], exc)
+            log.debug("the parts of a %s blob are not copied: %s", entry.kind, exc)
             continue
-        column = (int(entry["field_id"]), entry["kind"])
+        column = (int(entry.field_id), entry.kind)
         by_column.setdefault(column, []).extend((key, n, part, data) for part, (key, data) in enumerate(found))
     offsets: dict[int, dict[int, int]] = {}
     for (field_id, kind), parts in sorted(by_column.items(), key=lambda item: item[0]):
@@ -323,7 +289,7 @@ def _copy_parts(writer: PuffinWriter, blobs: Sequence[tuple[dict[str, Any], byte
 
 
 def _copy_footers(
-    writer: PuffinWriter, puffin_path: str, footers: Sequence[dict[str, Any]], access: FileAccess
+    writer: PuffinWriter, puffin_path: str, footers: Sequence[FooterCopy], access: FileAccess
 ) -> list[FooterCopy]:
     """Write the footer copies ``footers`` (rows of the manifest's footers): those that load only whole
     and the heads of the others one after another (a cold plan reads many in one request), then the
@@ -332,31 +298,31 @@ def _copy_footers(
     stored_of = {}
     for n, footer in enumerate(footers):
         stored = read_stored(footer, access)
-        if str(zlib.crc32(stored)) == footer["checksum"]:
+        if str(zlib.crc32(stored)) == footer.checksum:
             stored_of[n] = stored
     placed: dict[int, tuple[int, int | None]] = {}
     for n, stored in stored_of.items():
-        footer, head = footers[n], footers[n].get("head")
+        footer, head = footers[n], footers[n].head
         blob_type = FOOTER_BLOB_V1 if head is None else FOOTER_BLOB
         part = stored if head is None else stored[: int(head)]
-        properties = {"data-file": footer["data_file"]} | ({} if head is None else {"part": "head"})
-        placed[n] = (writer.add_stored(blob_type, part, codec=footer["codec"], properties=properties).offset, None)
+        properties = {"data-file": footer.data_file} | ({} if head is None else {"part": "head"})
+        placed[n] = (writer.add_stored(blob_type, part, codec=footer.codec, properties=properties).offset, None)
     for n, stored in stored_of.items():
-        footer, head = footers[n], footers[n].get("head")
+        footer, head = footers[n], footers[n].head
         if head is not None:
-            properties = {"data-file": footer["data_file"], "part": "rest"}
-            rest = writer.add_stored(FOOTER_BLOB, stored[int(head) :], codec=footer["codec"], properties=properties)
+            properties = {"data-file": footer.data_file, "part": "rest"}
+            rest = writer.add_stored(FOOTER_BLOB, stored[int(head) :], codec=footer.codec, properties=properties)
             placed[n] = (placed[n][0], rest.offset)
     return [
         FooterCopy(
-            footers[n]["data_file"],
-            footers[n]["file_size"],
+            footers[n].data_file,
+            footers[n].file_size,
             puffin_path,
             offset,
-            footers[n]["length"],
-            footers[n]["codec"],
-            footers[n]["checksum"],
-            head=footers[n].get("head"),
+            footers[n].length,
+            footers[n].codec,
+            footers[n].checksum,
+            head=footers[n].head,
             rest_offset=rest_offset,
         )
         for n, (offset, rest_offset) in placed.items()

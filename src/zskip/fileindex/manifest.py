@@ -27,8 +27,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zskip.fileindex.build import BlobEntry, FooterCopy
 from zskip.fileindex.definition import IndexDefinition
+from zskip.fileindex.entries import BlobEntry, FooterCopy
 from zskip.fileindex.puffin import PuffinWriter, read_puffin
 
 __all__ = ["ENTRY_SCHEMA", "FOOTER_SCHEMA", "IndexManifest", "entries_table", "footers_table"]
@@ -90,9 +90,9 @@ def _table_of(rows: Iterable[BlobEntry | FooterCopy], schema: pa.Schema) -> pa.T
     return pa.Table.from_pylist([{name: getattr(row, name) for name in schema.names} for row in rows], schema=schema)
 
 
-class _RowsByFile(Mapping[str, tuple[dict[str, Any], ...]]):
-    """A table's rows grouped by data file, each file's made into dicts when first asked for: a cold
-    plan asks for its candidate files' entries, often a small part of the manifest."""
+class _EntriesByFile(Mapping[str, tuple[BlobEntry, ...]]):
+    """An entries table's rows grouped by data file, each file's made into entries when first asked
+    for: a cold plan asks for its candidate files' entries, often a small part of the manifest."""
 
     def __init__(self, table: pa.Table) -> None:
         self._names = table.column_names
@@ -100,18 +100,18 @@ class _RowsByFile(Mapping[str, tuple[dict[str, Any], ...]]):
         self._positions: dict[str, list[int]] = {}
         for position, path in enumerate(table["data_file"].to_pylist()):
             self._positions.setdefault(path, []).append(position)
-        self._rows: dict[str, tuple[dict[str, Any], ...]] = {}
+        self._rows: dict[str, tuple[BlobEntry, ...]] = {}
 
     @functools.cached_property
     def _columns(self) -> list[list[Any]]:
         return [column.to_pylist() for column in self._table.columns]
 
-    def __getitem__(self, path: str) -> tuple[dict[str, Any], ...]:
+    def __getitem__(self, path: str) -> tuple[BlobEntry, ...]:
         rows = self._rows.get(path)
         if rows is None:  # two threads may both build it: the same rows
             columns = self._columns
             rows = tuple(
-                {name: column[at] for name, column in zip(self._names, columns, strict=True)}
+                BlobEntry.of_row({name: column[at] for name, column in zip(self._names, columns, strict=True)})
                 for at in self._positions[path]
             )
             self._rows[path] = rows
@@ -151,15 +151,15 @@ class IndexManifest:
         return pc.and_(same, pc.equal(self.entries["kind"], kind))
 
     @functools.cached_property
-    def entries_by_file(self) -> Mapping[str, tuple[dict[str, Any], ...]]:
-        """Every entry as a row, grouped by its data file (one per manifest: planning looks up a few
+    def entries_by_file(self) -> Mapping[str, tuple[BlobEntry, ...]]:
+        """Every entry, grouped by its data file (one per manifest: planning looks up a few
         files per query, and the manifest never changes)."""
-        return _RowsByFile(self.entries)
+        return _EntriesByFile(self.entries)
 
     @functools.cached_property
-    def footer_copies(self) -> Mapping[str, dict[str, Any]]:
+    def footer_copies(self) -> Mapping[str, FooterCopy]:
         """Where each data file's footer copy is, by data file (built once per manifest)."""
-        return {row["data_file"]: row for row in self.footers.to_pylist()}
+        return {row["data_file"]: FooterCopy.of_row(row) for row in self.footers.to_pylist()}
 
     def indexed_files(self, definition: IndexDefinition) -> set[str]:
         return set(self.entries.filter(self._of(definition.field_id, definition.kind))["data_file"].to_pylist())

@@ -381,7 +381,7 @@ def _build(
     # every indexed data file gets a copy of its footer (files indexed before copies were made too,
     # and a copy of format 1, which planning reads whole, is made again: reading a footer is all that
     # takes)
-    copied = {path for path, row in current.footer_copies.items() if row["head"] is not None}
+    copied = {path for path, row in current.footer_copies.items() if row.head is not None}
     copy_footers = frozenset(live - copied) if current.definitions else frozenset()
     for data_file in copy_footers:
         work.setdefault(data_file, [])

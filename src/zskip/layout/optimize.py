@@ -217,85 +217,38 @@ def optimize(
         weights=weights,
     )
     with clock.step("resolve"):
-        target = resolve_target(spark, table, options)
-        table = target.iceberg.name  # as the session resolved it: every statement below names it in full
-        start_snapshot = target.iceberg.current_snapshot_id()
-        files_meta = data_files(spark, table, snapshot_id=start_snapshot) if start_snapshot else None
-        files = files_from_arrow(files_meta) if files_meta is not None else []
-    bytes_before = sum(f.size_bytes for f in files)
-
-    def result(reason: str, **kw: Any) -> OptimizeResult:
-        base = dict(
-            table=table,
-            mode=options.mode,
-            reason=reason,
-            files_before=len(files),
-            files_after=len(files),
-            bytes_before=bytes_before,
-            bytes_after=bytes_before,
-            files_rewritten=0,
-            files_written=0,
-            rows_rewritten=0,
-            groups=0,
-            commits=0,
-            snapshot_id=start_snapshot,
-            duration_seconds=time.monotonic() - started,
-            step_seconds=dict(clock.seconds),
-        )
-        base.update(kw)
-        return OptimizeResult(**base)  # type: ignore[arg-type]
-
+        target, files, start_snapshot = _resolve(spark, table, options)
+    outcome = _Outcome(target.iceberg.name, options.mode, files, start_snapshot, clock, started)
     if start_snapshot is None or not files:
-        return result("the table is empty: nothing to do")
+        return outcome("the table is empty: nothing to do")
     with clock.step("select files"):
-        store = read_store(target.iceberg)
-        if store is not None:  # its columns under their names of today (rows are keyed by name)
-            names = {f.id: f.name for f in target.iceberg.schema() if not f.nested}
-            store = dataclasses.replace(store, spec=renamed(store.spec, names))
-        same_spec = store is not None and _same_layout(store.spec, target, options.curve, options.mapping)
-        selection = select_rewrite(spark, table, files, store if same_spec else None, options)
+        store, selection = _select(spark, target, files, options)
     if not selection.files:
-        return result(selection.reason)
-    selected = list(selection.files)
+        return outcome(selection.reason)
     with clock.step("fit spec"):
-        fitted = fit_or_keep_spec(spark, target, options, files, selection, store if same_spec else None, report)
+        fitted = fit_or_keep_spec(spark, target, options, files, selection, store, report)
+    selected = list(selection.files)
     if fitted.table_sample is None and store is not None:  # going on under the recorded spec
         with clock.step("laid out on write"):
-            laid_out = laid_out_on_write(spark, target, fitted, selected, options.target_file_size)
-        if laid_out.num_rows:
-            recorded = set(laid_out["file_path"].to_pylist())
-            selected = [f for f in selected if f.path not in recorded]
-            kept = laid_out if fitted.kept_ranges is None else pa.concat_tables([fitted.kept_ranges, laid_out])
-            fitted = dataclasses.replace(fitted, kept_ranges=kept)
-            log.info("optimize %s: %d files written in curve order recorded as they are", table, len(recorded))
-            if not selected:
-                with clock.step("commit"):
-                    snapshot = record_laid_out(target, store, fitted, start_snapshot)
-                reason = f"{len(recorded)} new files were written in curve order: recorded as laid out, none rewritten"
-                return result(reason, commits=1, snapshot_id=snapshot, snapshot_ids=(snapshot,))
+            selected, fitted, recorded = _keep_laid_out(spark, target, fitted, selected, options)
+        if recorded and not selected:
+            with clock.step("commit"):
+                snapshot = record_laid_out(target, store, fitted, start_snapshot)
+            reason = f"{recorded} new files were written in curve order: recorded as laid out, none rewritten"
+            return outcome(reason, commits=1, snapshot_id=snapshot, snapshot_ids=(snapshot,))
     groups = plan_groups(
         selected, target_file_size_bytes=options.target_file_size, max_group_size_bytes=options.max_group_size
     )
     plan = batches(groups, max_commits=options.max_commits if options.partial_progress else 1)
-    log.info("optimize %s: %s; %d groups in %d commits", table, selection.reason, len(groups), len(plan))
-    row_group_before = target.iceberg.property(ROW_GROUP_PROPERTY)
-    if row_group_before != str(options.row_group_size):
-        # Iceberg's writer takes the row-group size only from this table property; a run that fails
-        # before its first commit puts the old value back (``_restore_row_group_size``)
-        properties_update(target.iceberg, {ROW_GROUP_PROPERTY: str(options.row_group_size)})
-        target.iceberg.refresh()
+    log.info("optimize %s: %s; %d groups in %d commits", target.iceberg.name, selection.reason, len(groups), len(plan))
     snapshots: list[int] = []
-    try:
+    with _row_group_size_set(target.iceberg, str(options.row_group_size), snapshots):
         written = _rewrite_batches(
             spark, target, options, plan, groups, fitted, start_snapshot, clock, report, snapshots
         )
-    except BaseException:
-        if row_group_before != str(options.row_group_size) and not snapshots:
-            _restore_row_group_size(target.iceberg, row_group_before, str(options.row_group_size))
-        raise
     with clock.step("commit"):
-        after = files_from_arrow(data_files(spark, table))
-    return result(
+        after = files_from_arrow(data_files(spark, target.iceberg.name))
+    return outcome(
         selection.reason,
         files_after=len(after),
         bytes_after=sum(f.size_bytes for f in after),
@@ -308,6 +261,98 @@ def optimize(
         snapshot_ids=tuple(snapshots),
         clustering=_summary(fitted.spec, target.columns, options.mapping, options.target_file_size, options.weights),
     )
+
+
+class _Outcome:
+    """The result of an optimize run from what its first steps found, and what the run did after them."""
+
+    def __init__(
+        self,
+        table: str,
+        mode: str,
+        files: list[DataFileInfo],
+        start_snapshot: int | None,
+        clock: _StepClock,
+        started: float,
+    ) -> None:
+        self.started = started  # time.monotonic() when the run began
+        self.table, self.mode, self.files, self.start_snapshot, self.clock = table, mode, files, start_snapshot, clock
+        self.bytes_before = sum(f.size_bytes for f in files)
+
+    def __call__(self, reason: str, **done: Any) -> OptimizeResult:
+        unchanged: dict[str, Any] = dict(
+            table=self.table,
+            mode=self.mode,
+            reason=reason,
+            files_before=len(self.files),
+            files_after=len(self.files),
+            bytes_before=self.bytes_before,
+            bytes_after=self.bytes_before,
+            files_rewritten=0,
+            files_written=0,
+            rows_rewritten=0,
+            groups=0,
+            commits=0,
+            snapshot_id=self.start_snapshot,
+            duration_seconds=time.monotonic() - self.started,
+            step_seconds=dict(self.clock.seconds),
+        )
+        return OptimizeResult(**(unchanged | done))
+
+
+def _resolve(
+    spark: SparkSession, table: str, options: OptimizeOptions
+) -> tuple[Target, list[DataFileInfo], int | None]:
+    """The table and its columns, as the session resolves them, its current snapshot and live files."""
+    target = resolve_target(spark, table, options)
+    start_snapshot = target.iceberg.current_snapshot_id()
+    files_meta = data_files(spark, target.iceberg.name, snapshot_id=start_snapshot) if start_snapshot else None
+    return target, files_from_arrow(files_meta) if files_meta is not None else [], start_snapshot
+
+
+def _select(
+    spark: SparkSession, target: Target, files: list[DataFileInfo], options: OptimizeOptions
+) -> tuple[ClusteringStore | None, Selection]:
+    """The recorded store when the run goes on under its layout (its columns under today's names: rows
+    are keyed by name), else ``None``; and the files to rewrite."""
+    store = read_store(target.iceberg)
+    if store is not None:
+        names = {f.id: f.name for f in target.iceberg.schema() if not f.nested}
+        store = dataclasses.replace(store, spec=renamed(store.spec, names))
+    if store is not None and not _same_layout(store.spec, target, options.curve, options.mapping):
+        store = None
+    return store, select_rewrite(spark, target.iceberg.name, files, store, options)
+
+
+def _keep_laid_out(
+    spark: SparkSession, target: Target, fitted: FittedSpec, selected: list[DataFileInfo], options: OptimizeOptions
+) -> tuple[list[DataFileInfo], FittedSpec, int]:
+    """Of ``selected``, the files a clustered write already wrote in curve order are kept as they are:
+    the files left to rewrite, the spec with their key ranges among the kept ones, and how many."""
+    laid_out = laid_out_on_write(spark, target, fitted, selected, options.target_file_size)
+    if not laid_out.num_rows:
+        return selected, fitted, 0
+    recorded = set(laid_out["file_path"].to_pylist())
+    kept = laid_out if fitted.kept_ranges is None else pa.concat_tables([fitted.kept_ranges, laid_out])
+    log.info("optimize %s: %d files written in curve order recorded as they are", target.iceberg.name, len(recorded))
+    return [f for f in selected if f.path not in recorded], dataclasses.replace(fitted, kept_ranges=kept), len(recorded)
+
+
+@contextlib.contextmanager
+def _row_group_size_set(iceberg: IcebergTable, size: str, snapshots: list[int]) -> Iterator[None]:
+    """The table's row-group size property set to ``size`` while the rewrite runs: Iceberg's writer
+    takes it only from there.  A run that fails before its first commit (nothing in ``snapshots``) puts
+    the old value back."""
+    before = iceberg.property(ROW_GROUP_PROPERTY)
+    if before != size:
+        properties_update(iceberg, {ROW_GROUP_PROPERTY: size})
+        iceberg.refresh()
+    try:
+        yield
+    except BaseException:
+        if before != size and not snapshots:
+            _restore_row_group_size(iceberg, before, size)
+        raise
 
 
 def _restore_row_group_size(iceberg: IcebergTable, before: str | None, ours: str) -> None:

@@ -48,13 +48,14 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from zskip import degraded
+from zskip.fileindex.entries import FooterCopy
 from zskip.fileindex.footer_copy import CopyRest, decode_rest
 from zskip.fileindex.manifest import IndexManifest
 from zskip.iceberg.files import data_files
@@ -147,17 +148,17 @@ class SnapshotMetadata:
                 return loaded
         return read_footer(path, self.storage, size=self.sizes.get(path))
 
-    def _footer_copy(self, path: str) -> dict[str, Any] | None:
+    def _footer_copy(self, path: str) -> FooterCopy | None:
         """Where the index files hold a copy of ``path``'s footer, if they do (a copy of a file of
         another length than Iceberg records is not used)."""
         manifest = self.manifest() if self.manifest_path else None
         copy = manifest.footer_copies.get(path) if manifest is not None else None
         size = self.sizes.get(path)
-        if copy is None or (size is not None and copy["file_size"] != size):
+        if copy is None or (size is not None and copy.file_size != size):
             return None
         return copy
 
-    def _footers_from_copies(self, copies: Mapping[str, dict[str, Any]]) -> dict[str, Footer]:
+    def _footers_from_copies(self, copies: Mapping[str, FooterCopy]) -> dict[str, Footer]:
         """The footers the copies ``copies`` hold (read together, but for those read ahead), by data
         file; one that cannot be read is left out, with a warning, and its data file's own footer is
         read instead."""
@@ -206,11 +207,11 @@ class SnapshotMetadata:
         data: bytes | None = CACHE.take(("footer copy", path))
         return data
 
-    def _copy_rest(self, path: str, row: Mapping[str, Any], rest: CopyRest) -> bytes:
+    def _copy_rest(self, path: str, row: FooterCopy, rest: CopyRest) -> bytes:
         """The Parquet footer of ``path`` after its copy's head (``row``, the manifest's) was read: from
         the rest of the copy, or, when that cannot be read, from the data file itself."""
         try:
-            return decode_rest(rest, footer_copy_rest(dict(row), self.storage))
+            return decode_rest(rest, footer_copy_rest(row, self.storage))
         except (OSError, ValueError) as exc:
             degraded.note()
             log.warning("reading the footer of %s itself: the rest of its copy cannot be used: %s", path, exc)

@@ -50,6 +50,7 @@ from zskip.expr import And, Column, Expr, Leaf, Or, columns_of
 from zskip.expr.nodes import equality_values
 from zskip.fileindex.answers import RestNotRead
 from zskip.fileindex.build import read_stored
+from zskip.fileindex.entries import BlobEntry, Stored, blob_entries
 from zskip.fileindex.evaluate import FileIndexes, Match, Verdict, evaluate, key_sets_verdict
 from zskip.fileindex.kinds import KINDS, IndexKind, JointProbe, kind_named
 from zskip.fileindex.manifest import IndexManifest
@@ -84,15 +85,15 @@ def file_indexes(
     ``heads`` (with a ``cache``): a blob with a head that is not cached whole loads from its head
     alone; its index raises ``RestNotRead`` where it needs the rest (see ``decided``)."""
     by_file = manifest.entries_by_file
-    rows = [row for path in dict.fromkeys(data_files) for row in by_file.get(path, ()) if row["field_id"] in field_ids]
+    rows = [row for path in dict.fromkeys(data_files) for row in by_file.get(path, ()) if row.field_id in field_ids]
     found: dict[str, tuple[tuple[int, ...], list[tuple[Column, IndexKind, Any]]]] = {}
     for row, index in zip(rows, _load_many(rows, cache, access, heads=heads and cache is not None), strict=True):
         if isinstance(index, Exception):
             degraded.note()
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             continue
-        starts = (0, *itertools.accumulate(row["row_group_rows"]))
-        found.setdefault(row["data_file"], (starts, []))[1].append((row["field_id"], kind_named(row["kind"]), index))
+        starts = (0, *itertools.accumulate(row.row_group_rows))
+        found.setdefault(row.data_file, (starts, []))[1].append((row.field_id, kind_named(row.kind), index))
     return {path: FileIndexes.of(starts, indexes) for path, (starts, indexes) in found.items()}
 
 
@@ -156,21 +157,21 @@ def _read_parts(
     with them; whether any was read.  A part that cannot be read or decoded is left out: its index
     then needs its whole rest, which the next round reads and reports."""
     pieces: list[_Piece] = []
-    heads: dict[Hashable, tuple[dict[str, Any], Any]] = {}
+    heads: dict[Hashable, tuple[BlobEntry, Any]] = {}
     for path in files:
         for row in manifest.entries_by_file.get(path, ()):
             key = _key(row, "head")
-            if row["field_id"] not in field_ids or row["field_id"] not in probes or key not in cache:
+            if row.field_id not in field_ids or row.field_id not in probes or key not in cache:
                 continue
             if _key(row) in cache:
                 continue  # read whole already: it reads any block it lacks when a condition looks in it
-            kind = kind_named(row["kind"])
+            kind = kind_named(row.kind)
             head = cache.get_or_load(key, partial(_missing_head, row))
-            parts = kind.parts_for(head, probes[row["field_id"]])
+            parts = kind.parts_for(head, probes[row.field_id])
             if not parts:
                 continue
             heads[key] = (row, head)
-            start, copies = _rest_start(row), row.get("part_offsets")
+            start, copies = _rest_start(row), row.part_offsets
             for n, (at, length) in parts.items():
                 begin = int(copies[n]) if copies else start + at  # a copy beside other files' parts, else in the rest
                 pieces.append(_Piece(row, f"part {n}", begin, begin + length))
@@ -185,9 +186,9 @@ def _read_parts(
     for key, read in found.items():
         row, head = heads[key]
         try:
-            cache.put(key, kind_named(row["kind"]).with_parts(head, read))
+            cache.put(key, kind_named(row.kind).with_parts(head, read))
         except ValueError as exc:
-            log.debug("the index of %s for %s: %s", row["column"], row["data_file"], exc)
+            log.debug("the index of %s for %s: %s", row.column, row.data_file, exc)
     return bool(found)
 
 
@@ -221,7 +222,7 @@ class _Piece:
     """Bytes ``[start, end)`` of one index file to read for one manifest entry, and what they give:
     the blob whole, its head, or the rest after a cached head."""
 
-    row: dict[str, Any]
+    row: Stored
     part: str  # "whole", "head", "rest", "rest after parts", "stored rest" or "part <n>"
     start: int
     end: int
@@ -233,7 +234,7 @@ class _Piece:
         return _key(self.row, "head" if self.part == "head" else "whole")
 
 
-def _load_many(rows: list[dict[str, Any]], cache: BlobCache | None, access: FileAccess, *, heads: bool) -> list[Any]:
+def _load_many(rows: Sequence[BlobEntry], cache: BlobCache | None, access: FileAccess, *, heads: bool) -> list[Any]:
     """Each entry's decoded blob (or the error that kept it from loading); on a cold plan the missing
     ones are read first, neighbours in one index file together, several requests at a time.  A blob
     wanted whole whose head and rest are stored apart has both read in that same round."""
@@ -265,39 +266,52 @@ def unread_bytes(manifest: IndexManifest, data_file: str, field_ids: set[int], c
     ``cache`` holds costs nothing; one whose head it holds costs its rest)."""
     total = 0
     for row in manifest.entries_by_file.get(data_file, ()):
-        if row["field_id"] in field_ids:
+        if row.field_id in field_ids:
             piece = _wanted(row, cache, heads=False)  # what the index stage would read of it
             total += 0 if cache is not None and piece.key in cache else piece.end - piece.start
     return total
 
 
-def _rest_start(row: Mapping[str, Any]) -> int:
+def _rest_start(row: Stored) -> int:
     """Where the rest after a blob's (or footer copy's) head is: apart (``rest_offset``), or right after it."""
-    if row.get("rest_offset") is not None:
-        return int(row["rest_offset"])
-    return int(row["offset"]) + int(row["head"])
+    if row.rest_offset is not None:
+        return row.rest_offset
+    return row.offset + _head(row)
 
 
-def _apart(row: dict[str, Any]) -> bool:
-    return row.get("rest_offset") is not None
+def _head(row: Stored) -> int:
+    """The length of ``row``'s head (asked only of a blob or copy that has one)."""
+    assert row.head is not None, f"{row.puffin_path}@{row.offset} has no head"
+    return row.head
 
 
-def _parts(row: dict[str, Any]) -> tuple[_Piece, _Piece]:
+def _entry(row: Stored) -> BlobEntry:
+    """``row`` as an index's entry (asked only where a footer copy never reaches)."""
+    assert isinstance(row, BlobEntry), row
+    return row
+
+
+def _apart(row: Stored) -> bool:
+    return row.rest_offset is not None
+
+
+def _parts(row: Stored) -> tuple[_Piece, _Piece]:
     """A blob stored apart as its head and its rest's bytes (``"stored rest"``: kept as read, undecoded)."""
-    start, head, rest = int(row["offset"]), int(row["head"]), int(row["rest_offset"])
-    return _Piece(row, "head", start, start + head), _Piece(row, "stored rest", rest, rest + int(row["length"]) - head)
+    start, head, rest = row.offset, _head(row), row.rest_offset
+    assert rest is not None
+    return _Piece(row, "head", start, start + head), _Piece(row, "stored rest", rest, rest + row.length - head)
 
 
-def footer_copies(rows: Sequence[dict[str, Any]], access: FileAccess) -> list[bytes | Exception]:
+def footer_copies(rows: Sequence[Stored], access: FileAccess) -> list[bytes | Exception]:
     """The footer copies the manifest's ``rows`` (its ``footers``) point at, or the error that kept each
     from loading: of a copy with a head (format 2), the head alone (its own checksum is inside; the
     rest is read where a column needs the footer itself, ``footer_copy_rest``), else the copy whole,
     decoded.  Neighbours in one index file come in one request, several requests at a time (a
     merged index file holds its copies' heads one after another)."""
     pieces = [
-        _Piece(dict(row), "whole", int(row["offset"]), _end(row))
-        if row.get("head") is None
-        else _Piece(dict(row), "head", int(row["offset"]), int(row["offset"]) + int(row["head"]))
+        _Piece(row, "whole", int(row.offset), _end(row))
+        if row.head is None
+        else _Piece(row, "head", int(row.offset), int(row.offset) + int(row.head))
         for row in rows
     ]
     found: dict[Hashable, bytes | Exception] = {}
@@ -305,7 +319,7 @@ def footer_copies(rows: Sequence[dict[str, Any]], access: FileAccess) -> list[by
     def read_run(run: list[_Piece]) -> None:
         start = run[0].start
         try:
-            data = access.read(run[0].row["puffin_path"], offset=start, length=run[-1].end - start)
+            data = access.read(run[0].row.puffin_path, offset=start, length=run[-1].end - start)
         except OSError as exc:
             found.update((piece.key, exc) for piece in run)
             return
@@ -316,7 +330,7 @@ def footer_copies(rows: Sequence[dict[str, Any]], access: FileAccess) -> list[by
                 continue
             try:
                 found[piece.key] = decode_blob(
-                    part, codec=row["codec"], checksum=row["checksum"], name=f"the footer copy of {row['data_file']}"
+                    part, codec=row.codec, checksum=row.checksum, name=f"the footer copy of {row.data_file}"
                 )
             except CorruptIndexError as exc:
                 found[piece.key] = exc
@@ -325,15 +339,15 @@ def footer_copies(rows: Sequence[dict[str, Any]], access: FileAccess) -> list[by
     return [found[piece.key] for piece in pieces]
 
 
-def footer_copy_rest(row: dict[str, Any], access: FileAccess) -> bytes:
+def footer_copy_rest(row: Stored, access: FileAccess) -> bytes:
     """The stored rest (after its head) of the footer copy the manifest's footers ``row`` points at."""
-    return access.read(row["puffin_path"], offset=_rest_start(row), length=int(row["length"]) - int(row["head"]))
+    return access.read(row.puffin_path, offset=_rest_start(row), length=row.length - _head(row))
 
 
-def _wanted(row: dict[str, Any], cache: BlobCache | None, heads: bool) -> _Piece:
+def _wanted(row: BlobEntry, cache: BlobCache | None, heads: bool) -> _Piece:
     """What to load of ``row``'s blob: whole if it is cached whole or has no head; else its head (with
     ``heads``), or the rest after its cached head."""
-    start, end, head = int(row["offset"]), _end(row), row.get("head")
+    start, end, head = int(row.offset), _end(row), row.head
     if head is None or cache is None or _key(row, "whole") in cache:
         return _Piece(row, "whole", start, end)
     if heads:
@@ -341,24 +355,24 @@ def _wanted(row: dict[str, Any], cache: BlobCache | None, heads: bool) -> _Piece
     if _key(row, "head") in cache:
         rest = _rest_start(row)
         try:
-            skip = kind_named(row["kind"]).parts_span(cache.get_or_load(_key(row, "head"), partial(_missing_head, row)))
+            skip = kind_named(row.kind).parts_span(cache.get_or_load(_key(row, "head"), partial(_missing_head, row)))
         except RestNotRead:  # the head left the cache since
             return _Piece(row, "whole", start, end)
-        return _Piece(row, "rest after parts" if skip else "rest", rest + skip, rest + int(row["length"]) - int(head))
+        return _Piece(row, "rest after parts" if skip else "rest", rest + skip, rest + int(row.length) - int(head))
     return _Piece(row, "whole", start, end)
 
 
 def _one(piece: _Piece, cache: BlobCache | None, access: FileAccess, rests: dict[Hashable, bytes]) -> Any:
     def load() -> Any:
-        row = piece.row
+        row = _entry(piece.row)
         if piece.part == "whole" and _apart(row):
             head, rest = _parts(row)
             if cache is not None and rest.key in rests and head.key in cache:
-                return kind_named(row["kind"]).with_rest(
+                return kind_named(row.kind).with_rest(
                     cache.get_or_load(head.key, partial(_missing_head, row)), rests[rest.key]
                 )
             return _decoded(piece, read_stored(row, access), cache, access)  # head and rest, one after another
-        data = access.read(row["puffin_path"], offset=piece.start, length=piece.end - piece.start)
+        data = access.read(row.puffin_path, offset=piece.start, length=piece.end - piece.start)
         return _decoded(piece, data, cache, access)
 
     try:
@@ -371,7 +385,7 @@ def _read_run(run: list[_Piece], *, access: FileAccess) -> list[tuple[_Piece, by
     """Read one run of pieces in one request: each piece with its bytes.  A run that fails is read
     again piece by piece by ``_load_many``, which reports the error for that blob."""
     start = run[0].start
-    data = access.read(run[0].row["puffin_path"], offset=start, length=run[-1].end - start)
+    data = access.read(run[0].row.puffin_path, offset=start, length=run[-1].end - start)
     return [(piece, data[piece.start - start : piece.end - start]) for piece in run]
 
 
@@ -389,14 +403,14 @@ def _given(value: Any) -> Any:
     return value
 
 
-def _key(row: dict[str, Any], part: str = "whole") -> Hashable:
+def _key(row: Stored, part: str = "whole") -> Hashable:
     if part == "head":
-        return ("blob", row["puffin_path"], row["offset"], "head")
-    return ("blob", row["puffin_path"], row["offset"])
+        return ("blob", row.puffin_path, row.offset, "head")
+    return ("blob", row.puffin_path, row.offset)
 
 
-def _end(row: dict[str, Any]) -> int:
-    return int(row["offset"]) + int(row["length"])
+def _end(row: Stored) -> int:
+    return int(row.offset) + int(row.length)
 
 
 def _runs(pieces: list[_Piece], *, gap: int | None = None) -> list[list[_Piece]]:
@@ -404,12 +418,12 @@ def _runs(pieces: list[_Piece], *, gap: int | None = None) -> list[list[_Piece]]
     to a head, ``APART_HEAD_GAP`` between heads stored apart, ``PART_GAP`` next to a part of a rest,
     ``COPIED_PART_GAP`` between copied parts; ``gap`` if given) and under ``BLOB_RUN`` bytes a run."""
     runs: list[list[_Piece]] = []
-    ordered = sorted({p.key: p for p in pieces}.values(), key=lambda p: (p.row["puffin_path"], p.start))
+    ordered = sorted({p.key: p for p in pieces}.values(), key=lambda p: (p.row.puffin_path, p.start))
     for piece in ordered:
         last = runs[-1] if runs else None
         if (
             last is not None
-            and last[-1].row["puffin_path"] == piece.row["puffin_path"]
+            and last[-1].row.puffin_path == piece.row.puffin_path
             and piece.start - last[-1].end <= (_gap(last[-1], piece) if gap is None else gap)
             and piece.end - last[0].start <= BLOB_RUN
         ):
@@ -423,7 +437,7 @@ def _gap(before: _Piece, after: _Piece) -> int:
     """The most bytes a run bridges between ``before`` and ``after``."""
     parts = [p for p in (before, after) if p.part.startswith("part ")]
     if parts:
-        copied = len(parts) == 2 and all(p.row.get("part_offsets") for p in parts)
+        copied = len(parts) == 2 and all(_entry(p.row).part_offsets for p in parts)
         return COPIED_PART_GAP if copied else PART_GAP
     heads = [p for p in (before, after) if p.part == "head"]
     if not heads:
@@ -433,8 +447,8 @@ def _gap(before: _Piece, after: _Piece) -> int:
 
 def _decoded(piece: _Piece, data: bytes, cache: BlobCache | None, access: FileAccess) -> Any:
     """The index ``data`` (the bytes of ``piece``) loads as."""
-    row = piece.row
-    kind = kind_named(row["kind"])
+    row = _entry(piece.row)
+    kind = kind_named(row.kind)
     if piece.part == "head":
         return kind.load(data)  # a head is stored as it is written: its own checksum is inside
     if piece.part in ("rest", "rest after parts"):
@@ -443,24 +457,24 @@ def _decoded(piece: _Piece, data: bytes, cache: BlobCache | None, access: FileAc
         if piece.part == "rest after parts":
             return kind.with_rest_after_parts(head, data, partial(_read_part, row, access))
         return kind.with_rest(head, data)
-    name = f"{row['kind']} index of {row['column']} for {row['data_file']}"
-    return kind.load(decode_blob(data, codec=row["codec"], checksum=row["checksum"], name=name))
+    name = f"{row.kind} index of {row.column} for {row.data_file}"
+    return kind.load(decode_blob(data, codec=row.codec, checksum=row.checksum, name=name))
 
 
-def _read_part(row: dict[str, Any], access: FileAccess, part: int, at: int, length: int) -> bytes:
+def _read_part(row: BlobEntry, access: FileAccess, part: int, at: int, length: int) -> bytes:
     """Part ``part`` of ``row``'s rest (``at`` bytes into it, ``length`` long): its copy beside other
     files' parts where the index file keeps one, else in the rest.  A failed read says the part is
     damaged (``ValueError``): the index then says nothing of the condition that looked in it."""
-    copies = row.get("part_offsets")
+    copies = row.part_offsets
     begin = int(copies[part]) if copies else _rest_start(row) + at
     try:
-        return access.read(row["puffin_path"], offset=begin, length=length)
+        return access.read(row.puffin_path, offset=begin, length=length)
     except OSError as exc:
-        raise ValueError(f"part {part} of the index of {row['column']} for {row['data_file']}: {exc}") from None
+        raise ValueError(f"part {part} of the index of {row.column} for {row.data_file}: {exc}") from None
 
 
-def _missing_head(row: dict[str, Any]) -> Any:
-    raise RestNotRead(f"the head of the index of {row['column']} for {row['data_file']} left the cache")
+def _missing_head(row: BlobEntry) -> Any:
+    raise RestNotRead(f"the head of the index of {row.column} for {row.data_file} left the cache")
 
 
 def index_verdicts(
@@ -583,12 +597,12 @@ def _joint_probe(
     same = pc.fill_null(pc.equal(manifest.entries["field_id"], pa.scalar(field_id, pa.int32())), False)
     entries = manifest.entries.filter(pc.and_(pc.equal(manifest.entries["kind"], kind.name), same))
     chosen: dict[str, Any] = {}
-    rows = entries.to_pylist()
+    rows = blob_entries(entries.to_pylist())
     for row, index in zip(rows, _load_many(rows, cache, access, heads=False), strict=True):  # later entries win
         if isinstance(index, Exception):
             degraded.note()
             log.warning("skipping a damaged index (its rows are kept): %s", index)
-            chosen.pop(row["data_file"], None)
+            chosen.pop(row.data_file, None)
             continue
-        chosen[row["data_file"]] = index
+        chosen[row.data_file] = index
     return kind.joint_probe(chosen) if chosen else None

@@ -52,8 +52,8 @@ def curve_unneeded(inputs: PlanInputs, candidates: Candidates) -> str | None:
     for path in candidates.files:
         kinds: dict[Column, set[IndexKind]] = {}
         for row in by_file.get(path, ()):
-            if row["field_id"] in columns and (kind := kind_named(row["kind"])).exact:
-                kinds.setdefault(row["field_id"], set()).add(kind)
+            if row.field_id in columns and (kind := kind_named(row.kind)).exact:
+                kinds.setdefault(row.field_id, set()).add(kind)
         if not exactly_answered(inputs.expr, kinds):
             return None
         used.update(kind.name for found in kinds.values() for kind in found)

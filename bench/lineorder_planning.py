@@ -46,11 +46,12 @@ TABLES = {
 OWN = "zskip's own ms"
 # what the labels of the runs in the report measured (git history holds the earlier reports)
 VERSIONS = (
-    "*s58-before-N* is zskip at 385bb15 (`PYTHONPATH=<its src>`: its JVM code compiled by Janino in the driver, "
-    "Iceberg 1.11.0's runtime), *s58-after-N* the commit this report came with (the JVM half as a jar per Spark "
-    "line built by Maven, row groups read through their own tasks, Iceberg 1.12.0's runtime). Each label ran in "
-    "its own process, before and after alternating, on tables loaded, optimized and indexed by the after version. "
-    "The report of 8638a66..18d95d7 (git history holds it and the earlier ones) compared earlier planners."
+    "*before80-N* is zskip at 6f9954d (`PYTHONPATH=<its src>`, its jar built there), before issue 80's settings "
+    "registry, stages that import no other, the hosted planner's state type, the manifest's entry types and "
+    "optimize's steps; *after80-N* the commit this report came with (the same behaviour, cut along those seams, "
+    "and the rule's workload-record cache no longer sizing each record). Each label ran in its own process, "
+    "before and after alternating, on the same tables. The report of 385bb15..s58 (git history holds it and "
+    "the earlier ones) compared earlier planners."
 )
 
 

@@ -471,9 +471,9 @@ def enable_report(labels: list[str], versions: str) -> Path:
 
 
 ENABLE_VERSIONS = (
-    "*before* is zskip at 439b6da (`PYTHONPATH=<its src>`, its jar built there): every plan of a table zskip "
-    "clustered asks the planner, so its *remembered* and *asked* runs are the same thing; *s50* is the commit "
-    "this report came with (first plans of one-column slabs decided in the JVM)."
+    "*before80* is zskip at 6f9954d (`PYTHONPATH=<its src>`, its jar built there), the commit before issue "
+    "80's settings registry, stages and hosted planner's state; *after80* is the commit this report came with "
+    "(the same code cut along its seams, and the rule's workload-record cache no longer sizing each record)."
 )
 
 

@@ -26,7 +26,8 @@ import zskip.fileindex.bitmap as bitmap_module
 from zskip.expr import And, Between, Compare, Expr, In, Leaf, Or
 from zskip.expr.nodes import equality_values
 from zskip.fileindex.answers import RestNotRead
-from zskip.fileindex.bitmap import BitmapIndex, SlicesNotRead, head_length, in_blocks, keys_of
+from zskip.fileindex.bitmap import BitmapIndex, head_length, in_blocks
+from zskip.fileindex.bitmap_blocks import SlicesNotRead, keys_of
 from zskip.fileindex.build import build_file_indexes, copy_blobs, read_stored
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.evaluate import FileIndexes, Verdict, evaluate
@@ -35,7 +36,8 @@ from zskip.fileindex.manifest import DEFINITIONS_BLOB, ENTRIES_BLOB, IndexManife
 from zskip.fileindex.puffin import PuffinWriter
 from zskip.planning.cache import LruCache
 from zskip.storage import FileAccess
-from zskip.tablefiles.index_blobs import APART_HEAD_GAP, HEAD_GAP, PART_GAP, index_verdicts, key_set_verdicts
+from zskip.tablefiles.blob_reads import APART_HEAD_GAP, HEAD_GAP, PART_GAP
+from zskip.tablefiles.index_blobs import index_verdicts, key_set_verdicts
 
 
 def heads_of(whole: FileIndexes) -> FileIndexes:

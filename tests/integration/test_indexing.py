@@ -368,7 +368,7 @@ def _planned_with_footer_reads(spark, table: str, where: str, monkeypatch) -> tu
 
 def test_planning_reads_the_footer_copies_the_index_files_hold_not_the_data_files(spark, monkeypatch) -> None:
     from zskip.planning.footers import footer_from_copy, read_footer
-    from zskip.tablefiles.index_blobs import footer_copies
+    from zskip.tablefiles.blob_reads import footer_copies
 
     table = make_table(spark, "lake.idx.footers", rows=20_000, files=4, properties=SMALL_ROW_GROUPS)
     zskip.create_index(spark, table, "a", kind="bitmap")

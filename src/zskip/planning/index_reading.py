@@ -19,7 +19,8 @@ from zskip.fileindex.manifest import IndexManifest
 from zskip.planning.cache import CACHE
 from zskip.planning.plan import Candidates, PlanInputs
 from zskip.planning.selectivity import expected_matches
-from zskip.tablefiles.index_blobs import index_verdicts, unread_bytes
+from zskip.tablefiles.blob_reads import unread_bytes
+from zskip.tablefiles.index_blobs import index_verdicts
 
 __all__ = ["apply_verdicts", "holds_values", "predicate_verdicts", "read_indexes_ahead", "worth_reading"]
 

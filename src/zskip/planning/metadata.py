@@ -20,7 +20,7 @@ bounds, the columns independent of each other, a curve's too (bench/range_estima
 and whose blobs cost no more to read than the bytes of the scan's columns in those row groups, plus
 the file's opening when they are all its row groups left: ``planning.index_reading.worth_reading``, from the
 columns' bytes per row group in the footer copies and the fields the scan reads)
-(``index_blobs._load_many``: blobs of one index file less than 256 KiB apart in one request). For an
+(``blob_reads.load_many``: blobs of one index file less than 256 KiB apart in one request). For an
 equality the candidates' footer copies are read on another thread while the heads are, and kept as
 bytes (``SnapshotMetadata.read_copies_ahead``, ``LruCache.load_many``: whoever asks for a footer
 then waits for that read rather than reading it again, and decodes the footer from the bytes): the
@@ -29,7 +29,7 @@ reading thread held Python's lock the index reads needed. A format 3 head's head
 fences' keys and type (``fence_keys``, ``key_type``), so a head decodes without reading a Parquet
 file; a footer copy's Arrow schema is parsed once per process (``footer_copy._facts_of``). Then the
 footers of the files left: from their copies in the index files
-(``SnapshotMetadata.prefetch_footers``, ``index_blobs.footer_copies``: copies of one index file in
+(``SnapshotMetadata.prefetch_footers``, ``blob_reads.footer_copies``: copies of one index file in
 one request; a copy's arrays become the statistics arrays the stages use, ``StatsColumn.of_arrays``;
 only a copy's head, its facts, is read, and the rest, its Parquet footer, is read and parsed only
 for a column the arrays lack: ``footers.Footer``'s tail loader), and of a file without a copy from
@@ -66,8 +66,8 @@ from zskip.planning.curve import RecordedKeyRanges
 from zskip.planning.footers import Footer, footer_from_copy, read_footer
 from zskip.planning.minmax_arrays import StatsColumn
 from zskip.storage import LOCAL, FileAccess, at_once, in_background
+from zskip.tablefiles.blob_reads import footer_copies, footer_copy_rest
 from zskip.tablefiles.clustering_store import STORE_ERRORS, STORE_PROPERTY, ClusteringStore, load_store
-from zskip.tablefiles.index_blobs import footer_copies, footer_copy_rest
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY, resolved
 from zskip.tablefiles.locations import manifest_inside, path_inside
 

@@ -93,7 +93,7 @@ class IndexKind(ABC):
     # Reading a blob's head alone: a kind whose blob starts with a part that answers some conditions
     # by itself (a bitmap's dictionary) says how long it is; Puffin then stores the blob uncompressed,
     # the kind compressing the rest itself.  A head loads with ``load``; its index raises
-    # ``zskip.fileindex.bitmap.SlicesNotRead`` where it needs the rest, given later to ``with_rest``.
+    # ``zskip.fileindex.bitmap_blocks.SlicesNotRead`` where it needs the rest, given later to ``with_rest``.
     compressed_whole: ClassVar[bool] = True
 
     def head_length(self, blob: bytes) -> int | None:

@@ -14,7 +14,8 @@ from pyroaring import BitMap
 from zskip.expr import Between, Compare, In, IsNull, Leaf, StartsWith
 from zskip.expr.nodes import LEAVES
 from zskip.fileindex.answers import Answer, ExactRows
-from zskip.fileindex.bitmap import BitmapIndex, head_length, in_blocks, keys_of, stored_blocks
+from zskip.fileindex.bitmap import BitmapIndex, head_length, in_blocks, stored_blocks
+from zskip.fileindex.bitmap_blocks import keys_of
 from zskip.fileindex.kinds.base import IndexKind
 from zskip.fileindex.literals import InexactLiteral, keys_as
 

@@ -122,6 +122,14 @@ SMALL_JOIN_SIDE = Setting(
     "reader instead of a Spark job",
     see=("star schemas", "../how-to/star-schemas.md"),
 )
+AGGREGATES = Setting(
+    "spark.zskip.planning.aggregates",
+    "true",
+    "boolean",
+    "session",
+    "false: an aggregate over a filtered scan reads every row group it keeps, even those whose statistics answer it",
+    see=("aggregates", "../concepts/aggregates.md"),
+)
 LISTED_FILES = Setting(
     "spark.zskip.planning.listedFiles",
     "true",
@@ -193,6 +201,7 @@ SETTINGS: tuple[Setting, ...] = (
     CAPTURE,
     RANGE_ROWS,
     SMALL_JOIN_SIDE,
+    AGGREGATES,
     LISTED_FILES,
     PLANNER_PYTHON,
     PLANNER_TIMEOUT,

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from zskip.expr import Expr
 from zskip.storage import LOCAL, FileAccess
 
-__all__ = ["Field", "IcebergScan", "JoinKeys", "TableRelation", "TableState"]
+__all__ = [
+    "AggregateColumn",
+    "AggregateItem",
+    "AggregateRequest",
+    "Field",
+    "IcebergScan",
+    "JoinKeys",
+    "TableRelation",
+    "TableState",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +33,48 @@ class Field:
     @property
     def is_float(self) -> bool:
         return self.type in ("float", "double")
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateColumn:
+    """A column an aggregate groups by or reads: its field id (``None``: not a top-level column of the
+    table) and its Spark type (``int``, ``bigint``, ``decimal(9,2)``, ``date``, ``string``, ...)."""
+
+    field_id: int | None
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateItem:
+    """One aggregate function over the scan: ``count`` (``column`` ``None``: ``count(*)``), ``min`` or ``max``."""
+
+    fn: str
+    column: AggregateColumn | None
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateRequest:
+    """An aggregate over a scan that zskip's rule may answer in part (``io.zskip.aggregate.AggregateShape``):
+    its grouping columns and functions, and the positions of the scan's tasks that delete files change."""
+
+    group: tuple[AggregateColumn, ...]
+    items: tuple[AggregateItem, ...]
+    deleted: frozenset[int]
+
+    @staticmethod
+    def of(item: Mapping[str, Any]) -> AggregateRequest:
+        def column(node: Mapping[str, Any]) -> AggregateColumn:
+            field_id = node.get("field_id")
+            return AggregateColumn(None if field_id is None else int(field_id), str(node["type"]))
+
+        return AggregateRequest(
+            group=tuple(column(g) for g in item["group"]),
+            items=tuple(
+                AggregateItem(str(i["fn"]), column(i["column"]) if i.get("column") is not None else None)
+                for i in item["items"]
+            ),
+            deleted=frozenset(int(d) for d in item.get("deleted", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -44,6 +96,7 @@ class IcebergScan:
     storage: FileAccess = LOCAL  # how the table's files are reached (``zskip.storage``)
     # field ids of the table's top-level columns the scan reads (None: not known)
     read_fields: tuple[int, ...] | None = None
+    aggregate: AggregateRequest | None = None  # an aggregate over the scan zskip may answer in part
 
 
 @dataclass(frozen=True, slots=True)

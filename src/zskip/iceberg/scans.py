@@ -37,7 +37,7 @@ from zskip.iceberg.arrow_types import key_array
 from zskip.iceberg.bridge import bridge, read_answer, read_text
 from zskip.iceberg.file_lists import FILE_LISTS
 from zskip.iceberg.filter_json import expr_from_json
-from zskip.iceberg.scan_types import Field, IcebergScan, JoinKeys, TableRelation, TableState
+from zskip.iceberg.scan_types import AggregateRequest, Field, IcebergScan, JoinKeys, TableRelation, TableState
 from zskip.storage import FileAccess
 
 __all__ = [
@@ -213,6 +213,7 @@ def _scan(position: int, item: Mapping[str, Any], java: Any = None) -> IcebergSc
         sizes=sizes,
         storage=FileAccess.of(item.get("storage")),
         read_fields=tuple(item["read_fields"]) if "read_fields" in item else None,
+        aggregate=AggregateRequest.of(item["aggregate"]) if item.get("aggregate") else None,
     )
 
 

@@ -32,6 +32,7 @@ from zskip import degraded
 from zskip.iceberg.hook import ENABLED, HookCounts, forget_answers, hook_counts, install, installed, uninstall
 from zskip.iceberg.scans import described_scans
 from zskip.iceberg.session import session as iceberg_session
+from zskip.planning.aggregate_answers import AggregateAnswer, answer_aggregate, answered_note
 from zskip.planning.cache import LruCache
 from zskip.planning.joins import keys_loader
 from zskip.planning.pipeline import plan_scan
@@ -121,7 +122,7 @@ def plan_hooked(spark: SparkSession, java_scans: Any) -> str:
                 settings=scans.settings,
             )
             recorded = RECORDER.record(spark, plan, settings=scans.settings, joins=joins)  # never raises
-            answer.append(_answer_item(scan.position, plan, recorded))
+            answer.append(_answer_item(scan.position, plan, recorded, aggregates=True))
         remember = degraded.count() == before
         return json.dumps({"scans": [item | {"remember": remember} for item in answer]})
     except Exception as exc:
@@ -168,17 +169,43 @@ def _record_scans(spark: SparkSession, java_scans: Any) -> dict[str, Any]:
     return {"scans": [item | {"remember": remember} for item in answer]}
 
 
-def _answer_item(position: int, plan: ScanPlan, recorded: Recorded | None) -> dict[str, Any]:
-    """One scan's item of an answer to zskip's rule (see ``plan_hooked``)."""
+def _answer_item(
+    position: int, plan: ScanPlan, recorded: Recorded | None, *, aggregates: bool = False
+) -> dict[str, Any]:
+    """One scan's item of an answer to zskip's rule (see ``plan_hooked``).  ``aggregates``: answer the
+    aggregate over the scan the rule asked about, where statistics answer some of its row groups
+    (``aggregate``: their partials; ``files`` then leaves them out).  Never for an answer the rule may
+    remember: its files are only right with the partials beside them."""
     item: dict[str, Any] = {
         "scan": position,
         "note": note(plan),
         "fields": planning_fields(plan),
         "record": _keep_record(recorded),
     }
+    answered = _answered(plan) if aggregates else None
+    if answered is not None:
+        rest, partials = answered
+        item["aggregate"] = partials.as_json()
+        item["files"] = kept_tasks(rest)
+        item["note"] = f"{item['note']}; {answered_note(partials)}"
+        return item
     if plan.beyond_spark or not plan.kept:
         item["files"] = kept_tasks(plan)
     return item
+
+
+def _answered(plan: ScanPlan) -> tuple[ScanPlan, AggregateAnswer] | None:
+    """The plan's aggregate answered in part from statistics (``None``: no aggregate asked, or none
+    of its row groups answered; a failure is logged and reads every row group as before)."""
+    request = plan.scan.aggregate if plan.scan is not None else None
+    if request is None:
+        return None
+    try:
+        rest, partials = answer_aggregate(plan, request)
+    except Exception:
+        log.debug("answering an aggregate from statistics failed; its row groups are read", exc_info=True)
+        return None
+    return None if partials is None else (rest, partials)
 
 
 def planning_fields(plan: ScanPlan) -> list[int] | None:

@@ -3,6 +3,7 @@ package io.zskip.scan;
 import io.zskip.settings.ZskipSettings;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.zskip.aggregate.AggregateShape;
 import io.zskip.bridge.Answers;
 import io.zskip.bridge.Bridge;
 import io.zskip.filter.ExpressionJson;
@@ -65,9 +66,14 @@ public final class Scans {
     this.session = session;
     this.root = plan;
     this.properties = properties;
+    Map<DataSourceV2ScanRelation, AggregateShape> aggregates =
+        ZskipSettings.flag(SparkLine.conf(session).getConfString(ZskipSettings.AGGREGATES.key(), null), true)
+            ? AggregateShape.find(plan, scanRelations)
+            : Map.of();
     for (DataSourceV2ScanRelation relation : scanRelations) {
       Scan scan = relation.scan();
-      scans.add(new ScanEntry(scan, Members.table(scan), Members.tasks(scan), Plans.exprIds(relation.output()), relation));
+      scans.add(new ScanEntry(
+          scan, Members.table(scan), Members.tasks(scan), Plans.exprIds(relation.output()), relation, aggregates.get(relation)));
     }
     this.joins = JoinFinder.find(plan, scans);
   }
@@ -100,7 +106,7 @@ public final class Scans {
       if (table instanceof org.apache.iceberg.BaseMetadataTable) {
         continue; // t.files, t.snapshots, ...: their tasks read metadata, not data files zskip knows
       }
-      scans.add(new ScanEntry(batch.scan(), table, Members.tasks(batch.scan()), Plans.exprIds(batch.output()), null));
+      scans.add(new ScanEntry(batch.scan(), table, Members.tasks(batch.scan()), Plans.exprIds(batch.output()), null, null));
     }
     List<LogicalPlan> pending = new ArrayList<>(List.of(execution.analyzed()));
     while (!pending.isEmpty()) {
@@ -273,6 +279,11 @@ public final class Scans {
     return settings().toString();
   }
 
+  /** Whether the planner is asked to answer an aggregate over one of these scans (such answers are not remembered). */
+  public boolean answersAggregates() {
+    return scans.stream().anyMatch(entry -> entry.aggregate() != null);
+  }
+
   public List<ScanEntry> entries() {
     return scans;
   }
@@ -344,6 +355,9 @@ public final class Scans {
     json.writeEndArray();
     // the files of the scan's tasks, by digest; whole only the first time this JVM sends them (a query
     // asked again names the same files, and the answer stays short enough to cross py4j directly)
+    if (entry.aggregate() != null) {
+      entry.aggregate().write(json, table, entry.tasks());
+    }
     String digest = filesDigest(table, entry.tasks());
     json.writeStringField("files_digest", digest);
     if (!SENT_FILES.sent(digest)) {
@@ -479,8 +493,16 @@ public final class Scans {
         kept = Answers.sha256(item.get("files").toString());
       }
       Scan view = ScanView.of(entry.scan(), item.get("note").asText(), kept);
-      replacements.put(relation, new DataSourceV2ScanRelation(
-          relation.relation(), view, relation.output(), relation.keyGroupedPartitioning(), relation.ordering()));
+      DataSourceV2ScanRelation viewed = new DataSourceV2ScanRelation(
+          relation.relation(), view, relation.output(), relation.keyGroupedPartitioning(), relation.ordering());
+      replacements.put(relation, viewed);
+      if (item.has("aggregate") && entry.aggregate() != null) {
+        // the aggregate over the scan merges the row groups the planner answered with what the scan reads
+        Map<LogicalPlan, LogicalPlan> scan = Plans.identityMap();
+        scan.put(relation, viewed);
+        LogicalPlan child = Plans.replace(entry.aggregate().aggregate().child(), scan);
+        replacements.put(entry.aggregate().aggregate(), entry.aggregate().rewrite(item.get("aggregate"), child));
+      }
     }
     for (Reset reset : resets) {
       Members.resetTasks(reset.scan(), reset.tasks());

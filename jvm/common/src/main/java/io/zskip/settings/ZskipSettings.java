@@ -38,6 +38,9 @@ public final class ZskipSettings {
   public static final Setting SMALL_JOIN_SIDE = new Setting("spark.zskip.planning.smallJoinSideBytes", "16777216", "bytes",
       "session", "a filtered dimension side Spark estimates at most this large is read in the driver by Iceberg's "
           + "reader instead of a Spark job");
+  public static final Setting AGGREGATES = new Setting("spark.zskip.planning.aggregates", "true", "boolean", "session",
+      "false: an aggregate over a filtered scan reads every row group it keeps, even those whose statistics "
+          + "answer it");
   public static final Setting LISTED_FILES = new Setting("spark.zskip.planning.listedFiles", "true", "boolean", "session",
       "false: scans of zskip's tables are planned by Iceberg from its manifests instead of from zskip's "
           + "in-memory file lists");
@@ -62,7 +65,7 @@ public final class ZskipSettings {
           + "every session of a driver or of the hosted planner); an entry larger than a quarter of it is read each "
           + "time it is needed");
 
-  public static final List<Setting> SETTINGS = List.of(ENABLED, CAPTURE, RANGE_ROWS, SMALL_JOIN_SIDE, LISTED_FILES,
+  public static final List<Setting> SETTINGS = List.of(ENABLED, CAPTURE, RANGE_ROWS, SMALL_JOIN_SIDE, AGGREGATES, LISTED_FILES,
       PLANNER_PYTHON, PLANNER_TIMEOUT, PLANNER_START_WAIT, PLANNER_START_TIMEOUT, PROCEDURES_MAX_CONCURRENT,
       PROCEDURES_TIMEOUT);
   public static final List<Setting> ENVIRONMENT = List.of(CACHE_BYTES);

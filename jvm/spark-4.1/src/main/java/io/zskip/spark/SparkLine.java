@@ -76,6 +76,23 @@ public final class SparkLine {
     return withTable(relation, new SparkRewriteTable(table, setId));
   }
 
+  /** A relation of {@code output} holding {@code rows} (zskip's answers of an aggregate's row groups). */
+  @SuppressWarnings("unchecked")
+  public static LogicalPlan localRelation(
+      java.util.List<Attribute> output, java.util.List<org.apache.spark.sql.catalyst.InternalRow> rows) {
+    return new LocalRelation(io.zskip.rule.Plans.scalaList(output), io.zskip.rule.Plans.scalaList(rows), false,
+        LocalRelation.$lessinit$greater$default$4());
+  }
+
+  /** {@code Aggregate(grouping, aggregates, child)}, without a hint. */
+  public static LogicalPlan aggregate(
+      java.util.List<org.apache.spark.sql.catalyst.expressions.Expression> grouping,
+      java.util.List<org.apache.spark.sql.catalyst.expressions.NamedExpression> aggregates,
+      LogicalPlan child) {
+    return new org.apache.spark.sql.catalyst.plans.logical.Aggregate(
+        io.zskip.rule.Plans.scalaList(grouping), io.zskip.rule.Plans.scalaList(aggregates), child, scala.Option.empty());
+  }
+
   /** A relation of {@code relation}'s columns (the same attributes) holding no rows. */
   @SuppressWarnings("unchecked")
   public static LogicalPlan empty(LogicalPlan relation) {

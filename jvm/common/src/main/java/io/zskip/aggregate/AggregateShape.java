@@ -1,0 +1,328 @@
+package io.zskip.aggregate;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.zskip.filter.ExpressionJson;
+import io.zskip.iceberg.Members;
+import io.zskip.rule.Plans;
+import io.zskip.spark.SparkLine;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.spark.SparkV2Filters;
+import org.apache.iceberg.types.Types;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Coalesce;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Complete$;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Min;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Sum;
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.catalyst.plans.logical.Union;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Strategy$;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DecimalType;
+
+/**
+ * An aggregate over one filtered scan of a zskip table that the planner may answer in part: row groups
+ * whose statistics prove every row matches the filter give their counts, minima and maxima (grouped by
+ * columns constant in them) without being read, and the scan reads the rest.
+ *
+ * <p>The shape: {@code Aggregate(grouping columns, expressions over count(*), count(col), min(col),
+ * max(col))} over Projects of columns, at most one Filter, and the scan; every condition of the Filter
+ * is one the scan was given (so the scan's pushed filters are the whole filter).  Anything else (DISTINCT,
+ * FILTER (WHERE ...), expressions as arguments or as grouping keys, other functions) is left as Spark
+ * planned it.
+ *
+ * <p>The answer becomes {@code Aggregate(grouping, merged) <- Union(Aggregate(grouping, partials) <- the
+ * scan's plan reading what is left, LocalRelation(the answered partials))}: a count is the sum of partial
+ * counts, a minimum the minimum of partial minima, so Spark's own aggregation decides NULLs and empty
+ * inputs as it does for any aggregate.
+ */
+public final class AggregateShape {
+  private final Aggregate aggregate;
+  private final DataSourceV2ScanRelation relation;
+  private final List<Attribute> groups;
+  private final List<AggregateFunction> functions; // the distinct functions, each answered once
+
+  private AggregateShape(
+      Aggregate aggregate, DataSourceV2ScanRelation relation, List<Attribute> groups, List<AggregateFunction> functions) {
+    this.aggregate = aggregate;
+    this.relation = relation;
+    this.groups = groups;
+    this.functions = functions;
+  }
+
+  public Aggregate aggregate() {
+    return aggregate;
+  }
+
+  /** The aggregates of {@code plan} over one of {@code candidates} zskip may answer, by the scan they read. */
+  public static Map<DataSourceV2ScanRelation, AggregateShape> find(LogicalPlan plan, List<DataSourceV2ScanRelation> candidates) {
+    Map<DataSourceV2ScanRelation, AggregateShape> found = new IdentityHashMap<>();
+    Set<DataSourceV2ScanRelation> wanted = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+    wanted.addAll(candidates);
+    List<LogicalPlan> pending = new ArrayList<>(List.of(plan));
+    while (!pending.isEmpty()) {
+      LogicalPlan node = pending.remove(pending.size() - 1);
+      if (node instanceof Aggregate aggregate) {
+        AggregateShape shape = of(aggregate, wanted);
+        if (shape != null && !found.containsKey(shape.relation)) {
+          found.put(shape.relation, shape);
+        }
+      }
+      pending.addAll(Plans.children(node));
+    }
+    return found;
+  }
+
+  static AggregateShape of(Aggregate aggregate, Set<DataSourceV2ScanRelation> candidates) {
+    LogicalPlan child = skipProjects(aggregate.child());
+    Filter filter = null;
+    if (child instanceof Filter f) {
+      filter = f;
+      child = skipProjects(f.child());
+    }
+    if (!(child instanceof DataSourceV2ScanRelation relation) || !candidates.contains(relation)) {
+      return null;
+    }
+    try {
+      if (filter != null && !wholeFilterPushed(filter, relation)) {
+        return null;
+      }
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
+    Set<Long> columns = new HashSet<>(Plans.exprIds(relation.output()));
+    List<Attribute> groups = new ArrayList<>();
+    for (Expression grouping : Plans.javaList(aggregate.groupingExpressions())) {
+      if (!(grouping instanceof Attribute attribute) || !columns.contains(attribute.exprId().id())
+          || !groupable(attribute.dataType())) {
+        return null;
+      }
+      groups.add(attribute);
+    }
+    List<AggregateFunction> functions = new ArrayList<>();
+    for (NamedExpression named : Plans.javaList(aggregate.aggregateExpressions())) {
+      if (!collect((Expression) (Object) named, columns, functions)) {
+        return null;
+      }
+    }
+    if (functions.isEmpty()) {
+      return null;
+    }
+    return new AggregateShape(aggregate, relation, groups, functions);
+  }
+
+  private static LogicalPlan skipProjects(LogicalPlan plan) {
+    while (plan instanceof Project project
+        && Plans.javaList(project.projectList()).stream().allMatch(e -> e instanceof Attribute)) {
+      plan = project.child();
+    }
+    return plan;
+  }
+
+  /** Whether every condition of {@code filter} is among the filters pushed to the scan (compared as Iceberg prints them). */
+  private static boolean wholeFilterPushed(Filter filter, DataSourceV2ScanRelation relation)
+      throws ReflectiveOperationException {
+    if (!filter.condition().deterministic()) {
+      return false;
+    }
+    Set<String> pushed = new HashSet<>();
+    for (org.apache.iceberg.expressions.Expression expression : Members.filters(relation.scan())) {
+      pushed.add(expression.toString());
+    }
+    List<Expression> conditions = new ArrayList<>();
+    Plans.splitAnd(filter.condition(), conditions);
+    for (Expression condition : conditions) {
+      scala.Option<Predicate> translated = DataSourceV2Strategy$.MODULE$.translateFilterV2(condition);
+      if (translated.isEmpty()) {
+        return false;
+      }
+      org.apache.iceberg.expressions.Expression converted = SparkV2Filters.convert(translated.get());
+      if (converted == null || !pushed.contains(converted.toString())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Adds the aggregate functions of {@code expression} to {@code functions}; whether every one is answerable. */
+  private static boolean collect(Expression expression, Set<Long> columns, List<AggregateFunction> functions) {
+    if (expression instanceof AggregateExpression aggregate) {
+      if (aggregate.isDistinct() || aggregate.filter().isDefined() || aggregate.mode() != Complete$.MODULE$
+          || !answerable(aggregate.aggregateFunction(), columns)) {
+        return false;
+      }
+      if (indexOf(functions, aggregate.aggregateFunction()) < 0) {
+        functions.add(aggregate.aggregateFunction());
+      }
+      return true;
+    }
+    for (Expression child : Plans.javaList(expression.children())) {
+      if (!collect(child, columns, functions)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean answerable(AggregateFunction function, Set<Long> columns) {
+    List<Expression> arguments = Plans.javaList(function.children());
+    if (function instanceof Count) {
+      if (arguments.stream().allMatch(a -> a instanceof Literal literal && literal.value() != null)) {
+        return true; // count(*), count(1)
+      }
+      return arguments.size() == 1 && column(arguments.get(0), columns);
+    }
+    if (function instanceof Min || function instanceof Max) {
+      return column(arguments.get(0), columns) && bounded(arguments.get(0).dataType());
+    }
+    return false;
+  }
+
+  private static boolean column(Expression expression, Set<Long> columns) {
+    return expression instanceof Attribute attribute && columns.contains(attribute.exprId().id());
+  }
+
+  /** Types whose row-group minimum and maximum the footers hold exactly (not strings, which may be cut, nor floats, whose NaN they leave out). */
+  static boolean bounded(DataType type) {
+    return type.equals(DataTypes.ByteType) || type.equals(DataTypes.ShortType) || type.equals(DataTypes.IntegerType)
+        || type.equals(DataTypes.LongType) || type.equals(DataTypes.DateType) || type.equals(DataTypes.TimestampType)
+        || type.equals(DataTypes.TimestampNTZType) || type.equals(DataTypes.BooleanType) || type instanceof DecimalType;
+  }
+
+  /** Types a row group's one value of is known from min = max (strings too: a cut bound is never equal to the other). */
+  static boolean groupable(DataType type) {
+    return bounded(type) || type.equals(DataTypes.StringType);
+  }
+
+  private static int indexOf(List<AggregateFunction> functions, AggregateFunction function) {
+    for (int i = 0; i < functions.size(); i++) {
+      if (functions.get(i).semanticEquals(function)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * The request the planner answers, as the {@code "aggregate"} field of the scan's description: the
+   * grouping columns and the functions' columns by field id with their Spark types, and the tasks whose
+   * rows delete files change (never answered from statistics).
+   */
+  public void write(JsonGenerator json, Table table, List<FileScanTask> tasks) throws IOException {
+    json.writeObjectFieldStart("aggregate");
+    json.writeArrayFieldStart("group");
+    for (Attribute group : groups) {
+      writeColumn(json, table, group);
+    }
+    json.writeEndArray();
+    json.writeArrayFieldStart("items");
+    for (AggregateFunction function : functions) {
+      json.writeStartObject();
+      json.writeStringField("fn", function instanceof Count ? "count" : function instanceof Min ? "min" : "max");
+      Expression argument = function.children().head();
+      if (argument instanceof Attribute attribute) {
+        json.writeFieldName("column");
+        writeColumn(json, table, attribute);
+      }
+      json.writeEndObject();
+    }
+    json.writeEndArray();
+    json.writeArrayFieldStart("deleted");
+    for (int i = 0; i < tasks.size(); i++) {
+      if (!tasks.get(i).deletes().isEmpty()) {
+        json.writeNumber(i);
+      }
+    }
+    json.writeEndArray();
+    json.writeEndObject();
+  }
+
+  private static void writeColumn(JsonGenerator json, Table table, Attribute attribute) throws IOException {
+    Types.NestedField field = ExpressionJson.resolveField(table.schema(), attribute.name());
+    json.writeStartObject();
+    if (field == null || table.schema().asStruct().field(field.fieldId()) == null) {
+      json.writeNullField("field_id"); // not a top-level column of the table: nothing is answered
+    } else {
+      json.writeNumberField("field_id", field.fieldId());
+    }
+    json.writeStringField("type", attribute.dataType().catalogString());
+    json.writeEndObject();
+  }
+
+  /**
+   * The aggregate with the planner's {@code answer} ({"rows": [[group values..., partials...], ...]})
+   * merged in: {@code child} is the aggregate's child as it now reads (the scan reading what is left).
+   */
+  public LogicalPlan rewrite(JsonNode answer, LogicalPlan child) {
+    List<Expression> grouping = new ArrayList<>(groups);
+    List<NamedExpression> partialColumns = new ArrayList<>();
+    for (Attribute group : groups) {
+      partialColumns.add((NamedExpression) (Object) group);
+    }
+    for (int i = 0; i < functions.size(); i++) {
+      partialColumns.add((NamedExpression) (Object) alias(functions.get(i).toAggregateExpression(), "zskip_partial_" + i));
+    }
+    LogicalPlan partial = SparkLine.aggregate(grouping, partialColumns, child);
+    List<Attribute> partialOutput = Plans.javaList(partial.output());
+    List<Attribute> answeredOutput = new ArrayList<>();
+    for (Attribute attribute : partialOutput) {
+      answeredOutput.add(attribute.newInstance());
+    }
+    LogicalPlan answered = SparkLine.localRelation(answeredOutput, PartialRows.of(answer.get("rows"), partialOutput));
+    LogicalPlan union = new Union(Plans.scalaList(List.of(partial, answered)), false, false);
+    List<NamedExpression> merged = new ArrayList<>();
+    for (NamedExpression named : Plans.javaList(aggregate.aggregateExpressions())) {
+      merged.add((NamedExpression) (Object) merge((Expression) (Object) named, partialOutput));
+    }
+    return SparkLine.aggregate(Plans.javaList(aggregate.groupingExpressions()), merged, union);
+  }
+
+  /** {@code expression} with each aggregate function computed from the partial columns instead. */
+  private Expression merge(Expression expression, List<Attribute> partialOutput) {
+    if (expression instanceof AggregateExpression aggregated) {
+      AggregateFunction function = aggregated.aggregateFunction();
+      Attribute partial = partialOutput.get(groups.size() + indexOf(functions, function));
+      if (function instanceof Count) { // a count is never NULL: 0 where no partial is (none is, in fact)
+        return new Coalesce(Plans.scalaList(List.of(
+            new Sum(partial).toAggregateExpression(), Literal.create(0L, DataTypes.LongType))));
+      }
+      return (function instanceof Min ? new Min(partial) : new Max(partial)).toAggregateExpression();
+    }
+    List<Expression> children = Plans.javaList(expression.children());
+    List<Expression> updated = new ArrayList<>();
+    boolean changed = false;
+    for (Expression child : children) {
+      Expression after = merge(child, partialOutput);
+      changed |= after != child;
+      updated.add(after);
+    }
+    return changed ? expression.withNewChildren(Plans.scalaList(updated)) : expression;
+  }
+
+  private static Alias alias(Expression child, String name) {
+    return new Alias(child, name, org.apache.spark.sql.catalyst.expressions.NamedExpression$.MODULE$.newExprId(),
+        Plans.scalaList(List.of()), scala.Option.empty(), Plans.scalaList(List.of()));
+  }
+}

@@ -1,0 +1,223 @@
+"""Aggregates answered from row-group statistics give exactly Spark's answer with zskip off.
+
+Through plain ``spark.sql`` with zskip enabled: ``count(*)``, ``count(col)``, ``min`` and ``max``
+over filtered scans, grouped or not, on tables with NULLs, NaN and infinities, ±0.0, long strings,
+decimals, dates and timestamps, merge-on-read deletes (v2 position deletes, v3 deletion vectors)
+and schema changes (an added column, a renamed one, an int widened to bigint).  A property test
+draws filters and aggregate shapes; the tests after it show the answers are used (fewer rows read)
+and what is left alone.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import zskip
+from tests.integration.switches import zskip_off, zskip_on
+from zskip.iceberg.scan_stats import scanned_rows
+
+pytestmark = pytest.mark.integration
+
+NS = "lake.aggregates"
+V2 = f"{NS}.v2"
+V3 = f"{NS}.v3"
+ROWS = 24_000
+
+
+def _make(spark: Any, name: str, version: int) -> None:
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {NS}")
+    spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
+    spark.sql(
+        f"CREATE TABLE {name} (k INT, g STRING, v BIGINT, d DATE, ts TIMESTAMP, m DECIMAL(10,2), f DOUBLE, s STRING) "
+        f"USING iceberg TBLPROPERTIES ('format-version'='{version}', 'write.delete.mode'='merge-on-read', "
+        "'write.parquet.row-group-size-bytes'='8192', 'write.target-file-size-bytes'='120000')"
+    )
+    frame = spark.range(ROWS).selectExpr(
+        "CAST(id AS INT) AS k",
+        "concat('g', CAST(floor(id / 3000) AS STRING)) AS g",  # one value over runs of row groups
+        "CASE WHEN id % 11 = 0 THEN NULL ELSE CAST((id * 7919) % 1000 AS BIGINT) - 500 END AS v",
+        "date_add(DATE'2020-01-01', CAST(floor(id / 40) AS INT)) AS d",
+        "CASE WHEN id % 13 = 0 THEN NULL ELSE timestamp_seconds(1600000000 + id * 37) END AS ts",
+        "CAST(((id * 31) % 20000) / 100.0 - 100 AS DECIMAL(10,2)) AS m",
+        "CASE WHEN id % 97 = 0 THEN double('NaN') WHEN id % 89 = 0 THEN double('inf') "
+        "WHEN id % 83 = 0 THEN double('-inf') WHEN id % 79 = 0 THEN -0.0D WHEN id % 7 = 0 THEN NULL "
+        "ELSE (id % 400) / 4.0 - 50 END AS f",
+        "CASE WHEN id % 500 = 0 THEN repeat('z', 300) ELSE concat('s', CAST(id % 50 AS STRING)) END AS s",
+    )
+    frame.repartition(4, "g").sortWithinPartitions("k").writeTo(name).append()
+    zskip.create_index(spark, name, "s", kind="bloom")  # a table zskip knows
+    spark.sql(f"DELETE FROM {name} WHERE k % 101 = 0 AND k > 20000")  # merge-on-read: delete files
+    spark.sql(f"ALTER TABLE {name} ADD COLUMN n INT")
+    spark.sql(f"ALTER TABLE {name} ALTER COLUMN k TYPE BIGINT")
+    spark.sql(f"ALTER TABLE {name} RENAME COLUMN v TO w")
+    spark.sql(
+        f"INSERT INTO {name} SELECT CAST(id + {ROWS} AS BIGINT), 'g9', id, DATE'2021-06-01', NULL, 1.25, "
+        "1.0, 'late', CAST(id % 3 AS INT) FROM range(500)"
+    )
+
+
+@pytest.fixture(scope="module")
+def tables(spark: Any) -> list[str]:
+    _make(spark, V2, 2)
+    _make(spark, V3, 3)
+    return [V2, V3]
+
+
+def _comparable(row: Any) -> tuple:
+    """A row as compared: NaN equal to NaN, -0.0 to 0.0 (which of the two a minimum returns is Spark's
+    choice of order)."""
+    return tuple(("NaN" if math.isnan(v) else v + 0.0) if isinstance(v, float) else v for v in row)
+
+
+def both(spark: Any, query: str) -> tuple[list[tuple], list[tuple], str]:
+    """The query's rows with zskip off and on, and the optimized plan with zskip on."""
+    with zskip_off(spark):
+        want = sorted(map(_comparable, spark.sql(query).collect()), key=repr)
+    with zskip_on(spark):
+        frame = spark.sql(query)
+        got = sorted(map(_comparable, frame.collect()), key=repr)
+        plan = frame._jdf.queryExecution().optimizedPlan().toString()
+    return want, got, plan
+
+
+def answered(plan: str) -> bool:
+    return "zskip_partial_" in plan and "LocalRelation" in plan
+
+
+CONDITIONS = [
+    "k >= {a}",
+    "k < {b}",
+    "k BETWEEN {a} AND {b}",
+    "d >= date_add(DATE'2020-01-01', {a} / 40)",
+    "g = 'g{i}'",
+    "g IN ('g{i}', 'g{j}')",
+    "w > 0",
+    "w IS NULL",
+    "w IS NOT NULL",
+    "f > 0",
+    "f < 10",
+    "m >= 0",
+    "ts IS NOT NULL",
+    "n IS NULL",
+    "n = 1",
+    "s = 's7'",
+    "k % 5 = 0",
+]
+AGGREGATES = [
+    "count(*)",
+    "count(1)",
+    "count(w)",
+    "count(f)",
+    "count(n)",
+    "min(k)",
+    "max(k)",
+    "min(w)",
+    "max(w)",
+    "min(d)",
+    "max(d)",
+    "min(ts)",
+    "max(ts)",
+    "min(m)",
+    "max(m)",
+    "min(f)",
+    "max(f)",
+    "max(s)",
+    "min(n)",
+    "count(DISTINCT g)",
+    "count(*) FILTER (WHERE w > 3)",
+    "sum(w)",
+]
+
+
+@st.composite
+def queries(draw: st.DrawFn) -> str:
+    table = draw(st.sampled_from([V2, V3]))
+    a = draw(st.integers(-100, ROWS + 600))
+    b = draw(st.integers(-100, ROWS + 600))
+    i, j = draw(st.integers(0, 9)), draw(st.integers(0, 9))
+    conditions = draw(st.lists(st.sampled_from(CONDITIONS), min_size=1, max_size=3, unique=True))
+    where = " AND ".join(c.format(a=a, b=b, i=i, j=j) for c in conditions)
+    if draw(st.booleans()):
+        where = f"({where}) OR k < {draw(st.integers(0, 3000))}"
+    aggregates = draw(st.lists(st.sampled_from(AGGREGATES), min_size=1, max_size=4, unique=True))
+    group = draw(st.sampled_from(["", "g", "g, n", "k"]))
+    columns = ", ".join(([group] if group else []) + aggregates)
+    grouped = f" GROUP BY {group}" if group else ""
+    having = " HAVING count(*) > 100" if group and draw(st.booleans()) else ""
+    return f"SELECT {columns} FROM {table} WHERE {where}{grouped}{having}"
+
+
+@settings(
+    max_examples=30,
+    derandomize=True,
+    phases=(Phase.explicit, Phase.generate),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    deadline=None,
+)
+@given(query=queries())
+def test_aggregates_answered_from_statistics_equal_spark(spark: Any, tables: list[str], query: str) -> None:
+    want, got, _ = both(spark, query)
+    assert got == want, query
+
+
+def test_answers_are_used_and_read_fewer_rows(spark: Any, tables: list[str]) -> None:
+    query = f"SELECT count(*), min(k), max(d), count(w), min(m) FROM {V2} WHERE k BETWEEN 1000 AND 19000"
+    want, got, plan = both(spark, query)
+    assert got == want
+    assert answered(plan), plan
+    with zskip_on(spark):
+        frame = spark.sql(query)
+        frame.collect()
+        on = scanned_rows(frame, V2)
+    with zskip_off(spark):
+        frame = spark.sql(query)
+        frame.collect()
+        off = scanned_rows(frame, V2)
+    assert on * 3 < off, (on, off)  # what is left: the row groups the range's two ends cut through, per file
+
+
+def test_grouped_by_a_column_constant_in_row_groups(spark: Any, tables: list[str]) -> None:
+    query = f"SELECT g, count(*), max(k), min(ts) FROM {V3} WHERE k < 21000 AND d > DATE'2020-02-01' GROUP BY g"
+    want, got, plan = both(spark, query)
+    assert got == want
+    assert answered(plan), plan
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        f"SELECT count(DISTINCT k) FROM {V2} WHERE k < 9000",
+        f"SELECT count(*) FILTER (WHERE w > 0) FROM {V2} WHERE k < 9000",
+        f"SELECT max(f) FROM {V2} WHERE k < 9000",  # NaN is not in a double's bounds
+        f"SELECT max(s) FROM {V2} WHERE k < 9000",  # a string's bounds may be cut
+        f"SELECT count(*) FROM {V2} WHERE k < 9000 AND length(s) > 1",  # not a filter the scan was given
+        f"SELECT sum(k) FROM {V2} WHERE k < 9000",
+    ],
+)
+def test_what_statistics_cannot_answer_is_read(spark: Any, tables: list[str], query: str) -> None:
+    want, got, plan = both(spark, query)
+    assert got == want
+    assert not answered(plan), plan
+
+
+def test_deleted_rows_are_not_answered_from_footers(spark: Any, tables: list[str]) -> None:
+    query = f"SELECT count(*), max(k) FROM {V3} WHERE k > 20000 AND k < {ROWS}"
+    want, got, _ = both(spark, query)
+    assert got == want
+    assert want[0][0] < ROWS - 20001  # the deletes are there to be missed
+
+
+def test_off_by_setting(spark: Any, tables: list[str]) -> None:
+    query = f"SELECT count(*) FROM {V2} WHERE k BETWEEN 1000 AND 19000"
+    spark.conf.set("spark.zskip.planning.aggregates", "false")
+    try:
+        want, got, plan = both(spark, query)
+    finally:
+        spark.conf.unset("spark.zskip.planning.aggregates")
+    assert got == want
+    assert not answered(plan)

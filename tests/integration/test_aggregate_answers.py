@@ -1,11 +1,11 @@
 """Aggregates answered from row-group statistics give exactly Spark's answer with zskip off.
 
-Through plain ``spark.sql`` with zskip enabled: ``count(*)``, ``count(col)``, ``min`` and ``max``
-over filtered scans, grouped or not, on tables with NULLs, NaN and infinities, ±0.0, long strings,
-decimals, dates and timestamps, merge-on-read deletes (v2 position deletes, v3 deletion vectors)
-and schema changes (an added column, a renamed one, an int widened to bigint).  A property test
-draws filters and aggregate shapes; the tests after it show the answers are used (fewer rows read)
-and what is left alone.
+Through plain ``spark.sql`` with zskip enabled: ``count(*)``, ``count(col)``, ``min``, ``max``, and
+``sum`` and ``avg`` of columns with a sums index, over filtered scans, grouped or not, on tables with
+NULLs, NaN and infinities, ±0.0, long strings, decimals, dates and timestamps, merge-on-read deletes
+(v2 position deletes, v3 deletion vectors) and schema changes (an added column, a renamed one, an int
+widened to bigint).  A property test draws filters and aggregate shapes; the tests after it show the
+answers are used (fewer rows read) and what is left alone.
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ def _make(spark: Any, name: str, version: int) -> None:
     )
     frame.repartition(4, "g").sortWithinPartitions("k").writeTo(name).append()
     zskip.create_index(spark, name, "s", kind="bloom")  # a table zskip knows
+    for column in ("v", "m", "f"):
+        zskip.create_index(spark, name, column, kind="sums")
     spark.sql(f"DELETE FROM {name} WHERE k % 101 = 0 AND k > 20000")  # merge-on-read: delete files
     spark.sql(f"ALTER TABLE {name} ADD COLUMN n INT")
     spark.sql(f"ALTER TABLE {name} ALTER COLUMN k TYPE BIGINT")
@@ -68,19 +70,40 @@ def tables(spark: Any) -> list[str]:
     return [V2, V3]
 
 
-def _comparable(row: Any) -> tuple:
-    """A row as compared: NaN equal to NaN, -0.0 to 0.0 (which of the two a minimum returns is Spark's
-    choice of order)."""
-    return tuple(("NaN" if math.isnan(v) else v + 0.0) if isinstance(v, float) else v for v in row)
+class Rows(list):
+    """A query's rows as compared: in the order of their values other than doubles, and equal where
+    their doubles are equal up to the order they were added in (NaN equal to NaN, -0.0 to 0.0)."""
+
+    def __init__(self, rows: list[Any]) -> None:
+        super().__init__(
+            sorted((tuple(r) for r in rows), key=lambda r: repr([v for v in r if not isinstance(v, float)]))
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, list) and len(self) == len(other) and all(map(_same_row, self, other))
+
+    __hash__ = None  # type: ignore[assignment]
 
 
-def both(spark: Any, query: str) -> tuple[list[tuple], list[tuple], str]:
+def _same_row(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(map(_same_value, a, b))
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    return bool(a == b)
+
+
+def both(spark: Any, query: str) -> tuple[Rows, Rows, str]:
     """The query's rows with zskip off and on, and the optimized plan with zskip on."""
     with zskip_off(spark):
-        want = sorted(map(_comparable, spark.sql(query).collect()), key=repr)
+        want = Rows(spark.sql(query).collect())
     with zskip_on(spark):
         frame = spark.sql(query)
-        got = sorted(map(_comparable, frame.collect()), key=repr)
+        got = Rows(frame.collect())
         plan = frame._jdf.queryExecution().optimizedPlan().toString()
     return want, got, plan
 
@@ -131,6 +154,15 @@ AGGREGATES = [
     "count(DISTINCT g)",
     "count(*) FILTER (WHERE w > 3)",
     "sum(w)",
+    "sum(m)",
+    "sum(f)",
+    "sum(k)",
+    "sum(n)",
+    "avg(w)",
+    "avg(f)",
+    "avg(m)",
+    "max(w) - min(w)",
+    "sum(w) / count(*)",
 ]
 
 
@@ -166,7 +198,10 @@ def test_aggregates_answered_from_statistics_equal_spark(spark: Any, tables: lis
 
 
 def test_answers_are_used_and_read_fewer_rows(spark: Any, tables: list[str]) -> None:
-    query = f"SELECT count(*), min(k), max(d), count(w), min(m) FROM {V2} WHERE k BETWEEN 1000 AND 19000"
+    query = (
+        f"SELECT count(*), min(k), max(d), count(w), min(m), sum(w), sum(m), avg(w), sum(f) FROM {V2} "
+        "WHERE k BETWEEN 1000 AND 19000"
+    )
     want, got, plan = both(spark, query)
     assert got == want
     assert answered(plan), plan
@@ -196,7 +231,8 @@ def test_grouped_by_a_column_constant_in_row_groups(spark: Any, tables: list[str
         f"SELECT max(f) FROM {V2} WHERE k < 9000",  # NaN is not in a double's bounds
         f"SELECT max(s) FROM {V2} WHERE k < 9000",  # a string's bounds may be cut
         f"SELECT count(*) FROM {V2} WHERE k < 9000 AND length(s) > 1",  # not a filter the scan was given
-        f"SELECT sum(k) FROM {V2} WHERE k < 9000",
+        f"SELECT sum(k) FROM {V2} WHERE k < 9000",  # no sums index on k
+        f"SELECT avg(m) FROM {V2} WHERE k < 9000",  # an average of decimals
     ],
 )
 def test_what_statistics_cannot_answer_is_read(spark: Any, tables: list[str], query: str) -> None:
@@ -221,3 +257,13 @@ def test_off_by_setting(spark: Any, tables: list[str]) -> None:
         spark.conf.unset("spark.zskip.planning.aggregates")
     assert got == want
     assert not answered(plan)
+
+
+def test_a_sums_index_of_a_string_column_is_refused_in_one_line(spark: Any, tables: list[str]) -> None:
+    from zskip.errors import UnsupportedTypeError
+
+    before = spark.sql(f"SHOW TBLPROPERTIES {V2} ('zskip.index.manifest')").collect()
+    with pytest.raises(UnsupportedTypeError) as refused:
+        zskip.create_index(spark, V2, "s", kind="sums")
+    assert str(refused.value) == f"{V2}.s: a sums index takes a number or decimal column, not string"
+    assert spark.sql(f"SHOW TBLPROPERTIES {V2} ('zskip.index.manifest')").collect() == before

@@ -46,10 +46,12 @@ class AggregateColumn:
 
 @dataclass(frozen=True, slots=True)
 class AggregateItem:
-    """One aggregate function over the scan: ``count`` (``column`` ``None``: ``count(*)``), ``min`` or ``max``."""
+    """One partial aggregate over the scan: ``count`` (``column`` ``None``: ``count(*)``), ``min``, ``max``
+    or ``sum``, and the Spark type of its result (a sum's: ``bigint``, ``double``, ``decimal(20,2)``)."""
 
     fn: str
     column: AggregateColumn | None
+    type: str = "bigint"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,11 @@ class AggregateRequest:
         return AggregateRequest(
             group=tuple(column(g) for g in item["group"]),
             items=tuple(
-                AggregateItem(str(i["fn"]), column(i["column"]) if i.get("column") is not None else None)
+                AggregateItem(
+                    str(i["fn"]),
+                    column(i["column"]) if i.get("column") is not None else None,
+                    str(i.get("type", "bigint")),
+                )
                 for i in item["items"]
             ),
             deleted=frozenset(int(d) for d in item.get("deleted", ())),

@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 from zskip.display import Displayed, Progress
 from zskip.errors import InvalidOptionError, StorageError, UnknownColumnError, UnknownIndexError, UnsupportedTypeError
 from zskip.fileindex.definition import IndexDefinition
+from zskip.fileindex.kinds import kind_named
 from zskip.fileindex.manifest import IndexManifest
 from zskip.iceberg.files import data_files
 from zskip.iceberg.spark_errors import reaching_storage
@@ -141,7 +142,10 @@ def create_index(
     IndexDefinition(column, kind, options)  # bad options fail before the table is touched
     iceberg = load_table(spark, table)
     (field,) = iceberg.resolve([column])
-    iceberg.column_types([field])  # a column zskip can index
+    spark_type = iceberg.column_types([field])[field.name]  # a column zskip can index
+    refused = kind_named(kind).refuses(spark_type.simpleString())
+    if refused is not None:
+        raise UnsupportedTypeError(f"{table}.{field.name}: {refused}")
     definition = IndexDefinition(field.name, kind, options, field.id)
     return _update(spark, iceberg, add=definition, progress=progress)
 

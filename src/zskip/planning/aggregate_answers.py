@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
+import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,12 +30,18 @@ import numpy as np
 import pyarrow as pa
 
 from zskip.expr import columns_of
+from zskip.fileindex.kinds.sums import SUMS
+from zskip.fileindex.sums import SumsIndex
 from zskip.iceberg.scan_types import AggregateColumn, AggregateRequest
 from zskip.planning.all_rows import every_row_arrays
+from zskip.planning.cache import CACHE
 from zskip.planning.minmax_arrays import StatsColumn
 from zskip.planning.plan import PlanInputs, ScanPlan, row_group_counts
+from zskip.tablefiles.blob_reads import load_many
 
 __all__ = ["AggregateAnswer", "answer_aggregate", "answered_note"]
+
+log = logging.getLogger(__name__)
 
 # Spark types whose row-group bounds Parquet holds exactly, by the Arrow types a footer gives them in
 _INTEGRAL = ("tinyint", "smallint", "int", "bigint")
@@ -87,6 +95,8 @@ def answer_aggregate(plan: ScanPlan, request: AggregateRequest) -> tuple[ScanPla
         assert column.field_id is not None
         if item.fn == "count":
             known, partials = _counts(stats[column.field_id], rows)
+        elif item.fn == "sum":
+            known, partials = _sums(plan, paths, counts, stats[column.field_id], column.field_id, item.type)
         else:
             known, partials = _bounds(stats[column.field_id], column, item.fn == "min")
         answered &= known
@@ -110,7 +120,7 @@ def answer_aggregate(plan: ScanPlan, request: AggregateRequest) -> tuple[ScanPla
             merged[key] = [_merge(i.fn, a, b) for i, a, b in zip(request.items, before, partial, strict=True)]
     out_rows = tuple(
         tuple(_json(v, c) for v, c in zip(key, request.group, strict=True))
-        + tuple(_json(v, i.column) if i.fn != "count" else v for v, i in zip(partial, request.items, strict=True))
+        + tuple(_json(v, i.column) for v, i in zip(partial, request.items, strict=True))
         for key, partial in merged.items()
     )
     answer = AggregateAnswer(out_rows, int(answered.sum()), int(rows[answered].sum()))
@@ -163,6 +173,70 @@ def _counts(stats: StatsColumn, rows: np.ndarray) -> tuple[np.ndarray, list[Any]
     known = stats.known & ~np.isnan(nulls)
     counts = np.where(known, rows - np.nan_to_num(nulls).astype(np.int64), 0)
     return known, counts.tolist()
+
+
+def _sums(
+    plan: ScanPlan, paths: Sequence[str], counts: np.ndarray, stats: StatsColumn, field_id: int, result: str
+) -> tuple[np.ndarray, list[Any]]:
+    """Per row group: its sum known (from the column's sums index), and its value as a partial of Spark
+    type ``result`` (``None``: only NULLs; a sum outside ``result`` is not known: Spark decides)."""
+    n = int(counts.sum())
+    known = np.zeros(n, dtype=bool)
+    out: list[Any] = [None] * n
+    indexes = _sums_indexes(plan, paths, field_id)
+    start = 0
+    for path, count in zip(paths, counts.tolist(), strict=True):
+        index = indexes.get(path)
+        if index is not None and len(index) == count:
+            for g in range(count):
+                at = start + g
+                values = int(index.values[g])
+                if stats.known[at] and not math.isnan(stats.values[at]) and stats.values[at] != values:
+                    continue  # an index of other rows than the footer's: not used
+                total = index.sums[g]
+                value = _sum_as(total, result) if values and total is not None else None
+                if values == 0 or value is not None:
+                    known[at], out[at] = True, value
+        start += count
+    return known, out
+
+
+def _sums_indexes(plan: ScanPlan, paths: Sequence[str], field_id: int) -> dict[str, SumsIndex]:
+    """The sums indexes of column ``field_id`` of ``paths`` that load (a damaged one is left out, logged)."""
+    assert plan.metadata is not None
+    manifest = plan.metadata.manifest()
+    if manifest is None:
+        return {}
+    by_file = manifest.entries_by_file
+    rows = [row for p in paths for row in by_file.get(p, ()) if row.field_id == field_id and row.kind == SUMS.name]
+    out: dict[str, SumsIndex] = {}
+    for row, index in zip(rows, load_many(rows, CACHE, plan.metadata.storage, heads=False), strict=True):
+        if isinstance(index, SumsIndex):
+            out[row.data_file] = index
+        else:
+            log.warning("not answering sums from a damaged index (its rows are read): %s", index)
+    return out
+
+
+_LONG = 2**63
+
+
+def _sum_as(value: Any, result: str) -> Any:
+    """A row group's sum as a partial of Spark type ``result``, or ``None`` where it does not fit."""
+    if result == "double":
+        return float(value)
+    if isinstance(value, float):
+        return None  # a double's sum as anything else: not asked by Spark
+    if result == "bigint":
+        whole = int(value)
+        return whole if -_LONG <= whole < _LONG and whole == value else None
+    if result.startswith("decimal("):
+        precision, scale = (int(x) for x in result[len("decimal(") : -1].split(","))
+        exact = value.quantize(decimal.Decimal(1).scaleb(-scale))
+        if exact != value or len(exact.as_tuple().digits) > precision:
+            return None
+        return exact
+    return None
 
 
 def _bounds(stats: StatsColumn, column: AggregateColumn, low: bool) -> tuple[np.ndarray, list[Any]]:
@@ -263,6 +337,8 @@ def _merge(fn: str, a: Any, b: Any) -> Any:
         return b
     if b is None:
         return a
+    if fn == "sum":
+        return a + b
     return min(a, b) if fn == "min" else max(a, b)
 
 
@@ -271,6 +347,8 @@ def _json(value: Any, column: AggregateColumn | None) -> Any:
         return None
     if isinstance(value, decimal.Decimal):
         return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
     if isinstance(value, (datetime.date, datetime.datetime)):
         raise TypeError(f"an unconverted {type(value).__name__} for {column}")
     return value

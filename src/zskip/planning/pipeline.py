@@ -49,7 +49,7 @@ from types import MappingProxyType
 from pyspark.sql import DataFrame, SparkSession
 
 from zskip.expr import AlwaysFalse
-from zskip.fileindex.kinds import KINDS
+from zskip.fileindex.kinds import FILTERING
 from zskip.iceberg.scan_types import IcebergScan, JoinKeys
 from zskip.iceberg.table import load_table
 from zskip.planning.joins import JoinFilter, JoinKeysLoader
@@ -90,7 +90,11 @@ STAGES: tuple[Stage, ...] = (
     Stage(JOIN_STAGE, join_keys, beyond_spark=True, counts_row_groups=True),
     Stage("curve range", curve_range, beyond_spark=True, counts_row_groups=False, unneeded=curve_unneeded),
     Stage(
-        f"indexes ({', '.join(KINDS)})", indexes, beyond_spark=True, counts_row_groups=True, unneeded=indexes_unneeded
+        f"indexes ({', '.join(FILTERING)})",
+        indexes,
+        beyond_spark=True,
+        counts_row_groups=True,
+        unneeded=indexes_unneeded,
     ),
     Stage("row-group min/max", row_group_minmax, beyond_spark=False, counts_row_groups=True),
     Stage(READ_RANGES_STAGE, read_ranges, beyond_spark=False, counts_row_groups=True),

@@ -65,6 +65,13 @@ class IndexKind(ABC):
     options: ClassVar[tuple[KindOption, ...]] = ()
     # the Arrow type a column missing from a data file (added to the table since) is indexed as, all NULL
     absent_type: ClassVar[pa.DataType] = pa.null()
+    # False: a kind answering no condition, only aggregates (sums): the index stage never reads it
+    answers_conditions: ClassVar[bool] = True
+
+    def refuses(self, spark_type: str) -> str | None:
+        """Why a column of Spark type ``spark_type`` (``int``, ``decimal(9,2)``, ...) cannot have this
+        kind of index, in one line (``None``: it can)."""
+        return None
 
     def checked_options(self, options: Mapping[str, Any]) -> dict[str, float]:
         """``options`` as this kind takes them, or an error saying which it takes."""

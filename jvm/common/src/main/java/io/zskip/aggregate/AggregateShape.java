@@ -19,12 +19,17 @@ import org.apache.iceberg.spark.SparkV2Filters;
 import org.apache.iceberg.types.Types;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Coalesce;
+import org.apache.spark.sql.catalyst.expressions.Divide;
+import org.apache.spark.sql.catalyst.expressions.EqualTo;
+import org.apache.spark.sql.catalyst.expressions.If;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Average;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Complete$;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
@@ -44,11 +49,11 @@ import org.apache.spark.sql.types.DecimalType;
 
 /**
  * An aggregate over one filtered scan of a zskip table that the planner may answer in part: row groups
- * whose statistics prove every row matches the filter give their counts, minima and maxima (grouped by
- * columns constant in them) without being read, and the scan reads the rest.
+ * whose statistics prove every row matches the filter give their counts, minima, maxima and (from
+ * zskip's sums index) sums (grouped by columns constant in them) without being read, and the scan reads the rest.
  *
  * <p>The shape: {@code Aggregate(grouping columns, expressions over count(*), count(col), min(col),
- * max(col))} over Projects of columns, at most one Filter, and the scan; every condition of the Filter
+ * max(col), sum(col), avg(col))} over Projects of columns, at most one Filter, and the scan; every condition of the Filter
  * is one the scan was given (so the scan's pushed filters are the whole filter).  Anything else (DISTINCT,
  * FILTER (WHERE ...), expressions as arguments or as grouping keys, other functions) is left as Spark
  * planned it.
@@ -63,6 +68,8 @@ public final class AggregateShape {
   private final DataSourceV2ScanRelation relation;
   private final List<Attribute> groups;
   private final List<AggregateFunction> functions; // the distinct functions, each answered once
+  private final List<Partial> partials = new ArrayList<>(); // theirs, function after function
+  private final List<Integer> firstPartial = new ArrayList<>(); // of each function, its first partial's place
 
   private AggregateShape(
       Aggregate aggregate, DataSourceV2ScanRelation relation, List<Attribute> groups, List<AggregateFunction> functions) {
@@ -70,6 +77,10 @@ public final class AggregateShape {
     this.relation = relation;
     this.groups = groups;
     this.functions = functions;
+    for (AggregateFunction function : functions) {
+      firstPartial.add(partials.size());
+      partials.addAll(partialsOf(function));
+    }
   }
 
   public Aggregate aggregate() {
@@ -197,8 +208,48 @@ public final class AggregateShape {
     if (function instanceof Min || function instanceof Max) {
       return column(arguments.get(0), columns) && bounded(arguments.get(0).dataType());
     }
+    if (function instanceof Sum) {
+      return column(arguments.get(0), columns) && summable(arguments.get(0).dataType());
+    }
+    if (function instanceof Average) { // over a decimal, Average's own arithmetic would need copying
+      DataType type = arguments.get(0).dataType();
+      return column(arguments.get(0), columns) && summable(type) && !(type instanceof DecimalType);
+    }
     return false;
   }
+
+  /** Types zskip's sums index sums: numbers and decimals. */
+  static boolean summable(DataType type) {
+    return type.equals(DataTypes.ByteType) || type.equals(DataTypes.ShortType) || type.equals(DataTypes.IntegerType)
+        || type.equals(DataTypes.LongType) || type.equals(DataTypes.FloatType) || type.equals(DataTypes.DoubleType)
+        || type instanceof DecimalType;
+  }
+
+  /**
+   * What the planner answers for {@code function}, one or two partial functions over the same column:
+   * a count, minimum, maximum or sum is its own partial; an average is the sum of its values as doubles
+   * and their count, as Spark's own average keeps them.
+   */
+  private static List<Partial> partialsOf(AggregateFunction function) {
+    Expression argument = function.children().head();
+    Attribute column = argument instanceof Attribute attribute ? attribute : null;
+    if (function instanceof Count) {
+      return List.of(new Partial("count", function, column));
+    }
+    if (function instanceof Min || function instanceof Max) {
+      return List.of(new Partial(function instanceof Min ? "min" : "max", function, column));
+    }
+    if (function instanceof Sum) {
+      return List.of(new Partial("sum", function, column));
+    }
+    // Average
+    Sum sum = new Sum(new Cast(column, DataTypes.DoubleType, scala.Option.empty()));
+    Count count = new Count(Plans.scalaList(List.of(column)));
+    return List.of(new Partial("sum", sum, column), new Partial("count", count, column));
+  }
+
+  /** One partial function: its kind as the planner names it, the function, its column ({@code null}: count(*)). */
+  private record Partial(String fn, AggregateFunction function, Attribute column) {}
 
   private static boolean column(Expression expression, Set<Long> columns) {
     return expression instanceof Attribute attribute && columns.contains(attribute.exprId().id());
@@ -238,13 +289,13 @@ public final class AggregateShape {
     }
     json.writeEndArray();
     json.writeArrayFieldStart("items");
-    for (AggregateFunction function : functions) {
+    for (Partial partial : partials) {
       json.writeStartObject();
-      json.writeStringField("fn", function instanceof Count ? "count" : function instanceof Min ? "min" : "max");
-      Expression argument = function.children().head();
-      if (argument instanceof Attribute attribute) {
+      json.writeStringField("fn", partial.fn());
+      json.writeStringField("type", partial.function().dataType().catalogString());
+      if (partial.column() != null) {
         json.writeFieldName("column");
-        writeColumn(json, table, attribute);
+        writeColumn(json, table, partial.column());
       }
       json.writeEndObject();
     }
@@ -281,8 +332,8 @@ public final class AggregateShape {
     for (Attribute group : groups) {
       partialColumns.add((NamedExpression) (Object) group);
     }
-    for (int i = 0; i < functions.size(); i++) {
-      partialColumns.add((NamedExpression) (Object) alias(functions.get(i).toAggregateExpression(), "zskip_partial_" + i));
+    for (int i = 0; i < partials.size(); i++) {
+      partialColumns.add((NamedExpression) (Object) alias(partials.get(i).function().toAggregateExpression(), "zskip_partial_" + i));
     }
     LogicalPlan partial = SparkLine.aggregate(grouping, partialColumns, child);
     List<Attribute> partialOutput = Plans.javaList(partial.output());
@@ -303,12 +354,24 @@ public final class AggregateShape {
   private Expression merge(Expression expression, List<Attribute> partialOutput) {
     if (expression instanceof AggregateExpression aggregated) {
       AggregateFunction function = aggregated.aggregateFunction();
-      Attribute partial = partialOutput.get(groups.size() + indexOf(functions, function));
+      int first = groups.size() + firstPartial.get(indexOf(functions, function));
+      Attribute partial = partialOutput.get(first);
       if (function instanceof Count) { // a count is never NULL: 0 where no partial is (none is, in fact)
-        return new Coalesce(Plans.scalaList(List.of(
-            new Sum(partial).toAggregateExpression(), Literal.create(0L, DataTypes.LongType))));
+        return countOf(partial);
       }
-      return (function instanceof Min ? new Min(partial) : new Max(partial)).toAggregateExpression();
+      if (function instanceof Min || function instanceof Max) {
+        return (function instanceof Min ? new Min(partial) : new Max(partial)).toAggregateExpression();
+      }
+      if (function instanceof Sum) { // a sum of sums; of decimals, in the precision of the sum asked for
+        Expression sum = new Sum(partial).toAggregateExpression();
+        return sum.dataType().equals(function.dataType()) ? sum : new Cast(sum, function.dataType(), scala.Option.empty());
+      }
+      // Average: the sum of the values over their count, NULL where there are none (as Spark's own)
+      Expression count = countOf(partialOutput.get(first + 1));
+      return new If(
+          new EqualTo(count, Literal.create(0L, DataTypes.LongType)),
+          Literal.create(null, DataTypes.DoubleType),
+          new Divide(new Sum(partial).toAggregateExpression(), new Cast(count, DataTypes.DoubleType, scala.Option.empty())));
     }
     List<Expression> children = Plans.javaList(expression.children());
     List<Expression> updated = new ArrayList<>();
@@ -319,6 +382,10 @@ public final class AggregateShape {
       updated.add(after);
     }
     return changed ? expression.withNewChildren(Plans.scalaList(updated)) : expression;
+  }
+
+  private static Expression countOf(Attribute partial) {
+    return new Coalesce(Plans.scalaList(List.of(new Sum(partial).toAggregateExpression(), Literal.create(0L, DataTypes.LongType))));
   }
 
   private static Alias alias(Expression child, String name) {

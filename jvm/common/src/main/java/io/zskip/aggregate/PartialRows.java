@@ -50,6 +50,9 @@ final class PartialRows {
     if (type.equals(DataTypes.ByteType)) {
       return (byte) node.asInt();
     }
+    if (type.equals(DataTypes.DoubleType)) { // NaN and the infinities come as text
+      return node.isTextual() ? Double.parseDouble(node.asText()) : node.asDouble();
+    }
     if (type.equals(DataTypes.BooleanType)) {
       return node.asBoolean();
     }

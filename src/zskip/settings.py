@@ -250,7 +250,15 @@ INDEX_MANIFEST = TableProperty(
     "zskip.index.manifest", "index builds", "the index manifest, swapped by compare-and-swap"
 )
 INDEXED_FIELDS = TableProperty(
-    "zskip.index.field-ids", "index builds", "the indexed field ids and the manifest they describe"
+    "zskip.index.field-ids",
+    "index builds",
+    "the field ids with an index answering conditions and the manifest they describe",
+)
+SUMMED_FIELDS = TableProperty(
+    "zskip.index.sums-field-ids",
+    "index builds",
+    "the field ids with a sums index and the manifest they describe, so the rule leaves an aggregate "
+    "summing another column to Spark without the planner",
 )
 
 PROPERTIES: tuple[TableProperty, ...] = (
@@ -262,6 +270,7 @@ PROPERTIES: tuple[TableProperty, ...] = (
     CURVE,
     INDEX_MANIFEST,
     INDEXED_FIELDS,
+    SUMMED_FIELDS,
 )
 
 # where the generated tables sit in docs/reference/settings.md

@@ -267,3 +267,13 @@ def test_a_sums_index_of_a_string_column_is_refused_in_one_line(spark: Any, tabl
         zskip.create_index(spark, V2, "s", kind="sums")
     assert str(refused.value) == f"{V2}.s: a sums index takes a number or decimal column, not string"
     assert spark.sql(f"SHOW TBLPROPERTIES {V2} ('zskip.index.manifest')").collect() == before
+
+
+def test_the_table_records_which_columns_have_sums(spark: Any, tables: list[str]) -> None:
+    # the rule decides alone an aggregate summing a column without a sums index (no planner call)
+    properties = {row[0]: row[1] for row in spark.sql(f"SHOW TBLPROPERTIES {V2}").collect()}
+    manifest = properties["zskip.index.manifest"]
+    ids = {f.name: f.id for f in zskip.iceberg.table.load_table(spark, V2).schema()}
+    assert properties["zskip.index.field-ids"] == f"{ids['s']}@{manifest}"  # the bloom filter
+    summed = ",".join(str(i) for i in sorted((ids["w"], ids["m"], ids["f"])))
+    assert properties["zskip.index.sums-field-ids"] == f"{summed}@{manifest}"

@@ -354,6 +354,13 @@ def _json(value: Any, column: AggregateColumn | None) -> Any:
     return value
 
 
-def answered_note(answer: AggregateAnswer) -> str:
-    """What ``explain`` says of the row groups answered."""
-    return f"{answer.row_groups:,} row groups ({answer.rows_answered:,} rows) answered from their statistics"
+def answered_note(rest: ScanPlan, answer: AggregateAnswer, *, ruled_out_by: str = "") -> str:
+    """What ``explain`` says of a scan whose aggregate ``answer`` took some row groups: what it still
+    reads (``rest``), which stages ruled out the rest (``ruled_out_by``), and what was answered."""
+    assert rest.scan is not None
+    planned = len(rest.scan.paths)
+    by = f", ruled out by {ruled_out_by}" if ruled_out_by else ""
+    return (
+        f"zskip: reads {len(rest.kept):,} of {planned:,} files, {rest.row_groups_kept():,} row groups{by}; "
+        f"{answer.row_groups:,} row groups ({answer.rows_answered:,} rows) answered from their statistics"
+    )

@@ -187,7 +187,8 @@ def _answer_item(
         rest, partials = answered
         item["aggregate"] = partials.as_json()
         item["files"] = kept_tasks(rest)
-        item["note"] = f"{item['note']}; {answered_note(partials)}"
+        ruled = item["note"].partition(", ruled out by ")[2]
+        item["note"] = answered_note(rest, partials, ruled_out_by=ruled)
         return item
     if plan.beyond_spark or not plan.kept:
         item["files"] = kept_tasks(plan)
@@ -223,7 +224,10 @@ def planning_fields(plan: ScanPlan) -> list[int] | None:
     if manifest is not None:
         if any(d.field_id is None for d in manifest.definitions):
             return None
-        fields.update(d.field_id for d in manifest.definitions if d.field_id is not None)
+        # sums indexes answer no condition: a filter on such a column alone is Iceberg's to plan
+        fields.update(
+            d.field_id for d in manifest.definitions if d.field_id is not None and d.index_kind.answers_conditions
+        )
     return sorted(fields)
 
 

@@ -17,7 +17,7 @@ from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError
 from zskip.iceberg.table import IcebergTable, swap_property
 from zskip.tablefiles.locations import file_name, manifest_inside, path_inside
-from zskip.tablefiles.planning_fields import INDEXED_FIELDS_PROPERTY, fields_value
+from zskip.tablefiles.planning_fields import INDEXED_FIELDS_PROPERTY, SUMMED_FIELDS_PROPERTY, fields_value
 
 __all__ = [
     "MANIFEST_PROPERTY",
@@ -111,10 +111,16 @@ def missing_files(table: IcebergTable, paths: Iterable[str]) -> set[str]:
 
 def publish(table: IcebergTable, manifest: IndexManifest, *, expected: str | None) -> str:
     """Write ``manifest`` and make it current if the current one is still ``expected``; its path.  The
-    same commit records the indexed columns' field ids (``zskip.tablefiles.planning_fields``)."""
+    same commit records the indexed columns' field ids, those of indexes answering conditions and those
+    of sums indexes (``zskip.tablefiles.planning_fields``)."""
     path = new_puffin_path(table, "manifest")
     table.file_access().write(path, manifest.to_bytes())
-    fields = fields_value((d.field_id for d in manifest.definitions), path)
-    also = {INDEXED_FIELDS_PROPERTY: fields} if fields is not None else None
+    filtering = fields_value((d.field_id for d in manifest.definitions if d.index_kind.answers_conditions), path)
+    summed = fields_value((d.field_id for d in manifest.definitions if not d.index_kind.answers_conditions), path)
+    also = (
+        {INDEXED_FIELDS_PROPERTY: filtering, SUMMED_FIELDS_PROPERTY: summed}
+        if filtering is not None and summed is not None
+        else None
+    )
     swap_property(table, MANIFEST_PROPERTY, expected=expected, value=path, also=also)
     return path

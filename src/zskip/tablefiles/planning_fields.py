@@ -7,7 +7,8 @@ rule does not read; so each commit that points the table at a new store or manif
 field ids in a property, and the rule decides the first plan of a table state alone:
 
     zskip.clustering.field-ids = 1,4@<the store file it describes>
-    zskip.index.field-ids = 7@<the index manifest it describes>
+    zskip.index.field-ids = 7@<the index manifest it describes>  (indexes answering conditions)
+    zskip.index.sums-field-ids = 9@<the index manifest it describes>  (sums indexes)
     zskip.clustering.value-ordered-field-ids = 1,4@<the store file it describes>
     zskip.clustering.curve = hilbert@<the store file it describes>
 
@@ -33,6 +34,7 @@ __all__ = [
     "CLUSTERED_FIELDS_PROPERTY",
     "CURVE_PROPERTY",
     "INDEXED_FIELDS_PROPERTY",
+    "SUMMED_FIELDS_PROPERTY",
     "VALUE_ORDERED_FIELDS_PROPERTY",
     "clustering_fields",
     "fields_value",
@@ -40,6 +42,7 @@ __all__ = [
 
 CLUSTERED_FIELDS_PROPERTY = settings.CLUSTERED_FIELDS.key
 INDEXED_FIELDS_PROPERTY = settings.INDEXED_FIELDS.key
+SUMMED_FIELDS_PROPERTY = settings.SUMMED_FIELDS.key
 VALUE_ORDERED_FIELDS_PROPERTY = settings.VALUE_ORDERED_FIELDS.key
 CURVE_PROPERTY = settings.CURVE.key
 

@@ -310,6 +310,40 @@ public final class AggregateShape {
     json.writeEndObject();
   }
 
+  /**
+   * Whether the planner may answer some row group of this aggregate in a table state of {@code schema}
+   * whose columns with a sums index are {@code summed} ({@code null}: not known): not when a sum's
+   * column has none, since every partial must be answered for a row group to be.
+   */
+  public boolean mayBeAnswered(org.apache.iceberg.Schema schema, Set<Integer> summed) {
+    if (summed == null) {
+      return true;
+    }
+    for (Partial partial : partials) {
+      if (partial.fn().equals("sum")) {
+        Types.NestedField field = ExpressionJson.resolveField(schema, partial.column().name());
+        if (field == null || !summed.contains(field.fieldId())) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** What the planner's answer depends on beyond the scan: the grouping columns and the partial functions, as text. */
+  public String signature() {
+    StringBuilder text = new StringBuilder("aggregate");
+    for (Attribute group : groups) {
+      text.append('\u0001').append(group.name()).append(':').append(group.dataType().catalogString());
+    }
+    for (Partial partial : partials) {
+      text.append('\u0001').append(partial.fn()).append('(')
+          .append(partial.column() == null ? "*" : partial.column().name()).append("):")
+          .append(partial.function().dataType().catalogString());
+    }
+    return text.toString();
+  }
+
   private static void writeColumn(JsonGenerator json, Table table, Attribute attribute) throws IOException {
     Types.NestedField field = ExpressionJson.resolveField(table.schema(), attribute.name());
     json.writeStartObject();

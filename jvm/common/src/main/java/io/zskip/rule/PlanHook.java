@@ -94,11 +94,8 @@ public final class PlanHook extends Rule<LogicalPlan> {
         return plan;
       }
       Scans scans = new Scans(session, plan, candidates, properties);
-      // an aggregate the planner may answer in part is asked each time: its answer holds the partial
-      // results, which no remembered answer for the scan alone has
-      boolean aggregates = scans.answersAggregates();
-      RememberedPlans.Keys keys = aggregates ? null : RememberedPlans.keys(scans);
-      RememberedPlans.Recall recall = aggregates ? null : RememberedPlans.recall(scans, keys);
+      RememberedPlans.Keys keys = RememberedPlans.keys(scans);
+      RememberedPlans.Recall recall = RememberedPlans.recall(scans, keys);
       if (recall != null) {
         REMEMBERED.incrementAndGet();
         LogicalPlan hooked = scans.hooked(recall.answer());
@@ -112,9 +109,7 @@ public final class PlanHook extends Rule<LogicalPlan> {
       PLANNED.incrementAndGet();
       JsonNode answer = Answers.MAPPER.readTree(planner.plan(scans));
       LogicalPlan hooked = scans.hooked(answer);
-      if (!aggregates) {
-        RememberedPlans.learn(scans, keys, answer); // only once the answer proved good
-      }
+      RememberedPlans.learn(scans, keys, answer); // only once the answer proved good (an answered aggregate never)
       return hooked;
     } catch (Planner.Unavailable unavailable) { // the planner went away while asked: its supervisor warned
       FAILURES.incrementAndGet();

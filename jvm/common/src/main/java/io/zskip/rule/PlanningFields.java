@@ -25,6 +25,7 @@ public final class PlanningFields {
   private static final String CURVE = ZskipSettings.CURVE.key();
   private static final String MANIFEST = ZskipSettings.INDEX_MANIFEST.key();
   private static final String INDEXED = ZskipSettings.INDEXED_FIELDS.key();
+  private static final String SUMMED = ZskipSettings.SUMMED_FIELDS.key();
 
   /**
    * What the properties say of a table state: its clustered, value-ordered clustered and indexed field
@@ -64,6 +65,15 @@ public final class PlanningFields {
     String store = properties.get(STORE);
     boolean hilbert = store != null && ("hilbert@" + store).equals(properties.get(CURVE));
     return new Described(Set.copyOf(clustered), Set.copyOf(valueOrdered), Set.copyOf(indexed), hilbert);
+  }
+
+  /**
+   * The field ids with a sums index that {@code properties} describe (none without a manifest), or
+   * {@code null} when they do not describe them (a manifest a zskip before sums indexes published).
+   */
+  public static Set<Integer> summed(Map<String, String> properties) {
+    Set<Integer> summed = new HashSet<>();
+    return described(properties, MANIFEST, SUMMED, summed) ? Set.copyOf(summed) : null;
   }
 
   /** Adds the ids {@code idsKey} records for the file {@code fileKey} names; false when it records none. */

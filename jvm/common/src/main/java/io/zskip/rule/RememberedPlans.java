@@ -134,6 +134,9 @@ public final class RememberedPlans {
           key.append('\u0002').append(join.column()).append('\u0001').append(Scans.signature(join));
         }
       }
+      if (entry.aggregate() != null) { // the aggregate the planner was asked to answer in part
+        key.append('\u0002').append(entry.aggregate().signature());
+      }
       answers[i] = key.toString();
     }
     return new Keys(states, answers);
@@ -180,6 +183,10 @@ public final class RememberedPlans {
         return null;
       }
       Schema schema = entry.table().schema();
+      if (entry.aggregate() != null
+          && entry.aggregate().mayBeAnswered(schema, PlanningFields.summed(entry.table().properties()))) {
+        return null; // only the planner knows which row groups statistics answer
+      }
       BoundFilters filters = BoundFilters.of(schema, Members.filters(entry.scan()));
       if (filters == null) {
         return null; // a filter this schema cannot bind: the planner says what to do
@@ -201,8 +208,8 @@ public final class RememberedPlans {
     List<ScanEntry> entries = scans.entries();
     for (JsonNode item : answer.get("scans")) {
       int i = item.get("scan").asInt();
-      if (keys.answers()[i] == null || !item.path("remember").asBoolean(false)) {
-        continue;
+      if (keys.answers()[i] == null || !item.path("remember").asBoolean(false) || item.has("aggregate")) {
+        continue; // an answered aggregate's files are right only with its partials, asked again each time
       }
       JsonNode fields = item.get("fields");
       if (fields != null && fields.isArray()) {

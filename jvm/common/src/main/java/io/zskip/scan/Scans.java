@@ -279,11 +279,6 @@ public final class Scans {
     return settings().toString();
   }
 
-  /** Whether the planner is asked to answer an aggregate over one of these scans (such answers are not remembered). */
-  public boolean answersAggregates() {
-    return scans.stream().anyMatch(entry -> entry.aggregate() != null);
-  }
-
   public List<ScanEntry> entries() {
     return scans;
   }

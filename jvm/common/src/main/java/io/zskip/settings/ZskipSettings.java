@@ -88,10 +88,13 @@ public final class ZskipSettings {
   public static final TableProperty INDEX_MANIFEST = new TableProperty("zskip.index.manifest", "index builds",
       "the index manifest, swapped by compare-and-swap");
   public static final TableProperty INDEXED_FIELDS = new TableProperty("zskip.index.field-ids", "index builds",
-      "the indexed field ids and the manifest they describe");
+      "the field ids with an index answering conditions and the manifest they describe");
+  public static final TableProperty SUMMED_FIELDS = new TableProperty("zskip.index.sums-field-ids", "index builds",
+      "the field ids with a sums index and the manifest they describe, so the rule leaves an aggregate summing "
+          + "another column to Spark without the planner");
 
   public static final List<TableProperty> PROPERTIES = List.of(WRITE_ORDER, CLUSTERING_STORE, CLUSTERING,
-      CLUSTERED_FIELDS, VALUE_ORDERED_FIELDS, CURVE, INDEX_MANIFEST, INDEXED_FIELDS);
+      CLUSTERED_FIELDS, VALUE_ORDERED_FIELDS, CURVE, INDEX_MANIFEST, INDEXED_FIELDS, SUMMED_FIELDS);
 
   private ZskipSettings() {}
 

@@ -65,15 +65,18 @@ import org.apache.spark.sql.types.DecimalType;
  */
 public final class AggregateShape {
   private final Aggregate aggregate;
+  private final Filter filter; // between the aggregate and the scan, or null
+  private Boolean filterWhole; // filterWhole(), once worked out
   private final DataSourceV2ScanRelation relation;
   private final List<Attribute> groups;
   private final List<AggregateFunction> functions; // the distinct functions, each answered once
   private final List<Partial> partials = new ArrayList<>(); // theirs, function after function
   private final List<Integer> firstPartial = new ArrayList<>(); // of each function, its first partial's place
 
-  private AggregateShape(
-      Aggregate aggregate, DataSourceV2ScanRelation relation, List<Attribute> groups, List<AggregateFunction> functions) {
+  private AggregateShape(Aggregate aggregate, Filter filter, DataSourceV2ScanRelation relation, List<Attribute> groups,
+      List<AggregateFunction> functions) {
     this.aggregate = aggregate;
+    this.filter = filter;
     this.relation = relation;
     this.groups = groups;
     this.functions = functions;
@@ -116,13 +119,6 @@ public final class AggregateShape {
     if (!(child instanceof DataSourceV2ScanRelation relation) || !candidates.contains(relation)) {
       return null;
     }
-    try {
-      if (filter != null && !wholeFilterPushed(filter, relation)) {
-        return null;
-      }
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      return null;
-    }
     Set<Long> columns = new HashSet<>(Plans.exprIds(relation.output()));
     List<Attribute> groups = new ArrayList<>();
     for (Expression grouping : Plans.javaList(aggregate.groupingExpressions())) {
@@ -141,7 +137,23 @@ public final class AggregateShape {
     if (functions.isEmpty()) {
       return null;
     }
-    return new AggregateShape(aggregate, relation, groups, functions);
+    return new AggregateShape(aggregate, filter, relation, groups, functions);
+  }
+
+  /**
+   * Whether the scan was given every condition of the aggregate's filter (its pushed filters are then
+   * the whole filter), worked out once and only when asked: a plan the rule answers from memory, or
+   * decides alone, never converts its filter.
+   */
+  public boolean filterWhole() {
+    if (filterWhole == null) {
+      try {
+        filterWhole = filter == null || wholeFilterPushed(filter, relation);
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        filterWhole = false;
+      }
+    }
+    return filterWhole;
   }
 
   private static LogicalPlan skipProjects(LogicalPlan plan) {
@@ -313,21 +325,21 @@ public final class AggregateShape {
   /**
    * Whether the planner may answer some row group of this aggregate in a table state of {@code schema}
    * whose columns with a sums index are {@code summed} ({@code null}: not known): not when a sum's
-   * column has none, since every partial must be answered for a row group to be.
+   * column has none, since every partial must be answered for a row group to be, nor when the scan was
+   * not given the whole filter (checked last: it converts the filter).
    */
   public boolean mayBeAnswered(org.apache.iceberg.Schema schema, Set<Integer> summed) {
-    if (summed == null) {
-      return true;
-    }
-    for (Partial partial : partials) {
-      if (partial.fn().equals("sum")) {
-        Types.NestedField field = ExpressionJson.resolveField(schema, partial.column().name());
-        if (field == null || !summed.contains(field.fieldId())) {
-          return false;
+    if (summed != null) {
+      for (Partial partial : partials) {
+        if (partial.fn().equals("sum")) {
+          Types.NestedField field = ExpressionJson.resolveField(schema, partial.column().name());
+          if (field == null || !summed.contains(field.fieldId())) {
+            return false;
+          }
         }
       }
     }
-    return true;
+    return filterWhole();
   }
 
   /** What the planner's answer depends on beyond the scan: the grouping columns and the partial functions, as text. */

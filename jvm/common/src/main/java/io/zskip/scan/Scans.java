@@ -350,7 +350,7 @@ public final class Scans {
     json.writeEndArray();
     // the files of the scan's tasks, by digest; whole only the first time this JVM sends them (a query
     // asked again names the same files, and the answer stays short enough to cross py4j directly)
-    if (entry.aggregate() != null) {
+    if (entry.aggregate() != null && entry.aggregate().filterWhole()) {
       entry.aggregate().write(json, table, entry.tasks());
     }
     String digest = filesDigest(table, entry.tasks());
@@ -491,7 +491,7 @@ public final class Scans {
       DataSourceV2ScanRelation viewed = new DataSourceV2ScanRelation(
           relation.relation(), view, relation.output(), relation.keyGroupedPartitioning(), relation.ordering());
       replacements.put(relation, viewed);
-      if (item.has("aggregate") && entry.aggregate() != null) {
+      if (item.has("aggregate") && entry.aggregate() != null && entry.aggregate().filterWhole()) {
         // the aggregate over the scan merges the row groups the planner answered with what the scan reads
         Map<LogicalPlan, LogicalPlan> scan = Plans.identityMap();
         scan.put(relation, viewed);

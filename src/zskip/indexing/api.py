@@ -130,8 +130,9 @@ def create_index(
     progress: Progress | None = None,
     **options: Any,
 ) -> IndexResult:
-    """Index ``column`` of every data file of ``table`` (``kind``: "bloom" or "bitmap", the kinds
-    ``zskip.fileindex.kinds.KINDS`` lists; bloom takes ``fpp``).
+    """Index ``column`` of every data file of ``table`` (``kind``: "bloom" or "bitmap", which answer
+    filters, or "sums", which answers ``sum`` and ``avg`` of the row groups wholly inside a filter: the
+    kinds ``zskip.fileindex.kinds.KINDS`` lists; bloom takes ``fpp``).
 
     Files already indexed the same way are left alone; the new manifest is published atomically.
 

@@ -185,7 +185,7 @@ PROCEDURES: Mapping[str, Procedure] = {
             (
                 TABLE,
                 Parameter("column", "string", required=True),
-                Parameter("kind", "string", doc="bloom (default) or bitmap"),
+                Parameter("kind", "string", doc="bloom (default), bitmap or sums"),
                 Parameter("fpp", "double", doc="bloom: the false-positive probability"),
                 Parameter("options", "map<string,string>", doc="the kind's other options"),
             ),

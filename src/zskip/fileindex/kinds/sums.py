@@ -15,7 +15,9 @@ from zskip.fileindex.sums import SumsIndex, build_sums
 
 __all__ = ["SUMS", "SumsKind"]
 
-BYTES_PER_ROW_GROUP = 40  # three numbers, Arrow's framing shared by the file's row groups
+# measured: 11.7 bytes per row group and column, Puffin-compressed (SSB lineorder at scale factor 1,
+# 2,546 row groups, four measures: 118,708 bytes); Arrow's framing is shared by a file's row groups
+BYTES_PER_ROW_GROUP = 12
 
 
 class SumsKind(IndexKind):

@@ -130,34 +130,10 @@ def lay_out_tables(spark: Any, ns: str, args: argparse.Namespace) -> dict[str, s
 def floor_rows(spark: Any, query: str) -> tuple[int, int]:
     """Of the row groups zskip's plan of ``query`` keeps: the rows of those the filter's boundary cuts
     through (their statistics do not prove every row matches), and the rows of all of them."""
-    import numpy as np
-
-    from zskip.planning.all_rows import every_row_arrays
-    from zskip.planning.plan import PlanInputs, row_group_counts
+    from zskip.planning.aggregate_answers import boundary_rows
     from zskip.planning.sql import scanned_queries
 
-    plan = scanned_queries(spark, query)[0].plan
-    assert plan.scan is not None and plan.metadata is not None
-    inputs = PlanInputs.of(plan.scan, plan.metadata)
-    paths = list(plan.kept)
-    counts = row_group_counts(inputs, paths)
-    ids = sorted(c for c in _columns(inputs.expr) if isinstance(c, int))
-    stats = plan.metadata.stats_columns(paths, ids)
-    every = every_row_arrays(inputs.expr, stats, inputs.floats, int(counts.sum()))
-    rows = np.concatenate([np.asarray(plan.metadata.footer(p).rows) for p in paths]) if paths else np.zeros(0, int)
-    kept = np.zeros(len(rows), dtype=bool)
-    start = 0
-    for path, n in zip(paths, counts.tolist(), strict=True):
-        groups = plan.kept[path]
-        kept[start : start + n] = True if groups is None else np.isin(np.arange(n), groups)
-        start += n
-    return int(rows[kept & ~every].sum()), int(rows[kept].sum())
-
-
-def _columns(expr: Any) -> set[Any]:
-    from zskip.expr import columns_of
-
-    return columns_of(expr)
+    return boundary_rows(scanned_queries(spark, query)[0].plan)
 
 
 def run(spark: Any, name: str, config: str, table: str) -> tuple[float, Any]:

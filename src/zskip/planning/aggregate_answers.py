@@ -1,12 +1,14 @@
 """Aggregates answered from row-group statistics: the row groups a plan keeps where every row matches
-give their counts, minima and maxima without being read.
+give their counts, minima, maxima and sums without being read.
 
 zskip's rule asks this for an aggregate over a filtered scan (``io.zskip.aggregate.AggregateShape``
-says which: ``count(*)``, ``count(col)``, ``min``, ``max``, grouped by columns).  Each kept row group
+says which: ``count(*)``, ``count(col)``, ``min``, ``max``, ``sum``, the sum and count of an ``avg``,
+grouped by columns).  Each kept row group
 is one of three: no row matches (the stages ruled it out already), every row does (its statistics
 prove it, ``zskip.planning.all_rows``), or some may.  A row group of the second kind is answered when
 its statistics also hold every value asked: its row count, the column's null count, its exact bounds
-(integers, decimals, dates, timestamps and booleans: Parquet keeps them exactly), and one value of
+(integers, decimals, dates, timestamps and booleans: Parquet keeps them exactly), its sum (from the
+column's sums index, ``zskip.fileindex.sums``), and one value of
 each grouping column (bounds equal, no NULL; or only NULLs).  Answered row groups leave the plan and
 their partials, merged per group, go back to the rule, which has Spark aggregate them with what the
 scan still reads; everything else is read as before.
@@ -30,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from zskip.expr import columns_of
+from zskip.fileindex.kinds import KINDS
 from zskip.fileindex.kinds.sums import SUMS
 from zskip.fileindex.sums import SumsIndex
 from zskip.iceberg.scan_types import AggregateColumn, AggregateRequest
@@ -39,7 +42,7 @@ from zskip.planning.minmax_arrays import StatsColumn
 from zskip.planning.plan import PlanInputs, ScanPlan, row_group_counts
 from zskip.tablefiles.blob_reads import load_many
 
-__all__ = ["AggregateAnswer", "answer_aggregate", "answered_note"]
+__all__ = ["AggregateAnswer", "answer_aggregate", "answered_note", "boundary_rows", "every_kept_row_matches"]
 
 log = logging.getLogger(__name__)
 
@@ -81,11 +84,10 @@ def answer_aggregate(plan: ScanPlan, request: AggregateRequest) -> tuple[ScanPla
     if any(not isinstance(c, int) for c in filtered):
         return plan, None
     counts = row_group_counts(inputs, paths)
-    n = int(counts.sum())
     ids = sorted({c for c in filtered if isinstance(c, int)} | {i for i in asked if i is not None})
     stats = plan.metadata.stats_columns(paths, ids)
-    rows = np.concatenate([np.asarray(plan.metadata.footer(p).rows, dtype=np.int64) for p in paths])
-    answered = _kept_mask(plan, paths, counts) & every_row_arrays(inputs.expr, stats, inputs.floats, n)
+    rows = _rows(plan, paths)
+    answered = every_kept_row_matches(plan, inputs, paths, counts, stats)
     values: list[list[Any]] = []  # per item, each row group's partial
     for item in request.items:
         column = item.column
@@ -125,6 +127,40 @@ def answer_aggregate(plan: ScanPlan, request: AggregateRequest) -> tuple[ScanPla
     )
     answer = AggregateAnswer(out_rows, int(answered.sum()), int(rows[answered].sum()))
     return _without(plan, paths, counts, answered), answer
+
+
+def every_kept_row_matches(
+    plan: ScanPlan,
+    inputs: PlanInputs,
+    paths: Sequence[str],
+    counts: np.ndarray,
+    stats: dict[int, StatsColumn] | None = None,
+) -> np.ndarray:
+    """Per row group of ``paths`` (file after file): kept by ``plan`` and, by its statistics, every row
+    matching the filter.  ``stats``: the filter's columns' statistics over ``paths``, if read already."""
+    if stats is None:
+        ids = [c for c in columns_of(inputs.expr) if isinstance(c, int)]
+        stats = plan.metadata.stats_columns(paths, ids) if plan.metadata is not None else {}
+    return _kept_mask(plan, paths, counts) & every_row_arrays(inputs.expr, stats, inputs.floats, int(counts.sum()))
+
+
+def boundary_rows(plan: ScanPlan) -> tuple[int, int]:
+    """Of the row groups ``plan`` keeps: the rows of those the filter's boundary cuts through (their
+    statistics do not prove every row matches: what any reader must decode), and the rows of all."""
+    if plan.scan is None or plan.metadata is None or not plan.kept:
+        return 0, 0
+    inputs = PlanInputs.of(plan.scan, plan.metadata)
+    paths = list(plan.kept)
+    counts = row_group_counts(inputs, paths)
+    kept = _kept_mask(plan, paths, counts)
+    every = every_kept_row_matches(plan, inputs, paths, counts)
+    rows = _rows(plan, paths)
+    return int(rows[kept & ~every].sum()), int(rows[kept].sum())
+
+
+def _rows(plan: ScanPlan, paths: Sequence[str]) -> np.ndarray:
+    assert plan.metadata is not None
+    return np.concatenate([np.asarray(plan.metadata.footer(p).rows, dtype=np.int64) for p in paths])
 
 
 def _columns(request: AggregateRequest) -> list[AggregateColumn]:
@@ -208,7 +244,8 @@ def _sums_indexes(plan: ScanPlan, paths: Sequence[str], field_id: int) -> dict[s
     if manifest is None:
         return {}
     by_file = manifest.entries_by_file
-    rows = [row for p in paths for row in by_file.get(p, ()) if row.field_id == field_id and row.kind == SUMS.name]
+    entries = (row for p in paths for row in by_file.get(p, ()))
+    rows = [row for row in entries if row.field_id == field_id and KINDS.get(row.kind) is SUMS]
     out: dict[str, SumsIndex] = {}
     for row, index in zip(rows, load_many(rows, CACHE, plan.metadata.storage, heads=False), strict=True):
         if isinstance(index, SumsIndex):

@@ -4,7 +4,7 @@ Through plain ``spark.sql`` with zskip enabled: ``count(*)``, ``count(col)``, ``
 ``sum`` and ``avg`` of columns with a sums index, over filtered scans, grouped or not, on tables with
 NULLs, NaN and infinities, ±0.0, long strings, decimals, dates and timestamps, merge-on-read deletes
 (v2 position deletes, v3 deletion vectors) and schema changes (an added column, a renamed one, an int
-widened to bigint).  A property test draws filters and aggregate shapes; the tests after it show the
+widened to bigint, a decimal widened).  A property test draws filters and aggregate shapes; the tests after it show the
 answers are used (fewer rows read) and what is left alone.
 """
 
@@ -57,6 +57,7 @@ def _make(spark: Any, name: str, version: int) -> None:
     spark.sql(f"ALTER TABLE {name} ADD COLUMN n INT")
     spark.sql(f"ALTER TABLE {name} ALTER COLUMN k TYPE BIGINT")
     spark.sql(f"ALTER TABLE {name} RENAME COLUMN v TO w")
+    spark.sql(f"ALTER TABLE {name} ALTER COLUMN m TYPE DECIMAL(12,2)")  # older files keep decimal(10,2)
     spark.sql(
         f"INSERT INTO {name} SELECT CAST(id + {ROWS} AS BIGINT), 'g9', id, DATE'2021-06-01', NULL, 1.25, "
         "1.0, 'late', CAST(id % 3 AS INT) FROM range(500)"

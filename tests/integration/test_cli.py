@@ -73,6 +73,10 @@ def test_bad_input_exits_2_with_a_message(spark, capsys) -> None:
     assert code == 2 and "no bitmap index" in err
     code, _, err = run(capsys, "vacuum", table, "--older-than", "soon")
     assert code == 2 and "older_than must be a duration like" in err
+    code, _, err = run(capsys, "index", "create", table, "s", "--kind", "sums")
+    assert code == 2 and "a sums index takes a number or decimal column, not string" in err
+    code, out, _ = run(capsys, "index", "create", table, "m", "--kind", "sums")
+    assert code == 0 and "indexed 1 of 1 data files" in out
 
 
 def test_explain_and_query(spark, capsys) -> None:

@@ -22,7 +22,7 @@ API = {
     "vacuum": zskip.vacuum,
     "advise": zskip.advise,
 }
-SQL_ONLY = {"dimensions", "fpp", "options"}  # SQL spellings of what the API takes inside other arguments
+SQL_ONLY = {"dimensions", "fpp", "max_groups", "options"}  # SQL spellings of what the API takes inside other arguments
 
 
 def test_every_verb_is_a_procedure_with_the_apis_argument_names() -> None:

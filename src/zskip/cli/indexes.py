@@ -56,15 +56,31 @@ def index() -> None:
 @click.argument("column")
 @click.option("--kind", type=click.Choice(list(KINDS)), default=next(iter(KINDS)), show_default=True, help=KIND_HELP)
 @kind_options
+@click.option(
+    "--measure",
+    "measures",
+    multiple=True,
+    metavar="COLUMN",
+    help="Cube only: a number column whose counts, sums, minima and maxima the cube keeps (repeat for more).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
-def create(ctx: Context, table: str, column: str, kind: str, as_json: bool, **given: float | None) -> None:
-    """Index COLUMN of every data file of TABLE."""
+def create(
+    ctx: Context, table: str, column: str, kind: str, measures: tuple[str, ...], as_json: bool, **given: float | None
+) -> None:
+    """Index COLUMN of every data file of TABLE.
+
+    A cube groups by COLUMN: `zskip index create lake.ssb.lineorder lo_shipmode --kind cube --measure
+    lo_revenue --measure lo_quantity` answers `SELECT lo_shipmode, sum(lo_revenue) ... GROUP BY
+    lo_shipmode` from the row groups wholly inside the query's filter without reading them.
+    """
     from zskip.indexing import create_index
 
     options = {name: value for name, value in given.items() if value is not None}
     with progress_bar(f"index {column} ({kind})") as report:
-        result = create_index(ctx.spark(), table, column, kind=kind, progress=report, **options)
+        result = create_index(
+            ctx.spark(), table, column, kind=kind, measures=list(measures) or None, progress=report, **options
+        )
     _print_result(result, "create", as_json)
 
 
@@ -104,7 +120,9 @@ def list_(ctx: Context, table: str, as_json: bool) -> None:
             i.column if i.unused is None else f"[yellow]{i.column} (unused)[/]",
             "-" if i.field_id is None else str(i.field_id),
             i.kind,
-            json.dumps(i.options) if i.options else "",
+            ", ".join(
+                [json.dumps(i.options)] * bool(i.options) + [f"measures: {', '.join(i.measures)}"] * bool(i.measures)
+            ),
             f"{i.files_indexed} / {i.files_total}",
             f"[red]{i.files_missing}[/]" if i.files_missing else "0",
             format_bytes(i.index_bytes),

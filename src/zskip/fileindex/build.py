@@ -80,7 +80,7 @@ def build_file_indexes(
     ``absent_is_null`` (a field with no initial default), and not indexed otherwise."""
     parquet = access.open_parquet(data_file)
     positions = top_level_field_ids(parquet.schema_arrow)
-    wanted = sorted({d.field_id for d in definitions if d.field_id is not None})
+    wanted = sorted({i for d in definitions if d.field_id is not None for i in (d.field_id, *d.measures)})
     present = sorted(positions[i] for i in wanted if i in positions)  # schema order, as a read returns them
     leaves = column_indices_of(parquet, present)
     groups = [
@@ -97,20 +97,31 @@ def build_file_indexes(
         ):
             continue
         kind = definition.index_kind
-        if definition.field_id in positions:
-            where = present.index(positions[definition.field_id])
-            value_type = parquet.schema_arrow.field(positions[definition.field_id]).type
-            parts = [t.column(where) for t in groups if t is not None]
-        else:  # not in this file (added to the table since): NULL in every row
-            value_type = kind.absent_type
-            parts = [pa.chunked_array([pa.nulls(n, value_type)], type=value_type) for n in row_group_rows]
-        payload = kind.build(parts or [pa.chunked_array([], type=value_type)], definition.options)
+
+        def values_of(field_id: int, absent: pa.DataType) -> list[pa.ChunkedArray]:
+            """The column ``field_id``'s values row group by row group (NULL where the file lacks it)."""
+            if field_id not in positions:  # not in this file (added to the table since): NULL in every row
+                nulls = [pa.chunked_array([pa.nulls(n, absent)], type=absent) for n in row_group_rows]
+                return nulls or [pa.chunked_array([], type=absent)]
+            where = present.index(positions[field_id])
+            value_type = parquet.schema_arrow.field(positions[field_id]).type
+            return [t.column(where) for t in groups if t is not None] or [pa.chunked_array([], type=value_type)]
+
+        if any(m not in positions and m not in absent_is_null for m in definition.measures):
+            continue  # a measure added with a default this file lacks: not built, the file's rows are read
+        parts = values_of(definition.field_id, kind.absent_type)
+        if kind.takes_measures:
+            measures = [(m, values_of(m, pa.int64())) for m in definition.measures]
+            payload = kind.build_with_measures(parts, measures, definition.options)
+        else:
+            payload = kind.build(parts, definition.options)
         meta = writer.add(
             kind.blob_type,
             payload,
             compress=kind.compressed_whole,
             snapshot_id=snapshot_id,
-            fields=(definition.field_id,),  # Puffin's own reference to the column: its field id
+            # Puffin's own reference to the columns a blob is of: their field ids
+            fields=(definition.field_id, *definition.measures),
             properties={"column": definition.column, "data-file": data_file},
         )
         head = None if kind.compressed_whole else kind.head_length(payload)

@@ -7,7 +7,7 @@ import json
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any
@@ -15,9 +15,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from zskip.display import Displayed, Progress
 from zskip.errors import InvalidOptionError, StorageError, UnknownColumnError, UnknownIndexError, UnsupportedTypeError
+from zskip.expr.sql import quoted
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.kinds import kind_named
 from zskip.fileindex.manifest import IndexManifest
@@ -110,6 +112,7 @@ class IndexInfo:
     bytes_unindexed: int = 0  # bytes of the live data files without a readable entry
     field_id: int | None = None  # the column's Iceberg field id
     unused: str | None = None  # why the index is never used (its column was dropped), or None
+    measures: tuple[str, ...] = ()  # a cube's measures, as the table names them now
 
 
 @dataclass(frozen=True)
@@ -127,28 +130,71 @@ def create_index(
     column: str,
     *,
     kind: str = "bloom",
+    measures: Sequence[str] | None = None,
     progress: Progress | None = None,
     **options: Any,
 ) -> IndexResult:
     """Index ``column`` of every data file of ``table`` (``kind``: "bloom" or "bitmap", which answer
-    filters, or "sums", which answers ``sum`` and ``avg`` of the row groups wholly inside a filter: the
-    kinds ``zskip.fileindex.kinds.KINDS`` lists; bloom takes ``fpp``).
+    filters; "sums", which answers ``sum`` and ``avg`` of the row groups wholly inside a filter; or
+    "cube", which answers aggregates of ``measures`` grouped by ``column`` there: the kinds
+    ``zskip.fileindex.kinds.KINDS`` lists; bloom takes ``fpp``, cube ``max_groups``).
 
     Files already indexed the same way are left alone; the new manifest is published atomically.
 
     >>> zskip.create_index(spark, "lake.db.events", "user_id", kind="bloom", fpp=0.01)  # doctest: +SKIP
+    >>> zskip.create_index(spark, "lake.ssb.lineorder", "lo_shipmode", kind="cube",
+    ...                    measures=["lo_revenue", "lo_quantity"])  # doctest: +SKIP
     """
     if not isinstance(column, str):
         raise InvalidOptionError(f"column must be a column name, not {column!r}")
-    IndexDefinition(column, kind, options)  # bad options fail before the table is touched
+    if isinstance(measures, str) or not all(isinstance(m, str) for m in measures or ()):
+        raise InvalidOptionError(f"measures must be a list of column names, not {measures!r}")
+    measure_names = tuple(measures or ())
+    IndexDefinition(
+        column, kind, options, measure_columns=measure_names
+    )  # bad options fail before the table is touched
+    index_kind = kind_named(kind)
     iceberg = load_table(spark, table)
     (field,) = iceberg.resolve([column])
     spark_type = iceberg.column_types([field])[field.name]  # a column zskip can index
-    refused = kind_named(kind).refuses(spark_type.simpleString())
+    refused = index_kind.refuses(spark_type.simpleString())
     if refused is not None:
         raise UnsupportedTypeError(f"{table}.{field.name}: {refused}")
-    definition = IndexDefinition(field.name, kind, options, field.id)
+    measure_fields = iceberg.resolve(list(measure_names)) if measure_names else []
+    if len({f.id for f in measure_fields}) < len(measure_fields):
+        raise InvalidOptionError(f"measures name a column twice: {', '.join(measure_names)}")
+    for measure in measure_fields:
+        refused = index_kind.refuses_measure(iceberg.column_types([measure])[measure.name].simpleString())
+        if refused is not None:
+            raise UnsupportedTypeError(f"{table}.{measure.name}: {refused}")
+    definition = IndexDefinition(
+        field.name,
+        kind,
+        options,
+        field.id,
+        tuple(f.id for f in measure_fields),
+        tuple(f.name for f in measure_fields),
+    )
+    if index_kind.takes_measures:
+        _check_groups(spark, iceberg, definition)
     return _update(spark, iceberg, add=definition, progress=progress)
+
+
+def _check_groups(spark: SparkSession, iceberg: IcebergTable, definition: IndexDefinition) -> None:
+    """Refuse a cube whose column holds more values in some data file than it may keep per row group:
+    its size would grow with the rows (a file's values bound its row groups' from above)."""
+    limit = int(definition.index_kind.option(definition.options, "max_groups"))
+    value = F.col(quoted(definition.column))
+    groups = F.count_distinct(value) + F.max(F.when(value.isNull(), 1).otherwise(0))
+    found = (
+        spark.table(iceberg.name).groupBy("_file").agg(groups.alias("n")).orderBy(F.col("n").desc()).limit(1).collect()
+    )
+    if found and int(found[0]["n"]) > limit:
+        raise InvalidOptionError(
+            f"{iceberg.name}.{definition.column} has {int(found[0]['n']):,} values in one data file "
+            f"({found[0]['_file']}), and a cube keeps at most max_groups={limit:,} per row group: cube a "
+            "column of fewer values, or give a larger max_groups"
+        )
 
 
 @reaching_storage
@@ -224,6 +270,7 @@ def index_coverage(iceberg: IcebergTable, sizes: Mapping[str, int]) -> list[Inde
                 sum(size for path, size in sizes.items() if path not in covered),
                 d.field_id,
                 None if d.field_id in names else _why_unused(d),
+                tuple(names.get(m, f"field {m} (dropped)") for m in d.measures),
             )
         )
     return out
@@ -350,8 +397,8 @@ def _build(
     if add is not None:
         assert add.field_id is not None
         existing = manifest.definition(add.field_id, add.kind)
-        if existing is not None and dict(existing.options) != dict(add.options):
-            manifest = manifest.without(existing)  # new options: rebuild every file
+        if existing is not None and not existing.same_build(add):
+            manifest = manifest.without(existing)  # new options or measures: rebuild every file
         manifest = manifest.with_definition(add)
     elif not manifest.definitions:
         return IndexResult(iceberg.name, (), 0, 0, 0, 0, 0, path, time.monotonic() - started)
@@ -366,7 +413,11 @@ def _build(
     manifest = dataclasses.replace(
         manifest,
         definitions=tuple(
-            dataclasses.replace(d, column=names[d.field_id]) for d in manifest.definitions if d.field_id is not None
+            dataclasses.replace(
+                d, column=names[d.field_id], measure_columns=tuple(names.get(m, "?") for m in d.measures)
+            )
+            for d in manifest.definitions
+            if d.field_id is not None
         ),
     )
     current = manifest.only_files(live)

@@ -20,8 +20,6 @@ answered: its footer counts rows that are gone.
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import decimal
 import logging
 import math
 from collections.abc import Sequence
@@ -38,19 +36,15 @@ from zskip.fileindex.sums import SumsIndex
 from zskip.iceberg.scan_types import AggregateColumn, AggregateRequest
 from zskip.planning.all_rows import every_row_arrays
 from zskip.planning.cache import CACHE
+from zskip.planning.cube_answers import cube_partials
 from zskip.planning.minmax_arrays import StatsColumn
+from zskip.planning.partial_values import as_json, exact_type, exact_value, merge, python_values, sum_as
 from zskip.planning.plan import PlanInputs, ScanPlan, row_group_counts
 from zskip.tablefiles.blob_reads import load_many
 
 __all__ = ["AggregateAnswer", "answer_aggregate", "answered_note", "boundary_rows", "every_kept_row_matches"]
 
 log = logging.getLogger(__name__)
-
-# Spark types whose row-group bounds Parquet holds exactly, by the Arrow types a footer gives them in
-_INTEGRAL = ("tinyint", "smallint", "int", "bigint")
-_EPOCH_DAY = datetime.date(1970, 1, 1)
-_EPOCH = datetime.datetime(1970, 1, 1)
-_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -62,9 +56,10 @@ class AggregateAnswer:
     rows: tuple[tuple[Any, ...], ...]
     row_groups: int  # answered
     rows_answered: int  # the rows those row groups hold
+    from_cubes: int = 0  # of ``row_groups``: answered from a cube (the others from footers and sums)
 
     def as_json(self) -> dict[str, Any]:
-        return {"rows": [list(r) for r in self.rows], "row_groups": self.row_groups}
+        return {"rows": [list(r) for r in self.rows], "row_groups": self.row_groups, "from_cubes": self.from_cubes}
 
 
 def answer_aggregate(plan: ScanPlan, request: AggregateRequest) -> tuple[ScanPlan, AggregateAnswer | None]:
@@ -87,7 +82,8 @@ def answer_aggregate(plan: ScanPlan, request: AggregateRequest) -> tuple[ScanPla
     ids = sorted({c for c in filtered if isinstance(c, int)} | {i for i in asked if i is not None})
     stats = plan.metadata.stats_columns(paths, ids)
     rows = _rows(plan, paths)
-    answered = every_kept_row_matches(plan, inputs, paths, counts, stats)
+    every = every_kept_row_matches(plan, inputs, paths, counts, stats)
+    answered = every.copy()
     values: list[list[Any]] = []  # per item, each row group's partial
     for item in request.items:
         column = item.column
@@ -103,30 +99,44 @@ def answer_aggregate(plan: ScanPlan, request: AggregateRequest) -> tuple[ScanPla
             known, partials = _bounds(stats[column.field_id], column, item.fn == "min")
         answered &= known
         values.append(partials)
-    keys: list[list[Any]] = []
+    constant: list[tuple[np.ndarray, list[Any]]] = []  # per grouping column: one value in a row group, and it
     for group in request.group:
         assert group.field_id is not None
         known, partials = _group_values(stats[group.field_id], group, rows)
         answered &= known
-        keys.append(partials)
-    if not answered.any():
+        constant.append((known, partials))
+    by_cube = cube_partials(plan, paths, counts, every & ~answered, request, rows, constant)
+    if not answered.any() and not by_cube:
         return plan, None
     merged: dict[tuple[Any, ...], list[Any]] = {}
+
+    def add(key: tuple[Any, ...], partial: list[Any]) -> None:
+        before = merged.get(key)
+        merged[key] = (
+            partial
+            if before is None
+            else [merge(i.fn, a, b) for i, a, b in zip(request.items, before, partial, strict=True)]
+        )
+
     for g in np.flatnonzero(answered).tolist():
-        key = tuple(k[g] for k in keys)
-        partial = [v[g] for v in values]
-        if key not in merged:
-            merged[key] = partial
-        else:
-            before = merged[key]
-            merged[key] = [_merge(i.fn, a, b) for i, a, b in zip(request.items, before, partial, strict=True)]
+        add(tuple(k[g] for _, k in constant), [v[g] for v in values])
+    for partials in by_cube.values():
+        for key, partial in partials:
+            add(key, partial)
     out_rows = tuple(
-        tuple(_json(v, c) for v, c in zip(key, request.group, strict=True))
-        + tuple(_json(v, i.column) for v, i in zip(partial, request.items, strict=True))
+        tuple(as_json(v, c) for v, c in zip(key, request.group, strict=True))
+        + tuple(as_json(v, i.column) for v, i in zip(partial, request.items, strict=True))
         for key, partial in merged.items()
     )
-    answer = AggregateAnswer(out_rows, int(answered.sum()), int(rows[answered].sum()))
-    return _without(plan, paths, counts, answered), answer
+    from_cubes = np.zeros(len(answered), dtype=bool)
+    from_cubes[list(by_cube)] = True
+    answer = AggregateAnswer(
+        out_rows,
+        int(answered.sum()) + len(by_cube),
+        int(rows[answered | from_cubes].sum()),
+        from_cubes=len(by_cube),
+    )
+    return _without(plan, paths, counts, answered | from_cubes), answer
 
 
 def every_kept_row_matches(
@@ -230,7 +240,7 @@ def _sums(
                 if stats.known[at] and not math.isnan(stats.values[at]) and stats.values[at] != values:
                     continue  # an index of other rows than the footer's: not used
                 total = index.sums[g]
-                value = _sum_as(total, result) if values and total is not None else None
+                value = sum_as(total, result) if values and total is not None else None
                 if values == 0 or value is not None:
                     known[at], out[at] = True, value
         start += count
@@ -253,27 +263,6 @@ def _sums_indexes(plan: ScanPlan, paths: Sequence[str], field_id: int) -> dict[s
         else:
             log.warning("not answering sums from a damaged index (its rows are read): %s", index)
     return out
-
-
-_LONG = 2**63
-
-
-def _sum_as(value: Any, result: str) -> Any:
-    """A row group's sum as a partial of Spark type ``result``, or ``None`` where it does not fit."""
-    if result == "double":
-        return float(value)
-    if isinstance(value, float):
-        return None  # a double's sum as anything else: not asked by Spark
-    if result == "bigint":
-        whole = int(value)
-        return whole if -_LONG <= whole < _LONG and whole == value else None
-    if result.startswith("decimal("):
-        precision, scale = (int(x) for x in result[len("decimal(") : -1].split(","))
-        exact = value.quantize(decimal.Decimal(1).scaleb(-scale))
-        if exact != value or len(exact.as_tuple().digits) > precision:
-            return None
-        return exact
-    return None
 
 
 def _bounds(stats: StatsColumn, column: AggregateColumn, low: bool) -> tuple[np.ndarray, list[Any]]:
@@ -303,92 +292,15 @@ def _bound_values(stats: StatsColumn, spark_type: str, low: bool, *, grouping: b
     the JVM reads (``None``: none, or not exact): from the bounds' Arrow array where there is one."""
     bound = stats.low if low else stats.high
     if bound is not None and not pa.types.is_null(bound.type):
-        if not _exact_type(bound.type, spark_type, grouping=grouping):
+        if not exact_type(bound.type, spark_type, grouping=grouping):
             return [None] * len(stats)
-        return _python_values(bound)
+        return python_values(bound)
     # no one array (decimals of several precisions, ...): the row groups' values one by one
     out: list[Any] = []
     for item in stats.stats:
         value = None if item is None or not item.has_min_max else (item.min if low else item.max)
-        out.append(_exact_value(value, spark_type, grouping=grouping))
+        out.append(exact_value(value, spark_type, grouping=grouping))
     return out
-
-
-def _exact_value(value: Any, spark_type: str, *, grouping: bool) -> Any:
-    """``value`` (a bound as pyarrow gives it) in the JVM's form for ``spark_type``, or ``None``."""
-    if value is None:
-        return None
-    if spark_type in _INTEGRAL:
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-    if spark_type.startswith("decimal"):
-        return value if isinstance(value, decimal.Decimal) and value.is_finite() else None
-    if spark_type == "date":
-        return (value - _EPOCH_DAY).days if type(value) is datetime.date else None
-    if spark_type in ("timestamp", "timestamp_ntz") and isinstance(value, datetime.datetime):
-        if (value.tzinfo is not None) != (spark_type == "timestamp"):
-            return None
-        epoch = _EPOCH_UTC if value.tzinfo is not None else _EPOCH
-        return (value - epoch) // datetime.timedelta(microseconds=1)
-    if spark_type == "boolean":
-        return value if isinstance(value, bool) else None
-    if spark_type == "string" and grouping:
-        return value if isinstance(value, str) else None
-    return None
-
-
-def _exact_type(kind: pa.DataType, spark_type: str, *, grouping: bool = False) -> bool:
-    """Whether bounds of Arrow type ``kind`` are exact values of the Spark type asked."""
-    t = pa.types
-    if spark_type in _INTEGRAL:
-        return t.is_integer(kind)
-    if spark_type.startswith("decimal"):
-        return t.is_decimal(kind)
-    if spark_type == "date":
-        return t.is_date32(kind)
-    if spark_type in ("timestamp", "timestamp_ntz"):
-        # microseconds, as Iceberg writes them (and Spark reads them)
-        return t.is_timestamp(kind) and kind.unit == "us" and (kind.tz is not None) == (spark_type == "timestamp")
-    if spark_type == "boolean":
-        return t.is_boolean(kind)
-    if spark_type == "string":
-        # bounds may be cut; only equal bounds (every value the same) say a value exactly
-        return grouping and (t.is_string(kind) or t.is_large_string(kind))
-    return False
-
-
-def _python_values(bounds: pa.Array) -> list[Any]:
-    """The bounds as the values Python merges: timestamps as microseconds, dates as days, the rest as
-    Arrow gives them."""
-    kind = bounds.type
-    if pa.types.is_timestamp(kind):  # microseconds (``_exact_type``)
-        return bounds.cast(pa.int64()).to_pylist()
-    if pa.types.is_date32(kind):
-        return bounds.cast(pa.int32()).to_pylist()
-    return bounds.to_pylist()
-
-
-def _merge(fn: str, a: Any, b: Any) -> Any:
-    if fn == "count":
-        return a + b
-    if a is None:
-        return b
-    if b is None:
-        return a
-    if fn == "sum":
-        return a + b
-    return min(a, b) if fn == "min" else max(a, b)
-
-
-def _json(value: Any, column: AggregateColumn | None) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        raise TypeError(f"an unconverted {type(value).__name__} for {column}")
-    return value
 
 
 def answered_note(rest: ScanPlan, answer: AggregateAnswer, *, ruled_out_by: str = "") -> str:
@@ -397,7 +309,16 @@ def answered_note(rest: ScanPlan, answer: AggregateAnswer, *, ruled_out_by: str 
     assert rest.scan is not None
     planned = len(rest.scan.paths)
     by = f", ruled out by {ruled_out_by}" if ruled_out_by else ""
+    by_statistics = answer.row_groups - answer.from_cubes
+    if not answer.from_cubes:
+        answered = f"{by_statistics:,} row groups ({answer.rows_answered:,} rows) answered from their statistics"
+    elif not by_statistics:
+        answered = f"{answer.from_cubes:,} row groups ({answer.rows_answered:,} rows) answered from cubes"
+    else:
+        answered = (
+            f"{answer.row_groups:,} row groups ({answer.rows_answered:,} rows) answered: {by_statistics:,} "
+            f"from their statistics, {answer.from_cubes:,} from cubes"
+        )
     return (
-        f"zskip: reads {len(rest.kept):,} of {planned:,} files, {rest.row_groups_kept():,} row groups{by}; "
-        f"{answer.row_groups:,} row groups ({answer.rows_answered:,} rows) answered from their statistics"
+        f"zskip: reads {len(rest.kept):,} of {planned:,} files, {rest.row_groups_kept():,} row groups{by}; {answered}"
     )

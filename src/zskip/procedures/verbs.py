@@ -102,8 +102,9 @@ def _index_row(result: Any) -> list[Row]:
 
 def _create_index(spark: SparkSession, args: dict[str, Any]) -> list[Row]:
     options = dict(args.pop("options", None) or {})
-    if "fpp" in args:
-        options["fpp"] = args.pop("fpp")
+    for name in ("fpp", "max_groups"):
+        if name in args:
+            options[name] = args.pop(name)
     return _index_row(create_index(spark, args.pop("table"), args.pop("column"), **args, **options))
 
 
@@ -185,8 +186,10 @@ PROCEDURES: Mapping[str, Procedure] = {
             (
                 TABLE,
                 Parameter("column", "string", required=True),
-                Parameter("kind", "string", doc="bloom (default), bitmap or sums"),
+                Parameter("kind", "string", doc="bloom (default), bitmap, sums or cube"),
                 Parameter("fpp", "double", doc="bloom: the false-positive probability"),
+                Parameter("measures", "array<string>", doc="cube: the number columns it aggregates"),
+                Parameter("max_groups", "int", doc="cube: most values of the column per row group (default 1024)"),
                 Parameter("options", "map<string,string>", doc="the kind's other options"),
             ),
             INDEX_RESULT,

@@ -112,11 +112,11 @@ def missing_files(table: IcebergTable, paths: Iterable[str]) -> set[str]:
 def publish(table: IcebergTable, manifest: IndexManifest, *, expected: str | None) -> str:
     """Write ``manifest`` and make it current if the current one is still ``expected``; its path.  The
     same commit records the indexed columns' field ids, those of indexes answering conditions and those
-    of sums indexes (``zskip.tablefiles.planning_fields``)."""
+    of columns whose sums an index holds (``zskip.tablefiles.planning_fields``)."""
     path = new_puffin_path(table, "manifest")
     table.file_access().write(path, manifest.to_bytes())
     filtering = fields_value((d.field_id for d in manifest.definitions if d.index_kind.answers_conditions), path)
-    summed = fields_value((d.field_id for d in manifest.definitions if not d.index_kind.answers_conditions), path)
+    summed = fields_value(_summed_fields(manifest), path)
     also = (
         {INDEXED_FIELDS_PROPERTY: filtering, SUMMED_FIELDS_PROPERTY: summed}
         if filtering is not None and summed is not None
@@ -124,3 +124,14 @@ def publish(table: IcebergTable, manifest: IndexManifest, *, expected: str | Non
     )
     swap_property(table, MANIFEST_PROPERTY, expected=expected, value=path, also=also)
     return path
+
+
+def _summed_fields(manifest: IndexManifest) -> list[int | None]:
+    """The columns some index of ``manifest`` holds sums of: those of sums indexes, and cubes' measures."""
+    out: list[int | None] = []
+    for d in manifest.definitions:
+        if d.index_kind.takes_measures:
+            out += d.measures
+        elif not d.index_kind.answers_conditions:
+            out.append(d.field_id)
+    return out

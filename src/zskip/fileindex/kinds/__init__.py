@@ -13,11 +13,12 @@ from zskip.errors import InvalidOptionError
 from zskip.fileindex.kinds.base import IndexKind, JointProbe, KindOption
 from zskip.fileindex.kinds.bitmap import BITMAP
 from zskip.fileindex.kinds.bloom import BLOOM
+from zskip.fileindex.kinds.cube import CUBE
 from zskip.fileindex.kinds.sums import SUMS
 
 __all__ = ["FILTERING", "KINDS", "IndexKind", "JointProbe", "KindOption", "kind_named"]
 
-KINDS: MappingProxyType[str, IndexKind] = MappingProxyType({kind.name: kind for kind in (BLOOM, BITMAP, SUMS)})
+KINDS: MappingProxyType[str, IndexKind] = MappingProxyType({kind.name: kind for kind in (BLOOM, BITMAP, SUMS, CUBE)})
 # the kinds that answer conditions (the index stage's); the others answer aggregates only
 FILTERING: tuple[str, ...] = tuple(name for name, kind in KINDS.items() if kind.answers_conditions)
 

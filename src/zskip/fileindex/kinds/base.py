@@ -67,11 +67,17 @@ class IndexKind(ABC):
     absent_type: ClassVar[pa.DataType] = pa.null()
     # False: a kind answering no condition, only aggregates (sums): the index stage never reads it
     answers_conditions: ClassVar[bool] = True
+    # True: an index of this kind keeps partial aggregates of other columns (its measures, a cube's)
+    takes_measures: ClassVar[bool] = False
 
     def refuses(self, spark_type: str) -> str | None:
         """Why a column of Spark type ``spark_type`` (``int``, ``decimal(9,2)``, ...) cannot have this
         kind of index, in one line (``None``: it can)."""
         return None
+
+    def refuses_measure(self, spark_type: str) -> str | None:
+        """Why a column of Spark type ``spark_type`` cannot be a measure of this kind of index, in one line."""
+        return f"a {self.name} index takes no measures"
 
     def checked_options(self, options: Mapping[str, Any]) -> dict[str, float]:
         """``options`` as this kind takes them, or an error saying which it takes."""
@@ -92,6 +98,16 @@ class IndexKind(ABC):
     @abstractmethod
     def build(self, row_groups: Sequence[pa.ChunkedArray], options: Mapping[str, Any]) -> bytes:
         """The blob of one data file's column, given its values row group by row group."""
+
+    def build_with_measures(
+        self,
+        row_groups: Sequence[pa.ChunkedArray],
+        measures: Sequence[tuple[int, Sequence[pa.ChunkedArray]]],
+        options: Mapping[str, Any],
+    ) -> bytes:
+        """The blob of one data file's column and its ``measures`` (field id, values row group by row
+        group) for a kind that ``takes_measures``."""
+        raise NotImplementedError(f"{self.name} indexes take no measures")
 
     @abstractmethod
     def load(self, data: bytes) -> Any:

@@ -77,6 +77,12 @@ def test_bad_input_exits_2_with_a_message(spark, capsys) -> None:
     assert code == 2 and "a sums index takes a number or decimal column, not string" in err
     code, out, _ = run(capsys, "index", "create", table, "m", "--kind", "sums")
     assert code == 0 and "indexed 1 of 1 data files" in out
+    code, _, err = run(capsys, "index", "create", table, "p", "--kind", "cube", "--measure", "s")
+    assert code == 2 and "a cube's measures are number or decimal columns, not string" in err
+    code, out, _ = run(capsys, "index", "create", table, "p", "--kind", "cube", "--measure", "m", "--max-groups", "8")
+    assert code == 0 and "indexed 1 of 1 data files" in out
+    code, out, _ = run(capsys, "index", "list", table)
+    assert code == 0 and "cube" in out and "measures: m" in out
 
 
 def test_explain_and_query(spark, capsys) -> None:

@@ -273,6 +273,8 @@ def test_procedures_through_spark_connect_do_what_the_api_does(spark: Any, conne
         f"CALL zskip.system.optimize(table => '{PROCEDURE_TABLE}', by => array('a', 'b'), {sizes})",
         f"CALL zskip.system.create_index(table => '{PROCEDURE_TABLE}', column => 's', kind => 'bitmap')",
         f"CALL zskip.system.list_indexes(table => '{PROCEDURE_TABLE}')",
+        f"CALL zskip.system.create_index(table => '{PROCEDURE_TABLE}', column => 'p', kind => 'cube', "
+        "measures => array('b', 'm'), max_groups => 16)",
         f"INSERT INTO {PROCEDURE_TABLE} SELECT * FROM {PROCEDURE_TABLE} WHERE a < 20",
         f"CALL zskip.system.refresh_indexes('{PROCEDURE_TABLE}')",
         f"CALL zskip.system.maintain(table => '{PROCEDURE_TABLE}')",
@@ -282,6 +284,7 @@ def test_procedures_through_spark_connect_do_what_the_api_does(spark: Any, conne
         f'"SELECT * FROM {PROCEDURE_TABLE} WHERE {where}"), top => 3)',
         # a value of s no row holds, inside every file's min/max of s (k0..k9): only the bitmap rules files out
         f"EXPLAIN SELECT count(*) FROM {PROCEDURE_TABLE} WHERE s = 'k5x'",
+        f"EXPLAIN SELECT p, sum(b), max(m), count(*) FROM {PROCEDURE_TABLE} WHERE a < 900 GROUP BY p",
         f"CALL zskip.system.optimize(table => '{FACT}', mode => 'full', "
         f"dimensions => array('a_key={STAR}.dim_a.a_id:region,nation'), {sizes})",
     ]
@@ -290,10 +293,14 @@ def test_procedures_through_spark_connect_do_what_the_api_does(spark: Any, conne
         f"CALL zskip.system.optimize(table => '{PROCEDURE_TABLE}', by => array('nosuch'))",
         f"CALL zskip.system.optimize(table => '{PROCEDURE_TABLE}', by => array('a'), curve => 'spiral')",
         f"CALL zskip.system.create_index(table => '{NS}.nested', column => 'info.k')",
+        f"CALL zskip.system.create_index(table => '{PROCEDURE_TABLE}', column => 'p', kind => 'cube', "
+        "measures => array('s'))",
         f"CALL zskip.system.optimize(table => '{NS}.nested', by => array('info'))",
     ]
     answers = connect.sql(good)
-    optimized, created, listed, _, refreshed, maintained, status, vacuumed, advised, explained, star = answers
+    optimized, created, listed, cubed, _, refreshed, maintained, status, vacuumed, advised, explained, grouped, star = (
+        answers
+    )
 
     api = zskip.optimize(spark, copy, by=["a", "b"], target_file_size="64KB", row_group_size="16KB")
     (row,) = _named(optimized)
@@ -305,15 +312,19 @@ def test_procedures_through_spark_connect_do_what_the_api_does(spark: Any, conne
     assert [(r["column"], r["kind"], r["files_indexed"]) for r in _named(listed)] == [
         (i.column, i.kind, i.files_indexed) for i in zskip.list_indexes(spark, copy)
     ]
+    assert _named(cubed)[0]["indexes"] == ["s:bitmap", "p:cube"]
     assert _named(refreshed)[0]["files_indexed"] >= 1  # the appended file
     assert _named(maintained)[0]["reason"]
     (row,) = _named(status)
-    assert row["up_to_date"] is True and row["clustered_share"] == 1.0 and row["indexes"] == ["s:bitmap"], row
+    assert row["up_to_date"] is True and row["clustered_share"] == 1.0, row
+    assert row["indexes"] == ["s:bitmap", "p:cube"], row
     assert _named(vacuumed)[0]["files_deleted"] >= 1  # the files optimize and maintain replaced
     ranked = _named(advised)
     assert 1 <= len(ranked) <= 3 and ranked[0]["rank"] == 1 and ranked[0]["applied"] is False, ranked
     plan = "\n".join(str(r[0]) for r in explained["rows"])
     assert "zskip: reads" in plan and "ruled out by" in plan, plan  # by the bitmap the CALL built
+    plan = "\n".join(str(r[0]) for r in grouped["rows"])
+    assert "answered from cubes" in plan, plan  # the cube the CALL built
     (row,) = _named(star)
     assert row["commits"] >= 1 and row["files_rewritten"] > 0, row
 
@@ -325,6 +336,7 @@ def test_procedures_through_spark_connect_do_what_the_api_does(spark: Any, conne
         lambda: zskip.optimize(spark, PROCEDURE_TABLE, by=["nosuch"]),
         lambda: zskip.optimize(spark, PROCEDURE_TABLE, by=["a"], curve="spiral"),
         lambda: zskip.create_index(spark, f"{NS}.nested", "info.k"),
+        lambda: zskip.create_index(spark, PROCEDURE_TABLE, "p", kind="cube", measures=["s"]),
         lambda: zskip.optimize(spark, f"{NS}.nested", by=["info"]),
     ]
     for statement, answer, api_call in zip(bad, errors, through_api, strict=True):

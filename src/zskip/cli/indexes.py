@@ -38,7 +38,7 @@ def kind_options(command: Callable[..., Any]) -> Callable[..., Any]:
             seen.setdefault(option.name, (option, []))[1].append(kind.name)
     for name, (option, kinds) in reversed(seen.items()):
         command = click.option(
-            f"--{name}",
+            f"--{name.replace('_', '-')}",
             type=click.FloatRange(min=option.low, max=option.high, min_open=True, max_open=True),
             default=None,
             help=f"{', '.join(kinds).capitalize()} only: {option.help} (default {option.default:g}).",

@@ -278,9 +278,9 @@ def kept_row_groups(spark: Any, query: str, table: str) -> set[tuple[str, int]]:
     """The fact row groups zskip's plan of ``query`` keeps (the plan's figures, not a measurement)."""
     from zskip.iceberg.scans import query_scans
     from zskip.planning.plan import PLANNING_PROPERTIES
-    from zskip.planning.sql import _analyse, _plans
+    from zskip.planning.sql import _plans, analyse_query
 
-    _, frame = _analyse(spark, query)
+    _, frame = analyse_query(spark, query)
     scans = query_scans(frame, PLANNING_PROPERTIES)
     kept: set[tuple[str, int]] = set()
     for plans in _plans(spark, frame, scans, record=False).values():

@@ -23,7 +23,10 @@ if TYPE_CHECKING:
 @click.option(
     "--analyze",
     is_flag=True,
-    help="Also run the read (TABLE WHERE) and report what its scan read, measured: rows, files, bytes.",
+    help=(
+        "Also run the read (TABLE WHERE), or the query (--sql, with zskip in it as in every query: aggregates "
+        "answered from statistics and cubes), and report what its scans read, measured: rows, files, bytes."
+    ),
 )
 @click.pass_obj
 def explain(
@@ -43,7 +46,8 @@ def explain(
     if query is None and (table is None or where is None):
         raise InvalidOptionError('give TABLE and WHERE (zskip explain t "a > 5"), or --sql "SELECT ..."')
     if query is not None and analyze:
-        raise InvalidOptionError("--analyze measures a read of TABLE WHERE; run the query with zskip query instead")
+        _print_analyzed(ctx, query, as_json)
+        return
     if query is not None:
         results = explain_sql(ctx.spark(), query)
         if as_json:
@@ -61,6 +65,30 @@ def explain(
         click.echo(result.to_json())
         return
     _print_explain(Console(), f"[bold]{table}[/] where {where}", result)
+
+
+def _print_analyzed(ctx: Context, query: str, as_json: bool) -> None:
+    """``--sql ... --analyze``: the query run with zskip on, each table's scans as zskip noted and measured."""
+    from zskip.planning.analyze_sql import analyze_sql
+
+    results = analyze_sql(ctx.spark(), query)
+    if as_json:
+        click.echo("[" + ",\n".join(r.to_json() for r in results) + "]")
+        return
+    console = Console()
+    if not results:
+        console.print("the query reads no Iceberg table")
+    for result in results:
+        console.print(f"[bold]{result.table}[/] (the query's scans of it, run with zskip on)")
+        for note in result.notes or ("zskip left its scans as Spark planned them",):
+            console.print(note, highlight=False, soft_wrap=True)
+        console.print(
+            f"measured: its scans produced {result.rows_scanned:,} rows (numOutputRows) from "
+            f"{result.files_scanned:,} files, "
+            + ("" if result.row_groups_scanned is None else f"{result.row_groups_scanned:,} row groups, ")
+            + f"{format_bytes(result.bytes_scanned)} in their tasks",
+            soft_wrap=True,
+        )
 
 
 def _print_explain(console: Console, title: str, result: Explain) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-__all__ = ["MeasuredRead", "PlannedScan", "measure_read", "planned_scans", "scanned_rows"]
+__all__ = ["MeasuredRead", "PlannedScan", "measure_read", "plan_children", "planned_scans", "scanned_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,7 @@ def planned_scans(frame: DataFrame) -> list[PlannedScan]:
     return scans
 
 
-def _children(node: Any) -> list[Any]:
+def plan_children(node: Any) -> list[Any]:
     """A physical plan node's inputs, looking through adaptive execution's wrappers."""
     name = node.getClass().getSimpleName()
     if name == "AdaptiveSparkPlanExec":
@@ -86,7 +86,7 @@ def scanned_rows(frame: DataFrame, table: str) -> int:
             if described.split(" ")[0] == table or described.split(",")[0].endswith(f"(table={table}"):
                 total += int(node.metrics().apply("numOutputRows").value())
             continue
-        pending.extend(_children(node))
+        pending.extend(plan_children(node))
     return total
 
 

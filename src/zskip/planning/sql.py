@@ -35,7 +35,7 @@ from zskip.planning.read import explain_plan, staged_choice
 from zskip.planning.staging import keep_staged
 from zskip.planning.workload import RECORDER
 
-__all__ = ["ScannedQuery", "explain_sql", "scan_filters", "scanned_queries", "sql"]
+__all__ = ["ScannedQuery", "analyse_query", "explain_sql", "scan_filters", "scanned_queries", "sql"]
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 OTHER_STATE = "reads a table AS OF a version or time, or a branch, tag or snapshot; zskip plans current snapshots only"
 
 
-def _analyse(spark: SparkSession, query: str) -> tuple[bool, DataFrame]:
+def analyse_query(spark: SparkSession, query: str) -> tuple[bool, DataFrame]:
     """``query`` checked to be a single query (before Spark runs anything), then analysed by Spark;
     and whether it reads some table AS OF a version or time, or a branch, tag or snapshot."""
     try:
@@ -84,7 +84,7 @@ def _plans(
 def _analysed_current(spark: SparkSession, query: str, advice: str = "") -> DataFrame:
     """``query`` analysed (see ``_analyse``); ``InvalidQueryError`` if it reads anything but current
     snapshots (``advice`` ends the message)."""
-    time_travel, frame = _analyse(spark, query)
+    time_travel, frame = analyse_query(spark, query)
     if time_travel:
         raise InvalidQueryError(f"the query {OTHER_STATE}{advice}")
     return frame
@@ -113,7 +113,7 @@ def sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> DataFrame
     job on its first query).  A query zskip cannot plan (a metadata table, a shape its planning fails
     on) runs as Spark plans it, and a WARNING line says why.
     """
-    time_travel, frame = _analyse(spark, query)
+    time_travel, frame = analyse_query(spark, query)
     if time_travel:
         return frame
     try:
@@ -153,7 +153,7 @@ def explain_sql(spark: SparkSession, query: str, *, join_keys: bool = True) -> l
     and a WARNING line saying why; ``zskip.sql`` runs such a query as Spark plans it.
     """
     started = time.perf_counter()
-    time_travel, frame = _analyse(spark, query)
+    time_travel, frame = analyse_query(spark, query)
     if time_travel:
         unplanned("this query", f"it {OTHER_STATE}")
         return []

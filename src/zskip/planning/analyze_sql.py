@@ -1,0 +1,84 @@
+"""``zskip explain --sql ... --analyze``: a query run once with zskip in it as in every query (its rule,
+which also answers aggregates from statistics and cubes), and what each Iceberg table's scans read,
+measured from the run, beside what zskip's rule said of each scan."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from zskip.iceberg.scan_stats import measure_read, plan_children
+from zskip.iceberg.spark_errors import reaching_storage
+from zskip.planning.enable import disable, enable, enabled
+from zskip.planning.sql import analyse_query
+
+__all__ = ["AnalyzedScans", "analyze_sql"]
+
+_NOTE = "zskip: "
+
+
+@dataclass(frozen=True)
+class AnalyzedScans:
+    """One table's scans in a run of a query: zskip's note of each (what it read and what it answered
+    from statistics and cubes, by kind), and what they read, measured (rows as Spark's
+    ``numOutputRows``, files and bytes of their tasks, row groups counted from the files)."""
+
+    table: str
+    notes: tuple[str, ...]
+    rows_scanned: int
+    files_scanned: int
+    bytes_scanned: int
+    row_groups_scanned: int | None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+@reaching_storage
+def analyze_sql(spark: SparkSession, query: str) -> list[AnalyzedScans]:
+    """Run ``query`` (queries only, checked before Spark runs anything) with zskip on for this session,
+    once per table it scans, and measure what each table's scans read; the session's setting is as it
+    was afterwards."""
+
+    analyse_query(spark, query)  # a single query, or a one-line refusal
+    was = enabled(spark)
+    enable(spark)
+    try:
+        frame = spark.sql(query)
+        notes = _scan_notes(frame)
+        out = []
+        for table, found in notes.items():
+            read = measure_read(frame, table)
+            out.append(AnalyzedScans(table, tuple(found), read.rows, read.files, read.bytes, read.row_groups))
+        return out
+    finally:
+        if not was:
+            disable(spark)
+
+
+def _scan_notes(frame: Any) -> dict[str, list[str]]:
+    """Each Iceberg table the query scans, with zskip's note of each of its scans (none: zskip left it)."""
+    found: dict[str, list[str]] = {}
+    pending = [frame._jdf.queryExecution().executedPlan()]
+    while pending:
+        node = pending.pop()
+        if node.getClass().getSimpleName() == "BatchScanExec":
+            described = str(node.scan().description())
+            table = _table_of(described)
+            notes = found.setdefault(table, [])
+            if _NOTE in described:
+                notes.append(_NOTE + described.split(_NOTE, 1)[1].split(" RuntimeFilters")[0].strip())
+            continue
+        pending.extend(plan_children(node))
+    return found
+
+
+def _table_of(described: str) -> str:
+    """The table a scan's description names: "<table> [filters=...]" (Iceberg's Spark 3.5 runtime) or
+    "IcebergScan(table=<table>, ..." (its Spark 4 runtime)."""
+    if "(table=" in described.split(",")[0]:
+        return described.split(",")[0].split("(table=", 1)[1]
+    return described.split(" ")[0]

@@ -33,7 +33,8 @@ def _make(spark: Any, name: str, version: int) -> None:
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {NS}")
     spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
     spark.sql(
-        f"CREATE TABLE {name} (k INT, g STRING, v BIGINT, d DATE, ts TIMESTAMP, m DECIMAL(10,2), f DOUBLE, s STRING) "
+        f"CREATE TABLE {name} (k INT, g STRING, v BIGINT, d DATE, ts TIMESTAMP, m DECIMAL(10,2), f DOUBLE, s STRING, "
+        "r INT) "
         f"USING iceberg TBLPROPERTIES ('format-version'='{version}', 'write.delete.mode'='merge-on-read', "
         "'write.parquet.row-group-size-bytes'='8192', 'write.target-file-size-bytes'='120000')"
     )
@@ -48,6 +49,7 @@ def _make(spark: Any, name: str, version: int) -> None:
         "WHEN id % 83 = 0 THEN double('-inf') WHEN id % 79 = 0 THEN -0.0D WHEN id % 7 = 0 THEN NULL "
         "ELSE (id % 400) / 4.0 - 50 END AS f",
         "CASE WHEN id % 500 = 0 THEN repeat('z', 300) ELSE concat('s', CAST(id % 50 AS STRING)) END AS s",
+        "CAST(floor(id / 1500) % 5 AS INT) - 2 AS r",  # one value over runs of row groups: sum(w * r) answers
     )
     frame.repartition(4, "g").sortWithinPartitions("k").writeTo(name).append()
     zskip.create_index(spark, name, "s", kind="bloom")  # a table zskip knows
@@ -60,7 +62,7 @@ def _make(spark: Any, name: str, version: int) -> None:
     spark.sql(f"ALTER TABLE {name} ALTER COLUMN m TYPE DECIMAL(12,2)")  # older files keep decimal(10,2)
     spark.sql(
         f"INSERT INTO {name} SELECT CAST(id + {ROWS} AS BIGINT), 'g9', id, DATE'2021-06-01', NULL, 1.25, "
-        "1.0, 'late', CAST(id % 3 AS INT) FROM range(500)"
+        "1.0, 'late', IF(id < 300, 3, NULL), CAST(id % 3 AS INT) FROM range(500)"
     )
 
 
@@ -162,6 +164,11 @@ AGGREGATES = [
     "avg(w)",
     "avg(f)",
     "avg(m)",
+    "sum(w * r)",
+    "sum(r * w)",
+    "sum(k * r)",
+    "sum(w * w)",
+    "sum(n * w)",
     "max(w) - min(w)",
     "sum(w) / count(*)",
 ]
@@ -217,6 +224,13 @@ def test_answers_are_used_and_read_fewer_rows(spark: Any, tables: list[str]) -> 
     assert on * 3 < off, (on, off)  # what is left: the row groups the range's two ends cut through, per file
 
 
+def test_a_sum_of_a_product_with_a_factor_constant_in_row_groups(spark: Any, tables: list[str]) -> None:
+    query = f"SELECT sum(w * r), sum(CAST(r AS BIGINT) * w), count(*) FROM {V2} WHERE k BETWEEN 1000 AND 19000"
+    want, got, plan = both(spark, query)
+    assert got == want
+    assert answered(plan), plan
+
+
 def test_grouped_by_a_column_constant_in_row_groups(spark: Any, tables: list[str]) -> None:
     query = f"SELECT g, count(*), max(k), min(ts) FROM {V3} WHERE k < 21000 AND d > DATE'2020-02-01' GROUP BY g"
     want, got, plan = both(spark, query)
@@ -234,6 +248,8 @@ def test_grouped_by_a_column_constant_in_row_groups(spark: Any, tables: list[str
         f"SELECT count(*) FROM {V2} WHERE k < 9000 AND length(s) > 1",  # not a filter the scan was given
         f"SELECT sum(k) FROM {V2} WHERE k < 9000",  # no sums index on k
         f"SELECT avg(m) FROM {V2} WHERE k < 9000",  # an average of decimals
+        f"SELECT sum(w * w) FROM {V2} WHERE k < 9000",  # neither factor one value in a row group
+        f"SELECT sum(k * r) FROM {V2} WHERE k < 9000",  # neither factor with a sums index
     ],
 )
 def test_what_statistics_cannot_answer_is_read(spark: Any, tables: list[str], query: str) -> None:

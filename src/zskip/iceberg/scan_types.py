@@ -47,11 +47,15 @@ class AggregateColumn:
 @dataclass(frozen=True, slots=True)
 class AggregateItem:
     """One partial aggregate over the scan: ``count`` (``column`` ``None``: ``count(*)``), ``min``, ``max``
-    or ``sum``, and the Spark type of its result (a sum's: ``bigint``, ``double``, ``decimal(20,2)``)."""
+    or ``sum``, and the Spark type of its result (a sum's: ``bigint``, ``double``, ``decimal(20,2)``);
+    or ``sum_product``, the sum of ``column`` times ``other`` (whole numbers), whose product is of Spark
+    type ``product_type``."""
 
     fn: str
     column: AggregateColumn | None
     type: str = "bigint"
+    other: AggregateColumn | None = None
+    product_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,8 @@ class AggregateRequest:
                     str(i["fn"]),
                     column(i["column"]) if i.get("column") is not None else None,
                     str(i.get("type", "bigint")),
+                    column(i["other"]) if i.get("other") is not None else None,
+                    str(i["product_type"]) if i.get("product_type") is not None else None,
                 )
                 for i in item["items"]
             ),

@@ -8,8 +8,10 @@ is one of three: no row matches (the stages ruled it out already), every row doe
 prove it, ``zskip.planning.all_rows``), or some may.  A row group of the second kind is answered when
 its statistics also hold every value asked: its row count, the column's null count, its exact bounds
 (integers, decimals, dates, timestamps and booleans: Parquet keeps them exactly), its sum (from the
-column's sums index, ``zskip.fileindex.sums``), and one value of
-each grouping column (bounds equal, no NULL; or only NULLs).  Answered row groups leave the plan and
+column's sums index, ``zskip.fileindex.sums``; of a product of two whole-number columns, one of them
+one value there), and one value of
+each grouping column (bounds equal, no NULL; or only NULLs).  Of the others whose rows all match, a
+cube answers what it holds (``zskip.planning.cube_answers``).  Answered row groups leave the plan and
 their partials, merged per group, go back to the rule, which has Spark aggregate them with what the
 scan still reads; everything else is read as before.
 
@@ -33,7 +35,7 @@ from zskip.expr import columns_of
 from zskip.fileindex.kinds import KINDS
 from zskip.fileindex.kinds.sums import SUMS
 from zskip.fileindex.sums import SumsIndex
-from zskip.iceberg.scan_types import AggregateColumn, AggregateRequest
+from zskip.iceberg.scan_types import AggregateColumn, AggregateItem, AggregateRequest
 from zskip.planning.all_rows import every_row_arrays
 from zskip.planning.cache import CACHE
 from zskip.planning.cube_answers import cube_partials
@@ -95,8 +97,12 @@ def answer_aggregate(plan: ScanPlan, request: AggregateRequest) -> tuple[ScanPla
             known, partials = _counts(stats[column.field_id], rows)
         elif item.fn == "sum":
             known, partials = _sums(plan, paths, counts, stats[column.field_id], column.field_id, item.type)
-        else:
+        elif item.fn == "sum_product":
+            known, partials = _sum_products(plan, paths, counts, stats, item, rows)
+        elif item.fn in ("min", "max"):
             known, partials = _bounds(stats[column.field_id], column, item.fn == "min")
+        else:  # a partial this planner does not know: nothing answered
+            return plan, None
         answered &= known
         values.append(partials)
     constant: list[tuple[np.ndarray, list[Any]]] = []  # per grouping column: one value in a row group, and it
@@ -174,7 +180,11 @@ def _rows(plan: ScanPlan, paths: Sequence[str]) -> np.ndarray:
 
 
 def _columns(request: AggregateRequest) -> list[AggregateColumn]:
-    return list(request.group) + [i.column for i in request.items if i.column is not None]
+    return (
+        list(request.group)
+        + [i.column for i in request.items if i.column is not None]
+        + [i.other for i in request.items if i.other is not None]
+    )
 
 
 def _kept_mask(plan: ScanPlan, paths: Sequence[str], counts: np.ndarray) -> np.ndarray:
@@ -244,6 +254,48 @@ def _sums(
                 if values == 0 or value is not None:
                     known[at], out[at] = True, value
         start += count
+    return known, out
+
+
+_WHOLE_BITS = {"tinyint": 7, "smallint": 15, "int": 31, "bigint": 63}
+
+
+def _sum_products(
+    plan: ScanPlan,
+    paths: Sequence[str],
+    counts: np.ndarray,
+    stats: dict[int, StatsColumn],
+    item: AggregateItem,
+    rows: np.ndarray,
+) -> tuple[np.ndarray, list[Any]]:
+    """Per row group: ``sum(a * b)`` known, and its value, where one factor holds one value there (its
+    bounds equal, no NULL) and the other has a sums index: that value times the other's sum.  Only where
+    no row's product can leave its type (Spark would fail, or wrap, on that row), by the other's bounds."""
+    assert item.column is not None and item.other is not None
+    limit = 2 ** _WHOLE_BITS.get(item.product_type or "", 0)
+    n = int(counts.sum())
+    known = np.zeros(n, dtype=bool)
+    out: list[Any] = [None] * n
+    for summed, constant in ((item.column, item.other), (item.other, item.column)):
+        if limit == 1 or summed.field_id is None or constant.field_id is None:
+            break
+        one, values = _group_values(stats[constant.field_id], constant, rows)
+        sums_known, sums = _sums(plan, paths, counts, stats[summed.field_id], summed.field_id, "decimal(38,0)")
+        lows = _bound_values(stats[summed.field_id], summed.type, True)
+        highs = _bound_values(stats[summed.field_id], summed.type, False)
+        for at in np.flatnonzero(one & sums_known & ~known).tolist():
+            value, total = values[at], sums[at]
+            if value is None:
+                continue  # only NULLs: every product NULL, as a sum of none
+            if total is None:  # the summed factor only NULLs: no product
+                known[at], out[at] = True, None
+                continue
+            low, high = lows[at], highs[at]
+            if low is None or high is None or abs(value) * max(abs(low), abs(high)) >= limit:
+                continue
+            partial = sum_as(total * value, item.type)
+            if partial is not None:
+                known[at], out[at] = True, partial
     return known, out
 
 

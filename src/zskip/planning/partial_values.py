@@ -97,15 +97,18 @@ def python_values(bounds: pa.Array) -> list[Any]:
 
 
 def merge(fn: str, a: Any, b: Any) -> Any:
+    """Two partials of ``fn`` as one (``None``: no value, as a sum or minimum of no rows)."""
     if fn == "count":
         return a + b
     if a is None:
         return b
     if b is None:
         return a
-    if fn == "sum":
+    if fn in ("sum", "sum_product"):
         return a + b
-    return min(a, b) if fn == "min" else max(a, b)
+    if fn in ("min", "max"):
+        return min(a, b) if fn == "min" else max(a, b)
+    raise ValueError(f"no merge of {fn} partials")
 
 
 def as_json(value: Any, column: AggregateColumn | None) -> Any:

@@ -26,6 +26,7 @@ import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.If;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.Multiply;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
@@ -53,7 +54,8 @@ import org.apache.spark.sql.types.DecimalType;
  * zskip's sums index) sums (grouped by columns constant in them) without being read, and the scan reads the rest.
  *
  * <p>The shape: {@code Aggregate(grouping columns, expressions over count(*), count(col), min(col),
- * max(col), sum(col), avg(col))} over Projects of columns, at most one Filter, and the scan; every condition of the Filter
+ * max(col), sum(col), sum(col * col) of whole numbers, avg(col))} over Projects of columns, at most one Filter, and
+ * the scan; every condition of the Filter
  * is one the scan was given (so the scan's pushed filters are the whole filter).  Anything else (DISTINCT,
  * FILTER (WHERE ...), expressions as arguments or as grouping keys, other functions) is left as Spark
  * planned it.
@@ -221,6 +223,9 @@ public final class AggregateShape {
       return column(arguments.get(0), columns) && bounded(arguments.get(0).dataType());
     }
     if (function instanceof Sum) {
+      if (arguments.get(0) instanceof Multiply product) {
+        return factor(product.left(), columns) != null && factor(product.right(), columns) != null;
+      }
       return column(arguments.get(0), columns) && summable(arguments.get(0).dataType());
     }
     if (function instanceof Average) { // over a decimal, Average's own arithmetic would need copying
@@ -252,6 +257,10 @@ public final class AggregateShape {
       return List.of(new Partial(function instanceof Min ? "min" : "max", function, column));
     }
     if (function instanceof Sum) {
+      if (argument instanceof Multiply product) { // answered where one factor is one value in a row group
+        return List.of(new Partial("sum_product", function, factor(product.left(), null), factor(product.right(), null),
+            product.dataType()));
+      }
       return List.of(new Partial("sum", function, column));
     }
     // Average
@@ -260,8 +269,34 @@ public final class AggregateShape {
     return List.of(new Partial("sum", sum, column), new Partial("count", count, column));
   }
 
-  /** One partial function: its kind as the planner names it, the function, its column ({@code null}: count(*)). */
-  private record Partial(String fn, AggregateFunction function, Attribute column) {}
+  /**
+   * One partial function: its kind as the planner names it, the function, its column ({@code null}:
+   * count(*)); for the sum of a product of two columns, the other column and the product's type.
+   */
+  private record Partial(String fn, AggregateFunction function, Attribute column, Attribute other, DataType product) {
+    Partial(String fn, AggregateFunction function, Attribute column) {
+      this(fn, function, column, null, null);
+    }
+  }
+
+  /**
+   * The column a factor of a summed product is (itself, or widened to another whole-number type, which
+   * keeps its values), or {@code null}: not a whole-number column of the scan ({@code columns}
+   * {@code null}: any column).
+   */
+  private static Attribute factor(Expression expression, Set<Long> columns) {
+    Expression inner = expression instanceof Cast cast && integral(cast.dataType()) ? cast.child() : expression;
+    if (!(inner instanceof Attribute attribute) || !integral(attribute.dataType())
+        || (columns != null && !columns.contains(attribute.exprId().id()))) {
+      return null;
+    }
+    return attribute;
+  }
+
+  private static boolean integral(DataType type) {
+    return type.equals(DataTypes.ByteType) || type.equals(DataTypes.ShortType) || type.equals(DataTypes.IntegerType)
+        || type.equals(DataTypes.LongType);
+  }
 
   private static boolean column(Expression expression, Set<Long> columns) {
     return expression instanceof Attribute attribute && columns.contains(attribute.exprId().id());
@@ -309,6 +344,11 @@ public final class AggregateShape {
         json.writeFieldName("column");
         writeColumn(json, table, partial.column());
       }
+      if (partial.other() != null) {
+        json.writeFieldName("other");
+        writeColumn(json, table, partial.other());
+        json.writeStringField("product_type", partial.product().catalogString());
+      }
       json.writeEndObject();
     }
     json.writeEndArray();
@@ -331,15 +371,21 @@ public final class AggregateShape {
   public boolean mayBeAnswered(org.apache.iceberg.Schema schema, Set<Integer> summed) {
     if (summed != null) {
       for (Partial partial : partials) {
-        if (partial.fn().equals("sum")) {
-          Types.NestedField field = ExpressionJson.resolveField(schema, partial.column().name());
-          if (field == null || !summed.contains(field.fieldId())) {
-            return false;
-          }
+        if (partial.fn().equals("sum") && !summed(schema, summed, partial.column())) {
+          return false;
+        }
+        if (partial.fn().equals("sum_product") && !summed(schema, summed, partial.column())
+            && !summed(schema, summed, partial.other())) {
+          return false;
         }
       }
     }
     return filterWhole();
+  }
+
+  private static boolean summed(org.apache.iceberg.Schema schema, Set<Integer> summed, Attribute column) {
+    Types.NestedField field = ExpressionJson.resolveField(schema, column.name());
+    return field != null && summed.contains(field.fieldId());
   }
 
   /** What the planner's answer depends on beyond the scan: the grouping columns and the partial functions, as text. */
@@ -350,7 +396,8 @@ public final class AggregateShape {
     }
     for (Partial partial : partials) {
       text.append('\u0001').append(partial.fn()).append('(')
-          .append(partial.column() == null ? "*" : partial.column().name()).append("):")
+          .append(partial.column() == null ? "*" : partial.column().name())
+          .append(partial.other() == null ? "" : "*" + partial.other().name()).append("):")
           .append(partial.function().dataType().catalogString());
     }
     return text.toString();

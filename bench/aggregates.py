@@ -309,8 +309,8 @@ def _where_zskip_loses(results: dict[str, dict[str, Any]]) -> list[str]:
     lines.append("")
     lines.append(
         "Decoding more than 1.25x the floor: " + ("; ".join(above) if above else "none") + ". "
-        "`sum(lo_extendedprice * lo_discount)` takes an expression, which no statistic sums, so SSB Q1.x read "
-        "every row group they keep where `lo_discount` is not one value."
+        "SSB Q1.x's `sum(lo_extendedprice * lo_discount)` is answered only in the row groups where `lo_discount` "
+        "holds one value (then it is that value times the sums index's sum); the others are read."
     )
     lines.append("")
     return lines

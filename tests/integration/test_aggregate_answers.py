@@ -231,6 +231,30 @@ def test_a_sum_of_a_product_with_a_factor_constant_in_row_groups(spark: Any, tab
     assert answered(plan), plan
 
 
+def test_a_product_that_overflows_in_some_row_is_left_to_spark(spark: Any, tables: list[str]) -> None:
+    # the row group's sum fits a bigint (2^62 - 2^62 = 0, times 4), but two rows' products do not: Spark
+    # fails the query (ANSI) or wraps them; answering would hide either
+    name = f"{NS}.overflowing"
+    spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
+    spark.sql(f"CREATE TABLE {name} (k INT, w BIGINT, r INT) USING iceberg")
+    spark.sql(f"INSERT INTO {name} VALUES (1, {2**62}, 4), (2, {-(2**62)}, 4), (3, 5, 4)")
+    zskip.create_index(spark, name, "w", kind="sums")
+    query = f"SELECT sum(w * r) FROM {name} WHERE k >= 0"
+    with zskip_off(spark):
+        try:
+            want: Any = spark.sql(query).collect()
+        except Exception as exc:  # ANSI mode: the overflow is an error
+            want = type(exc).__name__
+    with zskip_on(spark):
+        frame = spark.sql(query)
+        try:
+            got: Any = frame.collect()
+        except Exception as exc:
+            got = type(exc).__name__
+        assert not answered(frame._jdf.queryExecution().optimizedPlan().toString())
+    assert got == want
+
+
 def test_grouped_by_a_column_constant_in_row_groups(spark: Any, tables: list[str]) -> None:
     query = f"SELECT g, count(*), max(k), min(ts) FROM {V3} WHERE k < 21000 AND d > DATE'2020-02-01' GROUP BY g"
     want, got, plan = both(spark, query)

@@ -257,8 +257,8 @@ INDEXED_FIELDS = TableProperty(
 SUMMED_FIELDS = TableProperty(
     "zskip.index.sums-field-ids",
     "index builds",
-    "the field ids with a sums index and the manifest they describe, so the rule leaves an aggregate "
-    "summing another column to Spark without the planner",
+    "the field ids with a sums index or that are a cube's measures, and the manifest they describe, so the "
+    "rule leaves an aggregate summing another column to Spark without the planner",
 )
 
 PROPERTIES: tuple[TableProperty, ...] = (

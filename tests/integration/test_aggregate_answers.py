@@ -193,7 +193,7 @@ def queries(draw: st.DrawFn) -> str:
 
 
 @settings(
-    max_examples=20,  # about 1 s each; CI's time is budgeted
+    max_examples=16,  # about 1 s each; CI's time is budgeted
     derandomize=True,
     phases=(Phase.explicit, Phase.generate),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

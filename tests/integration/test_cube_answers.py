@@ -117,7 +117,8 @@ AGGREGATES = [
 ]
 
 
-CUBED = [a for a in AGGREGATES if a not in ("count(n)", "sum(k)", "min(k)", "max(f)")]  # what the cubes hold
+# what both cubes hold (count(mode) only mode's, max(p) only p's)
+CUBED = [a for a in AGGREGATES if a not in ("count(n)", "sum(k)", "min(k)", "max(f)", "count(mode)", "max(p)")]
 
 
 @st.composite
@@ -147,7 +148,7 @@ def queries(draw: st.DrawFn) -> tuple[str, bool]:
 
 
 @settings(
-    max_examples=12,  # about 1 s each; CI's time is budgeted
+    max_examples=10,  # about 1 s each; CI's time is budgeted
     derandomize=True,
     phases=(Phase.explicit, Phase.generate),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -50,12 +51,9 @@ def explain(
         return
     if query is not None:
         results = explain_sql(ctx.spark(), query)
-        if as_json:
-            click.echo("[" + ",\n".join(r.to_json() for r in results) + "]")
+        console = _scans_console(results, as_json)
+        if console is None:
             return
-        console = Console()
-        if not results:
-            console.print("the query reads no Iceberg table")
         for result in results:
             _print_explain(console, f"[bold]{result.table}[/] (a scan of the query)", result)
         return
@@ -67,17 +65,25 @@ def explain(
     _print_explain(Console(), f"[bold]{table}[/] where {where}", result)
 
 
+def _scans_console(results: Sequence[Any], as_json: bool) -> Console | None:
+    """Where a query's scans are printed (``None``: printed already, as a JSON list)."""
+    if as_json:
+        click.echo("[" + ",\n".join(r.to_json() for r in results) + "]")
+        return None
+    console = Console()
+    if not results:
+        console.print("the query reads no Iceberg table")
+    return console
+
+
 def _print_analyzed(ctx: Context, query: str, as_json: bool) -> None:
     """``--sql ... --analyze``: the query run with zskip on, each table's scans as zskip noted and measured."""
     from zskip.planning.analyze_sql import analyze_sql
 
     results = analyze_sql(ctx.spark(), query)
-    if as_json:
-        click.echo("[" + ",\n".join(r.to_json() for r in results) + "]")
+    console = _scans_console(results, as_json)
+    if console is None:
         return
-    console = Console()
-    if not results:
-        console.print("the query reads no Iceberg table")
     for result in results:
         console.print(f"[bold]{result.table}[/] (the query's scans of it, run with zskip on)")
         for note in result.notes or ("zskip left its scans as Spark planned them",):

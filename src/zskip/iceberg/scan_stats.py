@@ -8,7 +8,15 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-__all__ = ["MeasuredRead", "PlannedScan", "measure_read", "plan_children", "planned_scans", "scanned_rows"]
+__all__ = [
+    "MeasuredRead",
+    "PlannedScan",
+    "measure_read",
+    "plan_children",
+    "planned_scans",
+    "scan_notes",
+    "scanned_rows",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +96,31 @@ def scanned_rows(frame: DataFrame, table: str) -> int:
             continue
         pending.extend(plan_children(node))
     return total
+
+
+def scan_notes(frame: DataFrame, marker: str) -> dict[str, list[str]]:
+    """Each Iceberg table ``frame``'s physical plan scans, with what each of its scans' descriptions says
+    from ``marker`` on (zskip's note; none where a description does not hold it)."""
+    found: dict[str, list[str]] = {}
+    pending = [frame._jdf.queryExecution().executedPlan()]
+    while pending:
+        node = pending.pop()
+        if node.getClass().getSimpleName() == "BatchScanExec":
+            described = str(node.scan().description())
+            notes = found.setdefault(_described_table(described), [])
+            if marker in described:
+                notes.append(marker + described.split(marker, 1)[1].split(" RuntimeFilters")[0].strip())
+            continue
+        pending.extend(plan_children(node))
+    return found
+
+
+def _described_table(described: str) -> str:
+    """The table a scan's description names: "<table> [filters=...]" (Iceberg's Spark 3.5 runtime) or
+    "IcebergScan(table=<table>, ..." (its Spark 4 runtime)."""
+    if "(table=" in described.split(",")[0]:
+        return described.split(",")[0].split("(table=", 1)[1]
+    return described.split(" ")[0]
 
 
 @dataclass(frozen=True, slots=True)

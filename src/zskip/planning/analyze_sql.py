@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from pyspark.sql import SparkSession
 
-from zskip.iceberg.scan_stats import measure_read, plan_children
+from zskip.iceberg.scan_stats import measure_read, scan_notes
 from zskip.iceberg.spark_errors import reaching_storage
 from zskip.planning.enable import disable, enable, enabled
 from zskip.planning.sql import analyse_query
@@ -48,7 +47,7 @@ def analyze_sql(spark: SparkSession, query: str) -> list[AnalyzedScans]:
     enable(spark)
     try:
         frame = spark.sql(query)
-        notes = _scan_notes(frame)
+        notes = scan_notes(frame, _NOTE)
         out = []
         for table, found in notes.items():
             read = measure_read(frame, table)
@@ -57,28 +56,3 @@ def analyze_sql(spark: SparkSession, query: str) -> list[AnalyzedScans]:
     finally:
         if not was:
             disable(spark)
-
-
-def _scan_notes(frame: Any) -> dict[str, list[str]]:
-    """Each Iceberg table the query scans, with zskip's note of each of its scans (none: zskip left it)."""
-    found: dict[str, list[str]] = {}
-    pending = [frame._jdf.queryExecution().executedPlan()]
-    while pending:
-        node = pending.pop()
-        if node.getClass().getSimpleName() == "BatchScanExec":
-            described = str(node.scan().description())
-            table = _table_of(described)
-            notes = found.setdefault(table, [])
-            if _NOTE in described:
-                notes.append(_NOTE + described.split(_NOTE, 1)[1].split(" RuntimeFilters")[0].strip())
-            continue
-        pending.extend(plan_children(node))
-    return found
-
-
-def _table_of(described: str) -> str:
-    """The table a scan's description names: "<table> [filters=...]" (Iceberg's Spark 3.5 runtime) or
-    "IcebergScan(table=<table>, ..." (its Spark 4 runtime)."""
-    if "(table=" in described.split(",")[0]:
-        return described.split(",")[0].split("(table=", 1)[1]
-    return described.split(" ")[0]

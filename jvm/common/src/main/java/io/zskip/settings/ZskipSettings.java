@@ -90,8 +90,8 @@ public final class ZskipSettings {
   public static final TableProperty INDEXED_FIELDS = new TableProperty("zskip.index.field-ids", "index builds",
       "the field ids with an index answering conditions and the manifest they describe");
   public static final TableProperty SUMMED_FIELDS = new TableProperty("zskip.index.sums-field-ids", "index builds",
-      "the field ids with a sums index and the manifest they describe, so the rule leaves an aggregate summing "
-          + "another column to Spark without the planner");
+      "the field ids with a sums index or that are a cube's measures, and the manifest they describe, so the "
+          + "rule leaves an aggregate summing another column to Spark without the planner");
 
   public static final List<TableProperty> PROPERTIES = List.of(WRITE_ORDER, CLUSTERING_STORE, CLUSTERING,
       CLUSTERED_FIELDS, VALUE_ORDERED_FIELDS, CURVE, INDEX_MANIFEST, INDEXED_FIELDS, SUMMED_FIELDS);

@@ -75,8 +75,7 @@ def build_cube(
 
 def _measure_type(groups: Sequence[pa.ChunkedArray]) -> pa.DataType:
     """A measure's Arrow type over the file's row groups (int64 for one the file lacks: all NULL)."""
-    found = next((g.type for g in groups if not pa.types.is_null(g.type)), pa.int64())
-    return found
+    return next((g.type for g in groups if not pa.types.is_null(g.type)), pa.int64())
 
 
 def _sum_type(kind: pa.DataType) -> pa.DataType:

@@ -52,9 +52,10 @@ def cube_partials(
     value in each row group, and that value."""
     if not wanted.any():
         return {}
-    cubes = _cubes(plan, [p for p, first, n in _spans(paths, counts) if wanted[first : first + n].any()])
+    spans = [(p, first, n) for p, first, n in _spans(paths, counts) if wanted[first : first + n].any()]
+    cubes = _cubes(plan, [p for p, _, _ in spans])
     out: dict[int, Partials] = {}
-    for path, first, count in _spans(paths, counts):
+    for path, first, count in spans:
         for cube in cubes.get(path, ()):
             if len(cube.index) != count:
                 continue  # a cube of another file of the same name

@@ -8,6 +8,7 @@ import sys
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+from jobs import JIT_OPTIONS
 from tables import fingerprint, make_table
 
 import zskip
@@ -18,7 +19,11 @@ def main(warehouse: str) -> None:
     spark = zskip.session(
         warehouse=warehouse,
         master="local-cluster[2,1,1024]",
-        conf={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "1g"},
+        conf={
+            "spark.sql.shuffle.partitions": "4",
+            "spark.driver.memory": "1g",
+            "spark.executor.extraJavaOptions": JIT_OPTIONS,
+        },
     )
     table = make_table(spark, "lake.cluster.t", rows=30_000, files=6)
     before = fingerprint(spark, table)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pyspark
 
+from tests.integration.jobs import job_environment
 from tests.integration.planner_processes import planner_pids
 from tests.integration.ui_metrics import Executions
 from zskip.iceberg.extension import extension_settings
@@ -47,10 +48,9 @@ def free_port() -> int:
 
 def environment() -> dict[str, str]:
     """What Spark's launch scripts need: PySpark's Spark home, this interpreter first on PATH, loopback."""
-    env = dict(os.environ)
+    env = job_environment()
     env["SPARK_HOME"] = str(SPARK_HOME)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["SPARK_LOCAL_IP"] = "127.0.0.1"
     env["PYSPARK_PYTHON"] = sys.executable
     env.pop("SPARK_REMOTE", None)
     return env

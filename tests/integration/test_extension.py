@@ -18,7 +18,7 @@ import pyspark
 import pytest
 
 import zskip
-from tests.integration.jobs import run_job
+from tests.integration.jobs import JIT_OPTIONS, run_job
 from tests.integration.planner_processes import listening_ports
 from tests.integration.spark_apps import (
     CONNECT_SERVER,
@@ -109,7 +109,7 @@ def test_a_pyspark_job_that_never_imports_zskip_is_pruned_on_a_cluster(
 ) -> None:
     listed = tmp_path / "queries.json"
     listed.write_text(json.dumps(queries))
-    conf = settings(warehouse, tmp_path)
+    conf = settings(warehouse, tmp_path, **{"spark.executor.extraJavaOptions": JIT_OPTIONS})
     job = Path(__file__).with_name("extension_job.py")
     done = run(
         "spark-submit",

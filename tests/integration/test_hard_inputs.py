@@ -28,6 +28,7 @@ from zskip.iceberg.table import load_table
 from zskip.tablefiles.index_manifest import MANIFEST_PROPERTY
 
 from .cli_runner import run
+from .jobs import job_environment
 from .tables import Fingerprint, fingerprint, make_table
 
 pytestmark = pytest.mark.integration
@@ -364,7 +365,12 @@ def test_sessions_zskip_cannot_use_get_a_clear_error(kind: str, tmp_path: Path) 
     script = tmp_path / "check.py"
     script.write_text(SESSION_CHECK)
     done = subprocess.run(
-        [sys.executable, str(script), kind], capture_output=True, text=True, timeout=300, cwd=tmp_path
+        [sys.executable, str(script), kind],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=job_environment(),
     )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()

@@ -4,7 +4,6 @@ converge, and no row lost or duplicated while another process appends to the sam
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -18,6 +17,7 @@ from zskip.layout.dimensions import Dimension
 from zskip.maintenance.maintain import layout_from_summary
 
 from .cli_runner import run
+from .jobs import job_environment
 from .tables import APPENDED_BATCH_ROWS, APPENDED_FIRST_ID, fingerprint, frame_fingerprint, generated_rows, make_table
 
 pytestmark = pytest.mark.integration
@@ -128,7 +128,7 @@ def test_watch_keeps_every_row_while_another_process_appends(spark, warehouse: P
     job = Path(__file__).with_name("appender_job.py")
     appender = subprocess.Popen(
         [sys.executable, str(job), str(warehouse), table, str(log_path), str(stop_path)],
-        env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1"),
+        env=job_environment(),
         cwd=job.parent,
         stderr=subprocess.PIPE,
         text=True,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -87,6 +88,13 @@ def options() -> argparse.ArgumentParser:
         argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     )
     parser.add_argument("--runs", type=int, default=7, help="alternating timed rounds after a warm-up (medians)")
+    parser.add_argument(
+        "--min-seconds",
+        type=float,
+        default=3.0,
+        help="a short query gets more rounds, up to --max-runs, until each configuration is timed this long",
+    )
+    parser.add_argument("--max-runs", type=int, default=41, help="rounds a short query gets at most")
     parser.add_argument("--output", default=str(DOCS), help="where aggregates.md and its chart go")
     parser.add_argument("--report", default="aggregates", help="report name: <output>/<report>.md, .json, .png")
     parser.add_argument("--relayout", action="store_true", help="lay the three tables out again")
@@ -181,9 +189,11 @@ def main(argv: list[str] | None = None) -> Path:
     for name in names:
         item: dict[str, Any] = {"reads": {}, "seconds": {c: [] for c in CONFIGS}}
         answers = {}
+        warm = []
         for config in CONFIGS:
             run(spark, name, config, tables[config])  # warm-up
-            _, answers[config] = run(spark, name, config, tables[config])
+            seconds, answers[config] = run(spark, name, config, tables[config])
+            warm.append(seconds)
             (enable if config == ZSKIP_ON else disable)(spark)
             read = measure_read(spark.sql(QUERIES[name].format(t=tables[config])), tables[config])
             item["reads"][config] = {"rows": read.rows, "row_groups": read.row_groups, "files": read.files}
@@ -191,7 +201,10 @@ def main(argv: list[str] | None = None) -> Path:
             _same_but_doubles(answers, name)
         disable(spark)
         item["floor"], item["kept"] = floor_rows(spark, QUERIES[name].format(t=tables[ZSKIP_ON]))
-        for round_ in range(args.runs):
+        # a query of 100 ms swings by more than zskip's difference from one round to the next: it gets
+        # as many rounds as make each configuration's timed total --min-seconds
+        item["rounds"] = rounds(args, max(warm))
+        for round_ in range(item["rounds"]):
             order = CONFIGS[round_ % len(CONFIGS) :] + CONFIGS[: round_ % len(CONFIGS)]
             for config in order:
                 item["seconds"][config].append(run(spark, name, config, tables[config])[0])
@@ -208,10 +221,13 @@ def main(argv: list[str] | None = None) -> Path:
     return write_report(args.report, report_lines(results, args, chart), out)
 
 
+def rounds(args: argparse.Namespace, seconds: float) -> int:
+    """The timed rounds of a query whose slowest warm run took ``seconds``."""
+    return max(args.runs, min(args.max_runs, math.ceil(args.min_seconds / max(seconds, 1e-3))))
+
+
 def _same_but_doubles(answers: dict[str, Any], name: str) -> None:
     """The configurations' rows equal but for the last digits of doubles (sums added in another order)."""
-    import math
-
     first = next(iter(answers.values()))
     for config, rows in answers.items():
         assert len(rows) == len(first), (name, config)
@@ -231,7 +247,8 @@ def report_lines(results: dict[str, dict[str, Any]], args: argparse.Namespace, c
         "",
         f"SSB lineorder at scale factor {args.scale_factor:g}, four configurations of the same rows side by side "
         "(`bench/aggregates.py`; what each is, and how it is counted, is in its docstring). "
-        f"Time: medians of {args.runs} alternating rounds after a warm-up, as a ratio to the faster Iceberg table. "
+        f"Time: medians of alternating rounds after a warm-up ({_rounds_text(results, args)}), "
+        "as a ratio to the faster Iceberg table. "
         "*floor*: the rows of the row groups zskip's plan keeps whose statistics do not prove every row matches "
         "(the row groups the filter's boundary cuts through), which any reader of these files must decode.",
         "",
@@ -285,6 +302,13 @@ def report_lines(results: dict[str, dict[str, Any]], args: argparse.Namespace, c
     return lines
 
 
+def _rounds_text(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> str:
+    counts = [item.get("rounds", args.runs) for item in results.values()]
+    if not counts or min(counts) == max(counts):
+        return f"{counts[0] if counts else args.runs} per query"
+    return f"{min(counts)} to {max(counts)} per query: more for a short one, until each side ran {args.min_seconds:g} s"
+
+
 def _where_zskip_loses(results: dict[str, dict[str, Any]]) -> list[str]:
     """The queries zskip is slower on, and those where it decodes more than 1.25x the floor, with why."""
     slower = []
@@ -293,10 +317,13 @@ def _where_zskip_loses(results: dict[str, dict[str, Any]]) -> list[str]:
         med = {c: _median(item["seconds"][c]) for c in CONFIGS}
         ratio = med[ZSKIP_ON] / min(med[ZORDER], med[NATIVE])
         if ratio > 1.0:
-            groups = item["reads"]
+            reads = item["reads"]
+            off = f"; zskip off on the same table {med[ZSKIP_OFF] * 1000:.0f} ms"
+            if med[ZSKIP_ON] <= med[ZSKIP_OFF] * 1.05:
+                off += ": the layout's time, not zskip's planning"
             slower.append(
-                f"{name} ({ratio:.2f}x; {groups[ZSKIP_ON]['row_groups']} row groups read to "
-                f"{groups[ZORDER]['row_groups']} on Iceberg's zorder)"
+                f"{name} ({ratio:.2f}x; {reads[ZSKIP_ON]['row_groups']} row groups in {reads[ZSKIP_ON]['files']} "
+                f"files read to {reads[ZORDER]['row_groups']} in {reads[ZORDER]['files']} on Iceberg's zorder{off})"
             )
         on, floor = item["reads"][ZSKIP_ON]["rows"], item["floor"]
         if floor and on > 1.25 * floor:
@@ -304,7 +331,9 @@ def _where_zskip_loses(results: dict[str, dict[str, Any]]) -> list[str]:
     lines = ["## Where zskip loses", ""]
     lines.append(
         "Slower than the faster Iceberg table: " + ("; ".join(slower) if slower else "none") + ". A query whose "
-        "filter leaves few row groups on both sides gains little from answering and pays zskip's planning."
+        "filter's box is cut by every row group it keeps has nothing to answer; where zskip on is as fast as zskip "
+        "off on the same table, what is left is how the box falls across files (each file a task opens and whose "
+        "footer it reads), which one layout wins by chance of where its cuts fall."
     )
     lines.append("")
     lines.append(

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import zskip
 from tests.integration.switches import zskip_off, zskip_on
 from zskip.iceberg.scan_stats import scanned_rows
+from zskip.planning.enable import forget_answers, hook_counts
 
 pytestmark = pytest.mark.integration
 
@@ -222,6 +223,37 @@ def test_answers_are_used_and_read_fewer_rows(spark: Any, tables: list[str]) -> 
         frame.collect()
         off = scanned_rows(frame, V2)
     assert on * 3 < off, (on, off)  # what is left: the row groups the range's two ends cut through, per file
+
+
+def test_a_repeated_aggregate_is_answered_from_memory_until_the_table_changes(spark: Any) -> None:
+    # a dashboard asks the same aggregate again and again: the rule answers it, partials and all, from
+    # what it remembers of the table state, without asking the planner; a commit asks it again
+    name = f"{NS}.repeated"
+    spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
+    spark.sql(
+        f"CREATE TABLE {name} (k INT, w BIGINT) USING iceberg "
+        "TBLPROPERTIES ('write.parquet.row-group-size-bytes'='4096', 'write.target-file-size-bytes'='60000')"
+    )
+    spark.range(8000).selectExpr("CAST(id AS INT) AS k", "id % 17 AS w").repartition(2).sortWithinPartitions(
+        "k"
+    ).writeTo(name).append()
+    zskip.create_index(spark, name, "w", kind="sums")
+    query = f"SELECT count(*), sum(w), max(k) FROM {name} WHERE k BETWEEN 1000 AND 7000"
+    forget_answers(spark)
+    want, got, plan = both(spark, query)
+    assert got == want and answered(plan), plan
+    with zskip_on(spark):
+        before = hook_counts(spark)
+        again = spark.sql(query)
+        assert Rows(again.collect()) == want
+        assert answered(again._jdf.queryExecution().optimizedPlan().toString())
+        after = hook_counts(spark)
+    assert after.planned == before.planned and after.remembered > before.remembered, (before, after)
+    spark.sql(f"INSERT INTO {name} VALUES (5000, 1000000)")  # a new state: its rows must be counted
+    want, got, plan = both(spark, query)
+    assert got == want and want[0][1] > 1000000, want
+    with zskip_on(spark):
+        assert hook_counts(spark).planned > after.planned
 
 
 def test_a_sum_of_a_product_with_a_factor_constant_in_row_groups(spark: Any, tables: list[str]) -> None:

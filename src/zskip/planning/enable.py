@@ -174,8 +174,8 @@ def _answer_item(
 ) -> dict[str, Any]:
     """One scan's item of an answer to zskip's rule (see ``plan_hooked``).  ``aggregates``: answer the
     aggregate over the scan the rule asked about, where statistics answer some of its row groups
-    (``aggregate``: their partials; ``files`` then leaves them out).  Never for an answer the rule may
-    remember: its files are only right with the partials beside them."""
+    (``aggregate``: their partials; ``files`` then leaves them out).  The rule remembers the two together:
+    the files are right only with the partials beside them."""
     item: dict[str, Any] = {
         "scan": position,
         "note": note(plan),

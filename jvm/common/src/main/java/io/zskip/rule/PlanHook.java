@@ -109,7 +109,7 @@ public final class PlanHook extends Rule<LogicalPlan> {
       PLANNED.incrementAndGet();
       JsonNode answer = Answers.MAPPER.readTree(planner.plan(scans));
       LogicalPlan hooked = scans.hooked(answer);
-      RememberedPlans.learn(scans, keys, answer); // only once the answer proved good (an answered aggregate never)
+      RememberedPlans.learn(scans, keys, answer); // only once the answer proved good
       return hooked;
     } catch (Planner.Unavailable unavailable) { // the planner went away while asked: its supervisor warned
       FAILURES.incrementAndGet();

@@ -38,8 +38,9 @@ import org.apache.iceberg.expressions.Expression;
  * <ul>
  *   <li>a scan's answer, by the state, the filters pushed to the scan, the columns it reads and the
  *       signatures of the filtered dimensions it is joined to: the kept files by path (Iceberg may list
- *       the same files in another order next time), the explain note, and the planner's token for the
- *       scan's workload record;
+ *       the same files in another order next time), the explain note, the planner's token for the
+ *       scan's workload record, and the partials of an aggregate answered in part from statistics
+ *       (a dashboard's repeated aggregate then costs no call either);
  *   <li>the field ids the planner can rule anything out by in that state (the clustered columns and
  *       the indexed ones): a scan joined to no filtered dimension whose filters name none of them can
  *       gain nothing beyond Iceberg's own pruning, whatever its literals. Before the planner's first
@@ -55,8 +56,16 @@ public final class RememberedPlans {
   static final long MAX_CHARS = 32L << 20; // the kept-file lists of the answers, in characters
   static final int MAX_STATES = 256;
 
-  /** One scan's remembered answer: the note, the kept files by path ({@code null}: all), the record token. */
-  record Answer(String note, ArrayNode files, String record, long chars) {}
+  /**
+   * One scan's remembered answer: the note, the kept files by path ({@code null}: all), the record token,
+   * and the partials of an aggregate answered in part from statistics ({@code null}: none), which are
+   * right with those files only and are remembered with them.
+   */
+  record Answer(String note, ArrayNode files, String record, JsonNode aggregate, long chars) {
+    Answer(String note, ArrayNode files, String record, long chars) {
+      this(note, files, record, null, chars);
+    }
+  }
 
   private static final Map<String, Answer> ANSWERS = new LinkedHashMap<>(64, 0.75f, true);
   private static final Map<String, Set<Integer>> FIELDS = new LinkedHashMap<>(16, 0.75f, true);
@@ -170,6 +179,9 @@ public final class RememberedPlans {
           item.set("files", files);
         }
         item.put("note", known.note());
+        if (known.aggregate() != null) {
+          item.set("aggregate", known.aggregate());
+        }
         if (known.record() != null) {
           toRepeat.add(known.record());
         }
@@ -208,8 +220,8 @@ public final class RememberedPlans {
     List<ScanEntry> entries = scans.entries();
     for (JsonNode item : answer.get("scans")) {
       int i = item.get("scan").asInt();
-      if (keys.answers()[i] == null || !item.path("remember").asBoolean(false) || item.has("aggregate")) {
-        continue; // an answered aggregate's files are right only with its partials, asked again each time
+      if (keys.answers()[i] == null || !item.path("remember").asBoolean(false)) {
+        continue;
       }
       JsonNode fields = item.get("fields");
       if (fields != null && fields.isArray()) {
@@ -220,8 +232,11 @@ public final class RememberedPlans {
       ArrayNode files = item.has("files") ? byPath(item.get("files"), entries.get(i).tasks()) : null;
       String note = item.get("note").asText();
       String record = item.hasNonNull("record") ? item.get("record").asText() : null;
-      long size = note.length() + (files == null ? 0 : files.toString().length()) + keys.answers()[i].length();
-      remember(keys.answers()[i], new Answer(note, files, record, size));
+      // an answered aggregate's files leave out the row groups its partials stand for: both or neither
+      JsonNode aggregate = item.get("aggregate");
+      long size = note.length() + (files == null ? 0 : files.toString().length()) + keys.answers()[i].length()
+          + (aggregate == null ? 0 : aggregate.toString().length());
+      remember(keys.answers()[i], new Answer(note, files, record, aggregate, size));
     }
   }
 

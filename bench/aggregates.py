@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 import statistics
 import sys
 import time
@@ -282,14 +283,25 @@ def report_lines(results: dict[str, dict[str, Any]], args: argparse.Namespace, c
             ]
         )
     lines += [markdown_table(header, rows), ""]
-    header = ["query", "zskip on (ms)", "zskip off (ms)", f"{ZORDER} (ms)", f"{NATIVE} (ms)", "on / best Iceberg"]
+    header = [
+        "query",
+        "zskip on (ms)",
+        "zskip off (ms)",
+        f"{ZORDER} (ms)",
+        f"{NATIVE} (ms)",
+        "on / best Iceberg",
+        "paired, 95% interval",
+    ]
     rows = []
     ratios = []
     for name, item in results.items():
         med = {c: _median(item["seconds"][c]) * 1000 for c in CONFIGS}
         best = min(med[ZORDER], med[NATIVE])
         ratios.append(med[ZSKIP_ON] / best)
-        rows.append([name, *(f"{med[c]:.0f}" for c in CONFIGS), f"{med[ZSKIP_ON] / best:.2f}x"])
+        low, high = paired_interval(item)
+        rows.append(
+            [name, *(f"{med[c]:.0f}" for c in CONFIGS), f"{med[ZSKIP_ON] / best:.2f}x", f"{low:.2f}-{high:.2f}"]
+        )
     lines += [markdown_table(header, rows), "", f"![rows decoded]({chart})", ""]
     total_on = sum(_median(i["seconds"][ZSKIP_ON]) for i in results.values())
     total_best = sum(min(_median(i["seconds"][ZORDER]), _median(i["seconds"][NATIVE])) for i in results.values())
@@ -300,6 +312,17 @@ def report_lines(results: dict[str, dict[str, Any]], args: argparse.Namespace, c
         *_where_zskip_loses(results),
     ]
     return lines
+
+
+def paired_interval(item: dict[str, Any], *, draws: int = 2000) -> tuple[float, float]:
+    """A 95% bootstrap interval of the median of zskip on's time over the faster Iceberg table's (by
+    median), round by round (each round runs every configuration once, one after the other)."""
+    seconds = item["seconds"]
+    best = min((ZORDER, NATIVE), key=lambda c: _median(seconds[c]))
+    ratios = [a / b for a, b in zip(seconds[ZSKIP_ON], seconds[best], strict=True)]
+    draw = random.Random(0)
+    medians = sorted(statistics.median(draw.choices(ratios, k=len(ratios))) for _ in range(draws))
+    return medians[int(0.025 * draws)], medians[int(0.975 * draws) - 1]
 
 
 def _rounds_text(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> str:
@@ -321,9 +344,12 @@ def _where_zskip_loses(results: dict[str, dict[str, Any]]) -> list[str]:
             off = f"; zskip off on the same table {med[ZSKIP_OFF] * 1000:.0f} ms"
             if med[ZSKIP_ON] <= med[ZSKIP_OFF] * 1.05:
                 off += ": the layout's time, not zskip's planning"
+            low, high = paired_interval(item)
+            surely = "slower in 95% of resamples" if low > 1.0 else f"paired interval {low:.2f}-{high:.2f} holds 1"
             slower.append(
-                f"{name} ({ratio:.2f}x; {reads[ZSKIP_ON]['row_groups']} row groups in {reads[ZSKIP_ON]['files']} "
-                f"files read to {reads[ZORDER]['row_groups']} in {reads[ZORDER]['files']} on Iceberg's zorder{off})"
+                f"{name} ({ratio:.2f}x, {surely}; {reads[ZSKIP_ON]['row_groups']} row groups in "
+                f"{reads[ZSKIP_ON]['files']} files read to {reads[ZORDER]['row_groups']} in {reads[ZORDER]['files']} "
+                f"on Iceberg's zorder{off})"
             )
         on, floor = item["reads"][ZSKIP_ON]["rows"], item["floor"]
         if floor and on > 1.25 * floor:

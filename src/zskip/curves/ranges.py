@@ -173,11 +173,18 @@ def curve_key_ranges_of_sets(
             children, child_hi = children[overlaps], child_hi[overlaps]
             inside = _all_columns(_within_set, columns, children, child_hi)
         run -= len(split)
-        if inside.any():
+        if ranges is not None and len(children):
+            # one curve index for this level's cells, those inside the box and the others alike (each
+            # call runs a loop over bits and columns whatever the cells' number)
+            every = _cell_intervals(index, children, run)
+            found.append(every[inside])
+            corners, cells = children[~inside], every[~inside]
+        elif inside.any():
             found.append(_cell_intervals(index, children[inside], run))
-        corners = children[~inside]
+            corners = children[~inside]
+        else:
+            corners = children
         if ranges is not None and len(corners):
-            cells = _cell_intervals(index, corners, run)
             meets = ranges.meet(cells)
             settled = meets & ~ranges.cross(cells)
             found.append(cells[settled])

@@ -358,8 +358,9 @@ def _where_zskip_loses(results: dict[str, dict[str, Any]]) -> list[str]:
     lines.append(
         "Slower than the faster Iceberg table: " + ("; ".join(slower) if slower else "none") + ". A query whose "
         "filter's box is cut by every row group it keeps has nothing to answer; where zskip on is as fast as zskip "
-        "off on the same table, what is left is how the box falls across files (each file a task opens and whose "
-        "footer it reads), which one layout wins by chance of where its cuts fall."
+        "off on the same table, what is left is how the box falls across files and row groups (each file a task "
+        "opens and whose footer it reads, each row group it decodes), which one layout wins by chance of where "
+        "its cuts fall."
     )
     lines.append("")
     lines.append(

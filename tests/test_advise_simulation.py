@@ -120,7 +120,8 @@ def test_read_chances_count_seen_matches_and_a_likely_unseen_one() -> None:
     matches[3] = 2
     chances = read_chances(cells, kept, matches)
     others = np.arange(10) != 3
-    assert chances[3] == 1.0 and (chances[others] < 1.0).all() and (chances[others] > 0.5).all()
+    # both hits in one row group, none in nine: matches come together, each other one holds some less surely
+    assert chances[3] == 1.0 and (chances[others] < 1.0).all() and (chances[others] > 0.2).all()
     kept[5:] = False
     assert (read_chances(cells, kept, matches)[5:] == 0).all()
     # more real rows per row group: an unseen match is more likely in each
@@ -154,7 +155,45 @@ def test_expected_rows_cap_what_unseen_matches_can_open() -> None:
     spread = read_chances(cells, kept, matches)
     assert spread.sum() > 9  # the density alone: a match is likely in every row group of 10,000 rows
     capped = read_chances(cells, kept, matches, expected_rows=3.0)
-    assert capped[2] == 1.0 and capped.sum() == pytest.approx(4.0)
+    # three matches: the one seen and two more at most, each in one of the other row groups or not
+    assert capped[2] == 1.0 and 2.5 <= capped.sum() <= 3.0
+
+
+def _spread_cells(files: int, groups_per_file: int, sampled: int, real: int):
+    """Row groups of ``sampled`` sample rows and ``real`` table rows each, ``groups_per_file`` to a file."""
+    rows = files * groups_per_file * sampled
+    sample = pa.table({"a": pa.array(np.arange(rows), pa.int64())})
+    return cut_sample(sample, np.arange(rows).astype(np.uint64), files, real, rows=files * groups_per_file * real)
+
+
+def test_matches_clustered_in_a_few_files_open_no_other() -> None:
+    # 40 files; the condition's matches fill files 3 and 17 (a dozen sampled hits a row group there)
+    cells = _spread_cells(40, 10, 20, 2_000)
+    kept = np.ones(cells.row_groups, dtype=bool)
+    rng = np.random.default_rng(3)
+    dense = np.isin(cells.file_of, [3, 17])
+    matches = np.where(dense, rng.poisson(1.0, cells.row_groups), 0)
+    chances = read_chances(cells, kept, matches)
+    assert 2.0 <= cells.files_read(chances) < 2.3  # the 38 others hold a match together with chance 0.17
+    assert chances[dense].sum() == pytest.approx(dense.sum(), abs=0.1)
+    assert chances[~dense].sum() < 0.2
+
+
+def test_matches_spread_thinly_everywhere_open_most_row_groups() -> None:
+    # a match in about one real row of 500 in every row group: the 20 sampled rows of most hold none
+    cells = _spread_cells(40, 10, 20, 2_000)
+    kept = np.ones(cells.row_groups, dtype=bool)
+    matches = np.random.default_rng(5).poisson(20 / 500, cells.row_groups)
+    chances = read_chances(cells, kept, matches)
+    assert chances.sum() > 0.9 * cells.row_groups and cells.files_read(chances) > 39
+
+
+def test_a_rare_value_counted_in_the_table_opens_as_many_row_groups_as_its_rows() -> None:
+    # no sampled row matches; the table holds 12: about 12 row groups in about 12 files
+    cells = _spread_cells(40, 10, 20, 2_000)
+    kept = np.ones(cells.row_groups, dtype=bool)
+    chances = read_chances(cells, kept, np.zeros(cells.row_groups, dtype=np.int64), expected_rows=12.0)
+    assert chances.sum() == pytest.approx(12.0, rel=0.02) and cells.files_read(chances) == pytest.approx(10.5, rel=0.1)
 
 
 @pytest.mark.parametrize(("per_value", "fraction"), [(1, 0.05), (4, 0.033), (20, 0.01), (300, 0.05)])

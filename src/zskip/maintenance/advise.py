@@ -153,6 +153,9 @@ def advise(
         sample, workload, out_files, rows_per_group, rows, DimensionAxes(spark, {**types, **foreign})
     )
     simulator.measure_current(spark, iceberg.name, positions, report, plans)
+    report("counting rare values in the table", 0, 1)
+    simulator.count_rare_matches(spark, iceberg.name, list(types))
+    report("counting rare values in the table", 1, 1)
     layouts = _rank(simulator, axes, types, max_columns, report)
     now = simulator.current_layout()
     advice = Advice(

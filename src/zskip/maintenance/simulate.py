@@ -12,7 +12,8 @@ says whether it would read it.
 An exact index (bloom filter, bitmap) on a column also skips row groups whose statistics admit a value
 they do not hold.  Rows of the sample matching the query's conditions on that column say which row
 groups hold one; a row group whose few sample rows hold none may still hold one among its real rows,
-with the chance a Poisson model of the matches' density gives (``read_chances``).
+with the chance that how the sample's matches fall together in files and row groups gives
+(``read_chances``: a layout that clusters a correlated column gathers them in a few).
 """
 
 from __future__ import annotations
@@ -235,29 +236,76 @@ def read_chances(
     """The chance that each row group of ``cells`` is read under an exact index, of those ``kept`` by
     the other stages; ``matches``: the sample rows in each row group the index's condition holds for.
 
-    A kept row group with a matching sample row is read; one without is read with the chance that
-    one of its real rows matches, the matches' density taken over all kept row groups' sample rows
-    (half a match added, so a value the sample missed still counts as likely somewhere).  Matching
-    rows the sample missed can open at most as many row groups as there are such rows: with
-    ``expected_rows`` (the table rows the condition is expected to match) the unseen row groups'
-    chances add up to no more than the share of those rows the kept row groups hold: all of them,
-    were every row group the condition's own min/max admits (``admitted``) kept, else in proportion
-    to the kept ones' rows.  A query is taken to match something: at least one row group in all.
+    A kept row group with a matching sample row is read.  One without is read with the chance that its
+    file holds matches, times the chance that it does, times the Poisson chance that one of its unseen
+    rows is one.  Matches seldom spread evenly: a layout clustering a column the condition correlates
+    with puts them in a few files and row groups, and leaves the rest without any.  So each level
+    (files; row groups in the files seen holding one) is taken to be either holding matches, at one
+    density, or not (``_two_point``: fitted to how often the sample's hits fall together), and a file
+    or row group without a hit holds some with the chance its sampled rows leave (``_held``): none in a
+    file of hundreds of sampled rows when matches come a dozen to a file, nearly certainly when they
+    come one in a thousand rows everywhere.  Where the sample holds no match, the expected matches (half
+    a sampled match when not given) are spread over the kept rows, one row group each.
+
+    With ``expected_rows`` (the table rows the condition is expected to match) the matches the unseen
+    row groups are taken to hold add up to no more than the share of those rows the kept row groups
+    hold: all of them, were every row group the condition's own min/max admits (``admitted``) kept,
+    else in proportion to the kept ones' rows.  A query is taken to match something: at least one row
+    group in all.
     """
-    kept_rows = cells.sample_rows[kept].sum()
-    density = (matches[kept].sum() + 0.5) / kept_rows if kept_rows else 0.0
-    unseen = kept & (matches == 0)
     chances = np.where(kept & (matches > 0), 1.0, 0.0)
-    chances[unseen] = 1.0 - np.exp(-density * cells.real_rows[unseen])
-    spread = chances[unseen].sum()
+    unseen = kept & (matches == 0)
+    real, sampled = cells.real_rows, cells.sample_rows.astype(float)
+    total_rows = float(real.sum())
+    fraction = min(1.0, float(sampled.sum()) / total_rows) if total_rows > 0 and sampled.sum() > 0 else 1.0
+    within = None
     if expected_rows is not None:
         # of the rows the condition matches (all in row groups its own min/max admits), those in the
         # kept row groups, in proportion to their rows
-        pool = cells.real_rows.sum() if admitted is None else cells.real_rows[admitted | kept].sum()
-        within = expected_rows * cells.real_rows[kept].sum() / max(pool, 1.0)
-        if spread > within:
-            chances[unseen] *= within / spread
+        pool = total_rows if admitted is None else real[admitted | kept].sum()
+        within = expected_rows * real[kept].sum() / max(pool, 1.0)
+    if unseen.any() and matches[kept].sum() == 0:
+        missed = within if within is not None else 0.5 / fraction
+        chances[unseen] = 1.0 - np.exp(-missed * real[unseen] / max(real[unseen].sum(), 1.0))
+    elif unseen.any():
+        file_of = cells.file_of
+        file_hits = np.bincount(file_of[kept], weights=matches[kept], minlength=cells.files)
+        file_sampled = np.bincount(file_of[kept], weights=sampled[kept], minlength=cells.files)
+        file_share, file_density = _two_point(file_sampled, file_hits)
+        file_holds = np.where(file_hits > 0, 1.0, _held(file_share, file_density, file_sampled))
+        in_seen_files = kept & (file_hits > 0)[file_of]
+        share, density = _two_point(sampled[in_seen_files], matches[in_seen_files])
+        holds = file_holds[file_of[unseen]] * _held(share, density, sampled[unseen])
+        rest = np.maximum(real[unseen] - sampled[unseen], 0.0)
+        if within is not None:
+            seen_matches = float(np.count_nonzero(kept & (matches > 0)))  # one each at least
+            taken = float(holds @ rest) * density
+            if taken > 0 and seen_matches + taken > within:
+                density *= max(within - seen_matches, 0.0) / taken
+        chances[unseen] = holds * (1.0 - np.exp(-density * rest))
     total = chances.sum()
     if 0 < total < 1:
         chances = np.minimum(1.0, chances / total)
     return chances
+
+
+def _two_point(sampled: np.ndarray, hits: np.ndarray) -> tuple[float, float]:
+    """Units (files, row groups) as either holding matches at one density or none: the share holding
+    them and their density per row, from the units' sampled rows and ``hits`` among them.
+
+    Under an even spread the sampled hits fall together in a unit as often as ``d^2 s^2`` says; the
+    more often they do, the smaller the share of units holding matches, and the denser those are
+    (method of moments: ``sum h (h - 1)`` against ``d^2 sum s^2``, one pair added to each side so a
+    lone repeat among few hits does not say much)."""
+    total, rows = float(hits.sum()), float(sampled.sum())
+    mean = total / rows if rows > 0 else 0.0
+    even_pairs = mean * mean * float(np.sum(sampled * sampled))
+    pairs = float(np.sum(hits * (hits - 1.0)))
+    share = min(1.0, (even_pairs + 1.0) / (pairs + 1.0)) if total > 0 else 1.0
+    return share, mean / share
+
+
+def _held(share: float, density: float, sampled: np.ndarray) -> np.ndarray:
+    """The chance that a unit whose ``sampled`` rows hold no match holds some (``_two_point``'s model)."""
+    missed = share * np.exp(-density * sampled)
+    return missed / np.maximum(missed + 1.0 - share, 1e-300)

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
 from zskip.curves import DimensionMapping, bits_for_weights, bits_per_column
@@ -50,6 +51,7 @@ from zskip.planning.read import plan_table
 __all__ = ["INDEX_GAIN", "LayoutSimulator", "rows_per_value"]
 
 INDEX_GAIN = 0.9  # an index is added when it leaves at most this share of the row groups read
+EXACT_BELOW = 100  # a condition the sample matches fewer rows of is counted in the table (a Spark job)
 
 
 class LayoutSimulator:
@@ -83,9 +85,33 @@ class LayoutSimulator:
         self._matches: dict[tuple[LayoutKey, str], list[np.ndarray | None]] = {}
         self._rows: dict[str, list[np.ndarray | None]] = {}
         self._expected: dict[str, list[float | None]] = {}
+        self._exact: dict[tuple[str, int], int] = {}  # (column, query): the table rows its conditions match
         self._admitted_cache: dict[tuple[LayoutKey, str, int], np.ndarray] = {}
         self._now: list[tuple[int, int, int]] = []  # per query: files, row groups, rows read now
         self.fraction = sample.num_rows / max(rows, 1)  # of the table's rows, in the sample
+
+    def count_rare_matches(self, spark: SparkSession, table: str, columns: Sequence[str]) -> int:
+        """Count in the table, in one Spark job, the rows each query's conditions on each of ``columns``
+        match where the sample holds fewer than ``EXACT_BELOW`` of them: a rare value's rows (an
+        order's price) decide which files an index opens, and a sample of a few hundred thousand rows
+        seldom holds one.  Returns how many conditions were counted."""
+        wanted: list[tuple[str, int, Expr]] = []
+        for column in columns:
+            for number, (query, rows) in enumerate(zip(self.workload, self._matching_rows(column), strict=True)):
+                part = index_conjunct(query.expr, column)
+                if rows is not None and part is not None and np.count_nonzero(rows) < EXACT_BELOW:
+                    wanted.append((column, number, part))
+        if not wanted or self.fraction >= 1.0:
+            return 0
+        found = spark.table(table).agg(
+            *[F.count_if(F.expr(to_sql(part))).alias(f"c{i}") for i, (_, _, part) in enumerate(wanted)]
+        )
+        counted = found.first()
+        assert counted is not None
+        for i, (column, number, _) in enumerate(wanted):
+            self._exact[(column, number)] = int(counted[f"c{i}"] or 0)
+        self._expected.clear()
+        return len(wanted)
 
     def measure_current(
         self, spark: SparkSession, table: str, positions: pa.Table, report: Progress, plans: dict[str, ScanPlan]
@@ -331,6 +357,9 @@ class LayoutSimulator:
                     found.append(None)
                     continue
                 seen = int(np.count_nonzero(rows))
+                if (column, len(found)) in self._exact:
+                    found.append(float(self._exact[(column, len(found))]))
+                    continue
                 part = index_conjunct(query.expr, column)
                 values = _equal_values(part) if part is not None else None
                 estimate = (seen + 0.5) / self.fraction

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.integration.jobs import GC_OPTIONS
+
 # Shared 2-core machines time out wall-clock deadlines at random; correctness is what we test.
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("long", deadline=None, max_examples=2000, suppress_health_check=[HealthCheck.too_slow])
@@ -31,7 +33,12 @@ def spark(warehouse: Path) -> Iterator[object]:
         master="local[2]",
         # Spark's own plans unless a test turns zskip on (tests/integration/switches.py): most tests
         # compare zskip against plain Spark, which zskip.session() would otherwise prune too
-        conf={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2", "spark.zskip.enabled": "false"},
+        conf={
+            "spark.sql.shuffle.partitions": "4",
+            "spark.default.parallelism": "2",
+            "spark.zskip.enabled": "false",
+            "spark.driver.extraJavaOptions": GC_OPTIONS,  # see tests/integration/jobs.py
+        },
     )
     yield session
     session.stop()

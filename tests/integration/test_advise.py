@@ -117,14 +117,14 @@ def test_advice_from_the_workload_log_and_apply_then_spark_reads_what_was_foreca
 def test_a_narrow_column_among_wide_ones_gets_a_weighted_zorder_applied_as_advised(spark) -> None:
     name = "lake.advise.weighted"
     spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
-    spark.range(1_000_000).selectExpr(
+    spark.range(500_000).selectExpr(
         *[f"CAST(rand({seed}) * 1000000 AS BIGINT) AS {column}" for seed, column in enumerate("abcd", start=1)],
         "id",
     ).repartition(8).writeTo(name).create()
     narrow = [f"SELECT * FROM {name} WHERE a BETWEEN {v} AND {v + 300}" for v in range(10000, 900000, 100000)]
     wide = [f"SELECT * FROM {name} WHERE {c} BETWEEN {v} AND {v + 100000}" for c in "bcd" for v in (100000, 600000)]
     queries = narrow + wide
-    advice = zskip.advise(spark, name, queries=queries, target_file_size="256KB", apply=True)
+    advice = zskip.advise(spark, name, queries=queries, target_file_size="128KB", apply=True)
     best = advice.best
     assert best.curve == "zorder" and best.weights is not None, advice
     weight = dict(zip(best.columns, best.weights, strict=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pyarrow as pa
@@ -24,7 +25,8 @@ def collect_arrow(frame: DataFrame) -> pa.Table:
 
     java = getattr(frame, "_jdf", None)
     if java is not None:
-        return pa.ipc.open_stream(bytes(bridge(frame.sparkSession).arrowStream(java))).read_all()
+        # Base64 text: Py4J decodes a byte array one byte at a time in Python, a string in bulk
+        return pa.ipc.open_stream(base64.b64decode(bridge(frame.sparkSession).arrowStreamBase64(java))).read_all()
     to_arrow: Any = getattr(frame, "toArrow", None)
     if to_arrow is not None:
         return to_arrow()

@@ -19,7 +19,7 @@ with the chance that how the sample's matches fall together in files and row gro
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyarrow as pa
@@ -31,7 +31,7 @@ from zskip.layout.cuts import FileCuts
 from zskip.planning.footers import ColumnStats
 from zskip.planning.minmax_arrays import ARROW_ERRORS, StatsColumn, might_match_arrays
 
-__all__ = ["Cells", "cut_sample", "index_conjunct", "kept_by_minmax", "read_chances"]
+__all__ = ["Cells", "SampledValues", "cut_sample", "index_conjunct", "kept_by_minmax", "read_chances"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,43 @@ class Cells:
         return float(np.sum(1.0 - unread))
 
 
+@dataclass(frozen=True)
+class SampledValues:
+    """One sampled column's values, worked out once per sample: every layout draws its row groups'
+    bounds from them, only the rows' order differs (the sort, distinct values and their Arrow
+    typing took most of a simulated layout's time)."""
+
+    present: np.ndarray  # the row is not NULL
+    valid: np.ndarray  # not NULL nor NaN: a value bounds hold
+    index: np.ndarray  # each row's place among ``distinct`` (0 where not valid)
+    distinct: pa.Array  # ascending
+    counts: np.ndarray  # the sample's rows of each
+    typed: pa.Array  # ``distinct`` typed as Arrow types the Python values (a footer's bounds come so)
+
+    @classmethod
+    def of(cls, column: pa.Array | pa.ChunkedArray) -> SampledValues:
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        present = column.is_valid().to_numpy(zero_copy_only=False)
+        valid = present
+        if pa.types.is_floating(column.type):
+            valid = valid & ~np.isnan(column.fill_null(0).to_numpy(zero_copy_only=False))  # NaN is in no bound
+        counted = pc.value_counts(column.filter(pa.array(valid)))
+        order = pc.sort_indices(counted.field("values"))
+        distinct = counted.field("values").take(order)
+        counts = counted.field("counts").take(order).to_numpy(zero_copy_only=False).astype(float)
+        index = pc.index_in(column, value_set=distinct).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        try:
+            typed = pa.array(distinct.to_pylist())
+        except ARROW_ERRORS:  # kept as sampled: arrays the planner may not order, objects it checks one by one
+            typed = distinct
+        return cls(present, valid, index, distinct, counts, typed)
+
+    def ordered(self, order: np.ndarray) -> SampledValues:
+        """The same values with the rows in ``order``."""
+        return replace(self, present=self.present[order], valid=self.valid[order], index=self.index[order])
+
+
 def cut_sample(
     sample: pa.Table,
     keys: np.ndarray,
@@ -74,11 +111,13 @@ def cut_sample(
     rows_per_group: float,
     rows: int,
     cells_of: Mapping[str, Callable[[pa.Array], np.ndarray]] | None = None,
+    known: Mapping[str, SampledValues] | None = None,
 ) -> Cells:
     """``sample`` cut as optimize cuts the table's ``rows`` rows: into ``files`` files where
     ``FileCuts`` would end them (near curve-cell boundaries, heavy keys split by a row hash), each file
     sorted by key and cut into row groups of ``rows_per_group`` table rows.  ``cells_of``: for the
-    columns the curve maps monotonically, each value's rank on it (see ``group_stats``)."""
+    columns the curve maps monotonically, each value's rank on it (see ``group_stats``); ``known``: the
+    sample's columns' values already worked out (``SampledValues``), by name."""
     sampled = sample.num_rows
     files = max(1, min(files, sampled))
     u = np.random.default_rng(0).random(sampled)  # stands in for optimize's row hash
@@ -96,13 +135,17 @@ def cut_sample(
     group_of_row = np.empty(sampled, dtype=np.int64)
     group_of_row[order] = np.repeat(np.arange(len(starts)), group_sizes)
     file_of = np.repeat(np.arange(files), per_file)
+    values = {
+        name: ((known or {}).get(name) or SampledValues.of(sample.column(name))).ordered(order)
+        for name in sample.column_names
+    }
     return Cells(
         files=files,
         file_of=file_of,
         sample_rows=group_sizes,
         real_rows=(sizes[file_of] * scale / per_file[file_of]).astype(float),
         group_of_row=group_of_row,
-        stats_columns=group_stats(sample.take(pa.array(order)), starts, rows / max(len(starts), 1), cells_of),
+        stats_columns=_group_stats(values, starts, rows / max(len(starts), 1), cells_of),
     )
 
 
@@ -127,17 +170,25 @@ def group_stats(
     at its ends.  A row group holds every real row of the curve cells it spans, so its bounds on a
     clustered column end where a rank's values end, not where the sample's few rows in it happen to.
     """
+    values = {name: SampledValues.of(ordered.column(name)) for name in ordered.column_names}
+    return _group_stats(values, starts, real_rows, cells_of)
+
+
+def _group_stats(
+    values: Mapping[str, SampledValues],
+    starts: np.ndarray,
+    real_rows: float | None,
+    cells_of: Mapping[str, Callable[[pa.Array], np.ndarray]] | None,
+) -> dict[str, StatsColumn]:
+    """``group_stats`` over columns whose rows are in the runs' order."""
     out: dict[str, StatsColumn] = {}
-    for name in ordered.column_names:
-        column = ordered.column(name).combine_chunks()
-        valid = column.is_valid().to_numpy(zero_copy_only=False)
-        if pa.types.is_floating(column.type):
-            valid = valid & ~np.isnan(column.fill_null(0).to_numpy(zero_copy_only=False))  # NaN is in no bound
-        values = np.add.reduceat(valid.astype(np.int64), starts) if len(valid) else np.zeros(len(starts), np.int64)
-        nulls = np.add.reduceat((~column.is_valid().to_numpy(zero_copy_only=False)).astype(np.int64), starts)
+    for name, column in values.items():
+        valid = column.valid
+        counted = np.add.reduceat(valid.astype(np.int64), starts) if len(valid) else np.zeros(len(starts), np.int64)
+        nulls = np.add.reduceat((~column.present).astype(np.int64), starts) if len(valid) else counted * 0
         ranks = (cells_of or {}).get(name) if real_rows is not None else None
-        lows, highs = _bounds(column, starts, valid, values, real_rows, ranks)
-        out[name] = _stats_column(lows, highs, values, nulls)
+        lows, highs = _bounds(column, starts, counted, real_rows, ranks)
+        out[name] = _stats_column(lows, highs, counted, nulls)
     return out
 
 
@@ -156,22 +207,17 @@ def _stats_column(lows: pa.Array, highs: pa.Array, values: np.ndarray, nulls: np
 
 
 def _bounds(
-    column: pa.Array,
+    column: SampledValues,
     starts: np.ndarray,
-    valid: np.ndarray,
     values: np.ndarray,
     real_rows: float | None,
     ranks: Callable[[pa.Array], np.ndarray] | None = None,
 ) -> tuple[pa.Array, pa.Array]:
     """Per-run min and max of ``column`` (widened for ``real_rows`` and to the edges of ``ranks``'
     cells, see ``group_stats``)."""
-    counted = pc.value_counts(column.filter(pa.array(valid)))
-    order = pc.sort_indices(counted.field("values"))
-    distinct = counted.field("values").take(order)
-    counts = counted.field("counts").take(order).to_numpy(zero_copy_only=False).astype(float)
+    distinct, counts, valid, index = column.distinct, column.counts, column.valid, column.index
     if len(distinct) == 0:
         return pa.nulls(len(starts)), pa.nulls(len(starts))
-    index = pc.index_in(column, value_set=distinct).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     low = np.minimum.reduceat(np.where(valid, index, len(distinct)), starts)
     high = np.maximum.reduceat(np.where(valid, index, -1), starts)
     if real_rows is not None and real_rows > 2:
@@ -198,15 +244,11 @@ def _bounds(
         last = np.searchsorted(rank, rank[np.clip(high, 0, len(distinct) - 1)], side="right") - 1
         low = np.where(held, np.minimum(low, first), low)
         high = np.where(held, np.maximum(high, last), high)
-    try:  # typed as Arrow types the Python values (a footer's bounds come to the planner as those)
-        typed = pa.array(distinct.to_pylist())
-    except ARROW_ERRORS:  # kept as sampled: arrays the planner may not order, objects it checks one by one
-        typed = distinct
     empty = values == 0
     last = len(distinct) - 1
     low_at = pa.array(np.clip(low, 0, last), mask=empty)  # a run without values has no bounds
     high_at = pa.array(np.clip(high, 0, last), mask=empty)
-    return typed.take(low_at), typed.take(high_at)
+    return column.typed.take(low_at), column.typed.take(high_at)
 
 
 def kept_by_minmax(cells: Cells, expr: Expr, floats: frozenset[Column]) -> np.ndarray:

@@ -35,7 +35,14 @@ from zskip.maintenance.forecasts import (
     WorkloadQuery,
     layout_key,
 )
-from zskip.maintenance.simulate import Cells, cut_sample, index_conjunct, kept_by_minmax, read_chances
+from zskip.maintenance.simulate import (
+    Cells,
+    SampledValues,
+    cut_sample,
+    index_conjunct,
+    kept_by_minmax,
+    read_chances,
+)
 from zskip.maintenance.stars import (
     Axis,
     DimensionAxes,
@@ -193,7 +200,7 @@ class LayoutSimulator:
             column.name: column.ranks for column in spec.columns if not isinstance(column.mapping, DimensionMapping)
         }
         keys = spec.keys(self.sample)
-        cells = cut_sample(sample, keys, self.files, self.rows_per_group, self.rows, monotone)
+        cells = cut_sample(sample, keys, self.files, self.rows_per_group, self.rows, monotone, self._values)
         key = layout_key(axes, curve, mapping, weights)
         self._cells[key] = cells
         ranges = group_key_ranges(keys, cells.group_of_row, cells.row_groups) if through else None
@@ -379,6 +386,11 @@ class LayoutSimulator:
         if kind is None:  # no kind answers all: the exact one answers most
             kind = next(k for k in KINDS.values() if k.exact)
         return IndexForecast(column, kind.name, kind.forecast_bytes(self.rows, values, groups))
+
+    @functools.cached_property
+    def _values(self) -> dict[str, SampledValues]:
+        """The sample's columns' values, worked out once for every layout (``SampledValues``)."""
+        return {name: SampledValues.of(self.sample.column(name)) for name in self.sample.column_names}
 
     @functools.cache  # noqa: B019 (one simulator per advice: the cache goes with it)
     def _column_facts(self, column: str) -> tuple[tuple[Expr, ...], float]:

@@ -139,9 +139,13 @@ public final class Bridge {
     return ReadMeasure.of(frame, table);
   }
 
-  /** {@code frame}'s rows as one Arrow IPC stream, collected in this JVM first ({@link ArrowCollect}). */
-  public byte[] arrowStream(Dataset<Row> frame) throws java.io.IOException {
-    return ArrowCollect.stream(frame);
+  /**
+   * {@code frame}'s rows as one Arrow IPC stream, collected in this JVM first ({@link ArrowCollect}), in Base64: Py4J
+   * hands a {@code byte[]} to Python one byte at a time in Python code (7 s for an advisor's sample of 29 MB), a string
+   * in bulk.
+   */
+  public String arrowStreamBase64(Dataset<Row> frame) throws java.io.IOException {
+    return java.util.Base64.getEncoder().encodeToString(ArrowCollect.stream(frame));
   }
 
   /** Forget every snapshot's file list (the next query of each table reads its manifests again). */

@@ -184,8 +184,11 @@ def _group_stats(
     out: dict[str, StatsColumn] = {}
     for name, column in values.items():
         valid = column.valid
-        counted = np.add.reduceat(valid.astype(np.int64), starts) if len(valid) else np.zeros(len(starts), np.int64)
-        nulls = np.add.reduceat((~column.present).astype(np.int64), starts) if len(valid) else counted * 0
+        if not len(valid):
+            counted = nulls = np.zeros(len(starts), np.int64)
+        else:
+            counted = np.add.reduceat(valid.astype(np.int64), starts)
+            nulls = np.add.reduceat((~column.present).astype(np.int64), starts)
         ranks = (cells_of or {}).get(name) if real_rows is not None else None
         lows, highs = _bounds(column, starts, counted, real_rows, ranks)
         out[name] = _stats_column(lows, highs, counted, nulls)

@@ -110,13 +110,16 @@ class LayoutSimulator:
                     wanted.append((column, number, part))
         if not wanted or self.fraction >= 1.0:
             return 0
-        found = spark.table(table).agg(
-            *[F.count_if(F.expr(to_sql(part))).alias(f"c{i}") for i, (_, _, part) in enumerate(wanted)]
+        conditions = list(dict.fromkeys(to_sql(part) for _, _, part in wanted))  # queries share conditions
+        counted = (
+            spark.table(table)
+            .agg(*[F.count_if(F.expr(condition)).alias(f"c{i}") for i, condition in enumerate(conditions)])
+            .first()
         )
-        counted = found.first()
         assert counted is not None
-        for i, (column, number, _) in enumerate(wanted):
-            self._exact[(column, number)] = int(counted[f"c{i}"] or 0)
+        alias = {condition: f"c{i}" for i, condition in enumerate(conditions)}
+        for column, number, part in wanted:
+            self._exact[(column, number)] = int(counted[alias[to_sql(part)]] or 0)
         self._expected.clear()
         return len(wanted)
 

@@ -549,6 +549,11 @@ def fit_or_keep_spec(
 def ordered_rows(staged: StagedGroup, group: FileGroup, fitted: FittedSpec, types: dict[str, DataType]) -> DataFrame:
     """The group's rows routed to its output files (cut between curve cells), each sorted by curve key."""
     frame = staged.read()
+    if group.output_files == 1:
+        # One file needs no cuts, so no sample of keys and no shuffle: one task keys and sorts the rows
+        # (the common case in a partitioned table's small partitions: a Spark job and a stage each saved)
+        key = key_column(staged.table.spark, fitted.spec, types)
+        return frame.withColumn(KEY_COLUMN, key).coalesce(1).sortWithinPartitions(KEY_COLUMN).drop(KEY_COLUMN)
     cuts = FileCuts.choose(_sample_keys(frame, group, fitted.spec, types, fitted.table_sample), group.output_files)
     tokens = partition_tokens(staged.table.spark, cuts.files)
     # A deterministic hash of the whole row splits the rows of a key too heavy for one file (a

@@ -15,7 +15,7 @@ BIN35 := $(VENV35)/bin
 JARS_BUILT := src/zskip/jars/.built
 JVM_SOURCES := $(shell find jvm -name '*.java' -o -name pom.xml -o -name build_jars.py)
 
-.PHONY: demo test jars docs docs-check smoke-spark3.5 smoke-iceberg1.11 lint typecheck unit integration bench clean
+.PHONY: demo test environments jars docs docs-check smoke-spark3.5 smoke-iceberg1.11 lint typecheck unit integration bench clean
 
 # both Spark lines' jars, with their JUnit tests, rebuilt when a Java source or POM changes
 jars: $(JARS_BUILT)
@@ -24,24 +24,39 @@ $(JARS_BUILT): $(JVM_SOURCES)
 	$(PYTHON) jvm/build_jars.py
 	touch $@
 
-$(BIN)/.installed: pyproject.toml $(JARS_BUILT)
+# Each environment in two steps: its packages from PyPI (the two environments at once under make -j),
+# then the Iceberg runtime from Maven (one resolution at a time: the local Maven repository is shared).
+$(VENV)/.packages: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,docs]'
+	touch $@
+
+$(BIN)/.installed: $(VENV)/.packages $(JARS_BUILT)
 	$(BIN)/zskip jars
 	touch $@
 
-$(BIN35)/.installed: pyproject.toml $(JARS_BUILT)
+$(VENV35)/.packages: pyproject.toml
 	$(PYTHON) -m venv $(VENV35)
 	$(BIN35)/pip install --quiet --upgrade pip
 	$(BIN35)/pip install --quiet -e '.[dev]' 'pyspark>=3.5.2,<3.6'
+	touch $@
+
+$(BIN35)/.installed: $(VENV35)/.packages $(JARS_BUILT) | $(BIN)/.installed
 	$(BIN35)/zskip jars
 	touch $@
+
+# both environments, built side by side (what `make test` needs before it runs anything)
+environments:
+	$(MAKE) -j2 $(BIN)/.installed $(BIN35)/.installed
 
 demo: $(BIN)/.installed
 	$(BIN)/zskip demo
 
-test: $(BIN)/.installed lint typecheck docs smoke-spark3.5 smoke-iceberg1.11
+# the checks side by side (each on its own is single-threaded or short; the output of each kept whole),
+# then the whole suite
+test: environments
+	$(MAKE) -j2 --output-sync=target lint typecheck docs smoke-spark3.5 smoke-iceberg1.11
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --durations=25  # the slowest tests named: CI's time is budgeted
 
 # the smoke suite (tests marked smoke) on Spark 3.5

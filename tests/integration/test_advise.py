@@ -167,3 +167,67 @@ def test_cli_advise_from_a_file_of_queries(spark, table, warehouse: Path, tmp_pa
     assert advice["best"].startswith("linear over a") and advice["scans"] == 5 and len(advice["layouts"]) == 1
     code, _, err = run(capsys, "--warehouse", str(warehouse), "advise", table, "--queries", str(tmp_path / "none.sql"))
     assert code != 0 and "does not exist" in err
+
+
+def test_conditions_the_sample_seldom_matches_are_counted_in_the_table(spark, table) -> None:
+    """Conditions on a sample of 2,000 of 150,000 rows: a unique value, a narrow range and a value of one
+    row in 50 are counted in the table (one Spark job), each equal to Spark's own count; a range holding
+    half the rows is left to the sample."""
+    from zskip.iceberg.predicates import filter_of
+    from zskip.maintenance.advise import _sample
+    from zskip.maintenance.forecasts import WorkloadQuery
+    from zskip.maintenance.simulator import LayoutSimulator
+    from zskip.maintenance.stars import DimensionAxes
+
+    wheres = ["c = 4321", "c BETWEEN 1000 AND 1299", "a < 500", "s = 'k7' AND c < 40"]
+    workload = []
+    for where in wheres:
+        _, _, scan = filter_of(spark, table, where)
+        assert scan is not None
+        workload.append(WorkloadQuery(where, scan.expr, 1))
+    sample, _ = _sample(spark, table, ["a", "c", "s"], ROWS, 2_000)
+    types = {f.name: f.dataType for f in spark.table(table).schema.fields if f.name in ("a", "c", "s")}
+    simulator = LayoutSimulator(sample, workload, 4, 1_000.0, ROWS, DimensionAxes(spark, types))
+    counted = simulator.count_rare_matches(spark, table, ["a", "c", "s"])
+    exact = {(column, wheres[number]): rows for (column, number), rows in simulator._exact.items()}
+    truth = {
+        (column, where): spark.table(table).where(part).count()
+        for column, where, part in [
+            ("c", "c = 4321", "c = 4321"),
+            ("c", "c BETWEEN 1000 AND 1299", "c BETWEEN 1000 AND 1299"),
+            ("c", "s = 'k7' AND c < 40", "c < 40"),
+            # one of 50 values: some 40 rows of the sample, fewer than the 100 it takes to be left to it
+            ("s", "s = 'k7' AND c < 40", "s = 'k7'"),
+        ]
+    }
+    assert exact == truth and counted == 4, (exact, truth)  # a < 500: half the sample's rows, not counted
+    assert truth[("c", "c = 4321")] == 1 and truth[("c", "c BETWEEN 1000 AND 1299")] == 300
+
+
+def test_no_query_slower_than_a_table_sorted_for_one_query_keeps_that_query_as_fast(spark, table) -> None:
+    """A copy sorted by ``a`` serves the workload's one query on ``a`` from a few row groups; its many
+    queries on ``b`` pull the best total towards a curve that reads more on it. Asked no query slower than
+    on that copy, the advisor ranks first a layout forecast to keep it; applied, the query reads as few
+    rows as there (a row group's rows aside), and the workload fewer than before."""
+    reference, name = "lake.advise.sorted_a", "lake.advise.bounded"
+    for copy, frame in ((reference, spark.table(table).orderBy("a", "c").coalesce(2)), (name, spark.table(table))):
+        spark.sql(f"DROP TABLE IF EXISTS {copy} PURGE")
+        frame.writeTo(copy).tableProperty("write.parquet.row-group-size-bytes", "32768").create()
+    wheres = ["a BETWEEN 500 AND 539", *(f"b BETWEEN {w} AND {w + 2000}" for w in range(0, 96000, 16000))]
+    workload = [f"SELECT * FROM {name} WHERE {where}" for where in wheres]
+    there = [zskip.explain(spark, reference, where).rows_planned for where in wheres]
+    before = [zskip.explain(spark, name, where).rows_planned for where in wheres]
+
+    free = zskip.advise(spark, name, queries=workload, max_columns=2, target_file_size="512KB")
+    assert free.reference is None and free.best.over_reference is None
+    assert free.best.queries[0].rows > there[0]  # the total's best is slower on a than the sorted copy
+    advice = zskip.advise(
+        spark, name, queries=workload, max_columns=2, target_file_size="512KB", no_slower_than=reference, apply=True
+    )
+    best = advice.best
+    assert advice.reference == reference and best.over_reference == 0.0 and best.slower == (), best
+    assert f"no query slower than on {reference}: #1 holds to it" in str(advice)
+    assert best.rewrites and best.queries[0].rows <= there[0] + advice.table_rows / advice.simulated_row_groups
+    after = [zskip.explain(spark, name, where).rows_planned for where in wheres]
+    rows_per_group = advice.table_rows / zskip.explain(spark, name, "true").row_groups_total
+    assert after[0] <= there[0] + rows_per_group and sum(after) < sum(before), (there, before, after, best.label)

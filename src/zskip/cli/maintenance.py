@@ -37,6 +37,12 @@ from zskip.cli.progress import progress_bar
 @click.option("--target-file-size", help="File size optimize would write (default: the recorded layout's, else 128MB).")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1), help="Candidates to list.")
 @click.option("--apply", is_flag=True, help="Optimize to the best candidate and build its indexes.")
+@click.option(
+    "--no-slower-than",
+    metavar="current|TABLE",
+    help="Rank first the layouts forecast to make no query slower than on TABLE (or on TABLE as it is now: "
+    "current), the fewest rows read among them.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
 @click.pass_obj
 def advise(
@@ -47,6 +53,7 @@ def advise(
     target_file_size: str | None,
     top: int,
     apply: bool,
+    no_slower_than: str | None,
     as_json: bool,
 ) -> None:
     """Rank layouts of TABLE (columns, curve, mapping) and indexes by what its workload would read,
@@ -68,6 +75,7 @@ def advise(
             target_file_size=target_file_size,
             top=top,
             apply=apply,
+            no_slower_than=no_slower_than,
             progress=report,
         )
     if as_json:

@@ -22,7 +22,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -59,6 +59,7 @@ from zskip.maintenance.forecasts import (
 )
 from zskip.maintenance.logged_joins import LoggedJoin, LoggedJoins, logged_joins
 from zskip.maintenance.maintain import recorded_layout
+from zskip.maintenance.objectives import Reference, bounded, measure_reference
 from zskip.maintenance.simulator import LayoutSimulator
 from zskip.maintenance.stars import (
     Axis,
@@ -82,6 +83,10 @@ POOL_COLUMNS = 5  # the most filtered columns candidates are drawn from
 MAX_AXES = POOL_COLUMNS + 1  # a candidate's axes at most (``_axes``: the pool and the dimensions)
 RAW_TRIES = 3  # multi-column candidates also tried with raw mapping
 WEIGHTED_TRIES = 3  # the best multi-column candidates also tried as a zorder weighted by the workload
+WEIGHT_STEP = 0.25  # the refining search moves one axis's weight by this much at a time
+MAX_WEIGHT = 4.0  # ... up to this (the lightest axis weighs 1)
+REFINE_SEEDS = 2  # the best multi-axis candidates the search starts from
+REFINE_SIMULATIONS = 12  # layouts the search simulates at most (about a second each at SSB scale factor 10)
 
 
 @reaching_storage
@@ -95,6 +100,7 @@ def advise(
     sample_rows: int = SAMPLE_ROWS,
     top: int = 10,
     apply: bool = False,
+    no_slower_than: str | None = None,
     progress: Progress | None = None,
 ) -> Advice:
     """Rank layouts of ``table`` with their indexes by what its workload would read under each,
@@ -103,7 +109,10 @@ def advise(
     ``queries``: SQL queries (a list, or a file of statements separated by ``;``) to use as the
     workload instead of the table's workload log.  ``target_file_size``: as optimize would write
     (default: the recorded layout's, else 128MB).  ``apply=True`` optimizes to the best layout (unless
-    it is the current one) and builds its indexes.
+    it is the current one) and builds its indexes.  ``no_slower_than``: ``"current"`` (the table as it
+    is) or a table's name (a copy laid out otherwise, Iceberg's own zorder of it): layouts forecast to
+    make no query of the workload slower than there rank first, the fewest rows read among them
+    (``zskip.maintenance.objectives``).
 
     >>> zskip.advise(spark, "lake.db.events").best.label   # doctest: +SKIP
     'hilbert over user_id, ts (rank) + bloom on session_id'
@@ -115,6 +124,8 @@ def advise(
     for name, value in (("sample_rows", sample_rows), ("top", top)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise InvalidOptionError(f"{name} must be a whole number of at least 1, not {value!r}")
+    if no_slower_than is not None and (not isinstance(no_slower_than, str) or not no_slower_than.strip()):
+        raise InvalidOptionError(f"no_slower_than must be 'current' or a table's name, not {no_slower_than!r}")
     statements = read_queries(queries) if queries is not None else None
     iceberg = load_table(spark, table)
     recorded = recorded_layout(iceberg)
@@ -156,7 +167,11 @@ def advise(
     report("counting rare values in the table", 0, 1)
     simulator.count_rare_matches(spark, iceberg.name, list(types))
     report("counting rare values in the table", 1, 1)
-    layouts = _rank(simulator, axes, types, max_columns, report)
+    reference = None
+    if no_slower_than is not None:
+        now_rows = [q.rows_now for q in simulator.current_layout().queries]
+        reference = measure_reference(spark, iceberg.name, no_slower_than.strip(), workload, now_rows)
+    layouts = _rank(simulator, axes, types, max_columns, report, reference)
     now = simulator.current_layout()
     advice = Advice(
         table=iceberg.name,
@@ -172,6 +187,7 @@ def advise(
         layouts=tuple(layouts[:top]),
         table_bytes=size,
         seconds=time.monotonic() - started,
+        reference=reference.name if reference is not None else None,
     )
     log.info("advise %s: %s, %.1fx fewer row groups (%.1f s)", table, advice.best.label, advice.gain, advice.seconds)
     return _apply(spark, advice, target, row_group_size, progress) if apply else advice
@@ -390,10 +406,14 @@ def _rows_per_row_group(files: pa.Table, row_group_size: int, current_setting: i
     return max(1.0, row_group_size / (size / rows))
 
 
-def _order(layout: LayoutForecast) -> tuple[float, float, int, int, int, int, int]:
-    """Fewest rows read (within 1%), then files; then the cheaper candidate: no rewrite, fewer
-    indexes, fewer columns, the curve and mapping listed first."""
+def _order(layout: LayoutForecast) -> tuple[float, ...]:
+    """With a reference asked, those holding to it first, the others by how far they break it; then
+    fewest rows read (within 1%), then files; then the cheaper candidate: no rewrite, fewer indexes,
+    fewer columns, the curve and mapping listed first."""
+    over = layout.over_reference or 0.0
     return (
+        float(over > 0),
+        round(math.log(over) / math.log(1.01)) if over > 0 else 0,
         round(math.log(max(layout.rows, 1.0)) / math.log(1.01)),
         round(layout.files, 1),
         int(layout.rewrites),
@@ -405,13 +425,28 @@ def _order(layout: LayoutForecast) -> tuple[float, float, int, int, int, int, in
 
 
 def _rank(
-    simulator: LayoutSimulator, axes: list[Axis], types: dict[str, DataType], max_columns: int, report: Progress
+    simulator: LayoutSimulator,
+    axes: list[Axis],
+    types: dict[str, DataType],
+    max_columns: int,
+    report: Progress,
+    reference: Reference | None = None,
 ) -> list[LayoutForecast]:
     """Every candidate layout over ``axes`` with rank mapping and the current layout, each with the
     indexes that pay off on it (on ``types``' columns); then raw mapping for the best few with a column
-    of the table among their axes; all ranked.  A candidate never holds a foreign key both as a column
-    and through its dimension, nor one foreign key through two dimensions."""
+    of the table among their axes, weighted zorders, and weights refined from the best; all ranked
+    (``_order``), against ``reference`` where one is asked.  A candidate never holds a foreign key both
+    as a column and through its dimension, nor one foreign key through two dimensions."""
     keyed = {**types, **simulator.dimensions.fact_types}
+
+    def scored(
+        chosen: Sequence[Axis], curve: str, mapping: str, weights: tuple[float, ...] | None = None
+    ) -> LayoutForecast:
+        simulated = simulator.simulate(chosen, keyed, curve, mapping, weights)
+        layout = bounded(simulator.add_indexes(simulated, types), reference, simulator.rows_per_group)
+        simulator.forget(layout.key)  # scored: its cells are not needed again
+        return layout
+
     plans: list[tuple[tuple[Axis, ...], str]] = []
     for size in range(1, min(max_columns, len(axes)) + 1):
         for chosen in itertools.combinations(axes, size):
@@ -421,14 +456,14 @@ def _rank(
             plans.extend((chosen, curve) for curve in curves)
     layouts = []
     for done, (chosen, curve) in enumerate(plans):
-        layouts.append(simulator.add_indexes(simulator.simulate(chosen, keyed, curve, "rank"), types))
+        layouts.append(scored(chosen, curve, "rank"))
         report("simulating layouts", done + 1, len(plans))
-    layouts.append(simulator.add_indexes(simulator.current_layout(), types))
+    current = simulator.add_indexes(simulator.current_layout(), types)
+    layouts.append(bounded(current, reference, simulator.rows_per_group))
     layouts.sort(key=_order)
     raw_tries = [lay for lay in layouts if len(lay.columns) > 1 and any(isinstance(a, str) for a in lay.columns)]
     for layout in raw_tries[:RAW_TRIES]:
-        raw = simulator.simulate(layout.columns, keyed, layout.curve, "raw")
-        layouts.append(simulator.add_indexes(raw, types))
+        layouts.append(scored(layout.columns, layout.curve, "raw"))
     layouts.sort(key=_order)
     tried: set[LayoutKey] = set()
     for layout in [lay for lay in layouts if lay.rewrites and len(lay.columns) > 1]:
@@ -439,9 +474,57 @@ def _rank(
         if weights is None or key in tried:
             continue
         tried.add(key)
-        weighted = simulator.simulate(layout.columns, keyed, "zorder", layout.mapping, weights)
-        layouts.append(simulator.add_indexes(weighted, types))
+        layouts.append(scored(layout.columns, "zorder", layout.mapping, weights))
+    layouts.extend(_refined(layouts, scored, report))
     return sorted(layouts, key=_order)
+
+
+def _refined(
+    layouts: list[LayoutForecast],
+    scored: Callable[..., LayoutForecast],
+    report: Progress,
+) -> list[LayoutForecast]:
+    """Zorders found by moving one axis's weight ``WEIGHT_STEP`` at a time from the best
+    ``REFINE_SEEDS`` multi-axis candidates (a Hilbert or linear one starts from its even zorder), each
+    move taken while it ranks better (``_order``), ``REFINE_SIMULATIONS`` layouts simulated at most.
+    The workload's own weights (``weights_for``) step by half an axis; a bound on every query often
+    needs a finer one (an order's price weighing 1.25 keeps one query as fast while the rest gain)."""
+    known = {lay.key: lay for lay in layouts}
+    found: list[LayoutForecast] = []
+    budget = REFINE_SIMULATIONS
+
+    def layout_at(columns: tuple[Axis, ...], mapping: str, weights: tuple[float, ...]) -> LayoutForecast | None:
+        nonlocal budget
+        even = len(set(weights)) == 1
+        key = layout_key(columns, "zorder", mapping, None if even else weights)
+        if key not in known:
+            if budget == 0:
+                return None
+            budget -= 1
+            known[key] = scored(columns, "zorder", mapping, None if even else weights)
+            found.append(known[key])
+            report("refining weights", REFINE_SIMULATIONS - budget, REFINE_SIMULATIONS)
+        return known[key]
+
+    seeds = [lay for lay in sorted(layouts, key=_order) if lay.rewrites and len(lay.columns) > 1][:REFINE_SEEDS]
+    for seed in seeds:
+        at = layout_at(seed.columns, seed.mapping, seed.weights or (1.0,) * len(seed.columns))
+        while at is not None:
+            base = at.weights or (1.0,) * len(at.columns)
+            moves = []
+            for axis, step in itertools.product(range(len(base)), (WEIGHT_STEP, -WEIGHT_STEP)):
+                weights = tuple(w + step if i == axis else w for i, w in enumerate(base))
+                if min(weights) != 1.0 or max(weights) > MAX_WEIGHT:  # the lightest weighs 1: one name each
+                    continue
+                moved = layout_at(at.columns, at.mapping, weights)
+                if moved is not None:
+                    moves.append(moved)
+            better = min(moves, key=_order, default=None)
+            if better is None or _order(better) >= _order(at):
+                break
+            at = better
+    report("refining weights", REFINE_SIMULATIONS, REFINE_SIMULATIONS)
+    return found
 
 
 def _apply(spark: SparkSession, advice: Advice, target: int, row_group_size: int, progress: Progress | None) -> Advice:

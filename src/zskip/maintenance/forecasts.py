@@ -96,6 +96,10 @@ class LayoutForecast:
     queries: tuple[QueryForecast, ...] = field(repr=False)
     indexes: tuple[IndexForecast, ...] = ()
     weights: tuple[float, ...] | None = None  # per axis of ``columns`` (a weighted zorder); None: alike
+    # asked no query slower than a reference (zskip.maintenance.objectives): the rows per scan read
+    # beyond that bound (0.0: it holds) and the queries it would make slower; None: nothing asked
+    over_reference: float | None = None
+    slower: tuple[str, ...] = ()
 
     @property
     def rewrites(self) -> bool:
@@ -141,6 +145,7 @@ class Advice(Displayed):
     table_bytes: int  # what optimize to a new layout rewrites: the whole table
     seconds: float
     applied: tuple[str, ...] = ()  # what apply=True ran
+    reference: str | None = None  # asked: no query slower than on this table ("current": as it is now)
 
     @property
     def best(self) -> LayoutForecast:
@@ -155,6 +160,16 @@ class Advice(Displayed):
     def _reads(self, files: float, groups: float, rows: float) -> str:
         share = rows / self.table_rows if self.table_rows else 0.0
         return f"{files:,.1f} files, {groups:,.1f} row groups, {share:.2%} of the rows per scan"
+
+    def _bound(self) -> str:
+        """Whether the best layout keeps every query as fast as on the reference."""
+        where = "the current layout" if self.reference == CURRENT else self.reference
+        if not self.best.slower:
+            return f"no query slower than on {where}: #1 holds to it"
+        named = ", ".join(self.best.slower[:3]) + (
+            f" and {len(self.best.slower) - 3} more" if len(self.best.slower) > 3 else ""
+        )
+        return f"no query slower than on {where}: no layout tried holds to it; #1 is forecast slower on {named}"
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -176,6 +191,8 @@ class Advice(Displayed):
         ]
         for rank, layout in enumerate(self.layouts, 1):
             rows.append((f"#{rank}", f"{layout.label}: {self._reads(layout.files, layout.row_groups, layout.rows)}"))
+        if self.reference is not None:
+            rows.append(("bound", self._bound()))
         cost = f"optimize rewrites {format_bytes(self.table_bytes)}" if self.best.rewrites else "no rewrite"
         rows.append(("gain", f"{self.gain:,.1f}x fewer rows read than now; {cost}"))
         for query in self.best.gains():

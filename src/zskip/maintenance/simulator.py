@@ -289,6 +289,19 @@ class LayoutSimulator:
                 return best
             best = min(better, key=lambda t: t.rows)
 
+    def forget(self, key: LayoutKey) -> None:
+        """Drop what was worked out for the simulated layout ``key`` once it is scored (its cells, row
+        groups kept and index matches: at SSB scale factor 10 some 60 MB a layout); the current
+        layout's stay, as every ranking ends with it."""
+        if key == (CURRENT,):
+            return
+        self._cells.pop(key, None)
+        self._kept.pop(key, None)
+        for matched in [k for k in self._matches if k[0] == key]:
+            del self._matches[matched]
+        for admitted in [k for k in self._admitted_cache if k[0] == key]:
+            del self._admitted_cache[admitted]
+
     def weights_for(self, axes: Sequence[Axis]) -> tuple[float, ...] | None:
         """Each of ``axes``' share of a weighted curve, from how narrowly the workload filters on it
         (``zskip.maintenance.axis_weights``); ``None``: alike."""

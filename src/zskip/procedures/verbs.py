@@ -289,6 +289,11 @@ PROCEDURES: Mapping[str, Procedure] = {
                 Parameter("sample_rows", "bigint"),
                 Parameter("top", "int", doc="default 10"),
                 Parameter("apply", "boolean", doc="optimize to the best layout and build its indexes"),
+                Parameter(
+                    "no_slower_than",
+                    "string",
+                    doc="'current' or a table: rank first the layouts that make no query slower than there",
+                ),
             ),
             (
                 ("rank", "int"),

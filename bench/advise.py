@@ -85,7 +85,7 @@ def _advised(
     target: int,
     row_group: int,
     *,
-    max_columns: int = 4,
+    max_columns: int = 6,
     no_slower_than: str | None = None,
 ) -> tuple[Advice, float, float]:
     """Advice on a fresh copy of ``base`` with ``workload`` and apply=True (``no_slower_than``: the
@@ -546,7 +546,7 @@ def _options(result: dict[str, Any]) -> str:
         out += " --own-halves"
     if result.get("no_slower_than"):
         out += f" --no-slower-than {result['no_slower_than'][1]}"
-    if result.get("max_columns", 4) != 4:
+    if result.get("max_columns", 4) != 6:
         out += f" --max-columns {result['max_columns']}"
     if _reused(result):
         out += " --reuse-layouts"
@@ -679,7 +679,7 @@ def main(argv: list[str] | None = None) -> None:
         "--datasets", default="ssb,lineitem", help="ssb, lineitem, ssb-mixed and/or ssb-tradeoff (comma-separated)"
     )
     parser.add_argument("--runs", type=int, default=3, help="timed runs per query (ssb-mixed)")
-    parser.add_argument("--max-columns", type=int, default=4, help="most axes a candidate layout has (ssb-mixed)")
+    parser.add_argument("--max-columns", type=int, default=6, help="most axes a candidate layout has (ssb-mixed)")
     parser.add_argument("--scale-factor", type=float, default=1.0, help="SSB scale factor (ssb-mixed)")
     parser.add_argument(
         "--reuse-layouts",

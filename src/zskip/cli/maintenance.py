@@ -29,7 +29,7 @@ from zskip.cli.progress import progress_bar
 )
 @click.option(
     "--max-columns",
-    default=4,
+    default=6,
     show_default=True,
     type=click.IntRange(1, 6),
     help="Axes per layout (columns and dimensions), at most 6; each more multiplies the layouts to simulate.",

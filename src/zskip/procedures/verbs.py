@@ -284,7 +284,7 @@ PROCEDURES: Mapping[str, Procedure] = {
             (
                 TABLE,
                 Parameter("queries", "array<string>", doc="the workload as query text (default: the workload log)"),
-                Parameter("max_columns", "int", doc="default 4"),
+                Parameter("max_columns", "int", doc="default 6"),
                 Parameter("target_file_size", "string"),
                 Parameter("sample_rows", "bigint"),
                 Parameter("top", "int", doc="default 10"),

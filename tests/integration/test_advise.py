@@ -64,7 +64,7 @@ def test_filters_only_on_one_column_advise_a_plain_sort_by_it(spark, table) -> N
 
 
 def test_filters_on_two_columns_alike_advise_a_curve_over_both(spark, table) -> None:
-    advice = zskip.advise(spark, table, queries=_boxes_on_a_and_b(10), target_file_size="512KB")
+    advice = zskip.advise(spark, table, queries=_boxes_on_a_and_b(10), target_file_size="512KB", top=50)
     best = advice.best
     assert set(best.columns) == {"a", "b"} and best.curve in ("hilbert", "zorder"), advice
     one_column = min(lay.rows for lay in advice.layouts if len(lay.columns) == 1)
@@ -124,7 +124,7 @@ def test_a_narrow_column_among_wide_ones_gets_a_weighted_zorder_applied_as_advis
     narrow = [f"SELECT * FROM {name} WHERE a BETWEEN {v} AND {v + 300}" for v in range(10000, 900000, 100000)]
     wide = [f"SELECT * FROM {name} WHERE {c} BETWEEN {v} AND {v + 100000}" for c in "bcd" for v in (100000, 600000)]
     queries = narrow + wide
-    advice = zskip.advise(spark, name, queries=queries, target_file_size="128KB", apply=True)
+    advice = zskip.advise(spark, name, queries=queries, target_file_size="128KB", apply=True, top=50)
     best = advice.best
     assert best.curve == "zorder" and best.weights is not None, advice
     weight = dict(zip(best.columns, best.weights, strict=True))

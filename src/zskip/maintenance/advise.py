@@ -494,10 +494,13 @@ def _refined(
 ) -> list[LayoutForecast]:
     """Zorders found by moving one axis's weight ``WEIGHT_STEP`` at a time from the best
     ``REFINE_SEEDS`` multi-axis candidates (a Hilbert or linear one starts from its even zorder), each
-    move taken while it ranks better (``_order``), ``REFINE_SIMULATIONS`` layouts simulated at most.
+    move taken while it ranks better (``_order``), ``REFINE_SIMULATIONS`` layouts simulated at most:
+    where each search ended, when it is a layout not ranked yet (the steps on the way would crowd the
+    list with near copies of it).
     The workload's own weights (``weights_for``) step by half an axis; a bound on every query often
     needs a finer one (an order's price weighing 1.25 keeps one query as fast while the rest gain)."""
     known = {lay.key: lay for lay in layouts}
+    ranked = set(known)
     found: list[LayoutForecast] = []
     budget = REFINE_SIMULATIONS
 
@@ -510,7 +513,6 @@ def _refined(
                 return None
             budget -= 1
             known[key] = scored(columns, "zorder", mapping, None if even else weights)
-            found.append(known[key])
             report("refining weights", REFINE_SIMULATIONS - budget, REFINE_SIMULATIONS)
         return known[key]
 
@@ -531,6 +533,9 @@ def _refined(
             if better is None or _order(better) >= _order(at):
                 break
             at = better
+        if at is not None and at.key not in ranked:
+            ranked.add(at.key)
+            found.append(at)
     report("refining weights", REFINE_SIMULATIONS, REFINE_SIMULATIONS)
     return found
 

@@ -1,16 +1,24 @@
-"""A counting relay in front of an S3 server: every request and the bytes answered, by who asked.
+"""A counting relay in front of an S3 server: every request and the bytes answered, by who asked, and,
+when asked, faults of the kinds real object stores make.
 
 The object-storage benchmark points Spark's and the catalog's S3 settings at this relay instead of the
 server, so every request of the run passes through it and is counted as it happens.  Requests are told
 apart by their ``User-Agent``: zskip reaches files through pyarrow, whose S3 client is the AWS SDK for
 C++ (``aws-sdk-cpp``); Spark, Hadoop's S3A and Iceberg's S3FileIO use the AWS SDK for Java.  Requests
 and answers pass byte for byte (signatures stay valid); the relay adds one loopback hop to each.
+
+Faults (``Faults``): a share of requests is answered ``503 SlowDown`` (throttling) or ``500
+InternalError`` without reaching the server, a share has its answer cut off after the headers and half
+the body (a dropped connection), and a share waits before it is forwarded.  Which request meets which
+fault is drawn from one seeded generator; faults are switched on and off while the relay runs
+(``RelayCounts.set_faults``) and counted beside the requests.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import random
 import socket
 import subprocess
 import sys
@@ -20,13 +28,13 @@ import time
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
-__all__ = ["RelayCounts", "RequestCounts", "counting_relay"]
+__all__ = ["Faults", "RelayCounts", "RequestCounts", "counting_relay"]
 
 ZSKIP = "zskip (pyarrow)"
 JVM = "Spark and Iceberg (JVM)"
@@ -62,14 +70,64 @@ class RequestCounts:
         return {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
 
 
+@dataclass(frozen=True)
+class Faults:
+    """Shares of requests that meet each fault (0 to 1, drawn independently of the kind of request)."""
+
+    throttled: float = 0.0  # 503 SlowDown
+    failed: float = 0.0  # 500 InternalError
+    cut: float = 0.0  # the answer's connection closed after the headers and half the body
+    delayed: float = 0.0  # forwarded after ``delay`` seconds
+    delay: float = 0.2
+    seed: int = 0
+
+    @classmethod
+    def typical(cls, seed: int = 0) -> Faults:
+        """A misbehaving store: 8% throttled, 3% server errors, 2% cut, 5% delayed."""
+        return cls(throttled=0.08, failed=0.03, cut=0.02, delayed=0.05, seed=seed)
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__)
+
+    @classmethod
+    def from_json(cls, text: str) -> Faults:
+        return cls(**json.loads(text))
+
+
+_ERRORS = {
+    503: ("SlowDown", "Please reduce your request rate."),
+    500: ("InternalError", "We encountered an internal error. Please try again."),
+}
+
+
+class _FaultDraws:
+    """Which fault each request meets, from one seeded generator shared by the relay's threads."""
+
+    def __init__(self, faults: Faults) -> None:
+        self.faults = faults
+        self._random = random.Random(faults.seed)
+        self._lock = threading.Lock()
+
+    def draw(self) -> str | None:
+        f = self.faults
+        with self._lock:
+            r = self._random.random()
+        for kind, share in (("throttled", f.throttled), ("failed", f.failed), ("cut", f.cut), ("delayed", f.delayed)):
+            if r < share:
+                return kind
+            r -= share
+        return None
+
+
 class _Relay(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, upstream: str, counts: RequestCounts) -> None:
+    def __init__(self, upstream: str, counts: RequestCounts, faults: Faults | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         parsed = urlparse(upstream)
         self.upstream = (parsed.hostname or "127.0.0.1", parsed.port or 80)
         self.counts = counts
+        self.faults = _FaultDraws(faults or Faults())
 
 
 class _Upstream(http.client.HTTPConnection):
@@ -124,11 +182,42 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _set_faults(self) -> None:
+        self.server.faults = _FaultDraws(Faults.from_json(self._body().decode()))
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def _send_error(self, status: int) -> None:
+        code, message = _ERRORS[status]
+        data = (
+            f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code><Message>{message}</Message>'
+            f"<RequestId>relay</RequestId></Error>"
+        ).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
     def _forward(self) -> None:
         if self.path == COUNTS_PATH:
             self._send_counts()
             return
+        if self.path == FAULTS_PATH:
+            self._set_faults()
+            return
         body = self._body()
+        fault = self.server.faults.draw()
+        client = client_of(self.headers.get("User-Agent", ""))
+        if fault is not None:
+            self.server.counts.add(client, f"fault {fault}", 0)
+        if fault in ("throttled", "failed"):
+            self._send_error(503 if fault == "throttled" else 500)
+            return
+        if fault == "delayed":
+            time.sleep(self.server.faults.faults.delay)
         for attempt in (1, 2):
             connection = self._connection()
             try:
@@ -150,7 +239,9 @@ class _Handler(BaseHTTPRequestHandler):
             if name.lower() not in _HOP_BY_HOP and not (name.lower() == "content-length" and payload_length is None):
                 self.send_header(name, value)
         # counted before the client has the answer: a snapshot taken once the client is done sees it
-        client = client_of(self.headers.get("User-Agent", ""))
+        if fault == "cut":
+            self._cut(answer, has_length=payload_length is not None)
+            return
         if payload_length is None and self.command != "HEAD" and answer.status not in (204, 304):
             data = answer.read()  # a chunked answer (listings): sent with its length
             self.server.counts.add(client, self.command, len(data))
@@ -165,10 +256,27 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(chunk)
         answer.close()
 
+    def _cut(self, answer: http.client.HTTPResponse, *, has_length: bool) -> None:
+        """The answer's headers and half its body, then the connection closed: a response dropped midway."""
+        data = b"" if self.command == "HEAD" else answer.read()
+        answer.close()
+        self.close_connection = True
+        if data:  # an answer without a body is dropped before its status line
+            if not has_length:
+                self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+        else:
+            self._headers_buffer = []
+        with suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
 
 
 COUNTS_PATH = "/__relay_counts"  # not an S3 path: bucket names hold no underscore
+FAULTS_PATH = "/__relay_faults"
 
 
 class RelayCounts:
@@ -181,15 +289,21 @@ class RelayCounts:
         with urllib.request.urlopen(self.endpoint + COUNTS_PATH, timeout=30) as answer:
             return {key: int(value) for key, value in json.loads(answer.read()).items()}
 
+    def set_faults(self, faults: Faults) -> None:
+        """Faults from now on (``Faults()``: none)."""
+        request = urllib.request.Request(self.endpoint + FAULTS_PATH, data=faults.to_json().encode(), method="PUT")
+        with urllib.request.urlopen(request, timeout=30):
+            pass
+
 
 @contextmanager
-def counting_relay(upstream: str) -> Iterator[tuple[str, RelayCounts]]:
+def counting_relay(upstream: str, faults: Faults | None = None) -> Iterator[tuple[str, RelayCounts]]:
     """A relay in a process of its own (its threads must not take the benchmark's interpreter lock
     from the planner it measures), on a free loopback port, forwarding to ``upstream``
-    (``http://host:port``); yields its endpoint and its counts."""
+    (``http://host:port``), with ``faults`` from the start; yields its endpoint and its counts."""
     with tempfile.TemporaryDirectory(prefix="zskip-relay-") as folder:
         port_file = Path(folder) / "port"
-        process = subprocess.Popen([sys.executable, __file__, upstream, str(port_file)])
+        process = subprocess.Popen([sys.executable, __file__, upstream, str(port_file), (faults or Faults()).to_json()])
         try:
             deadline = time.monotonic() + 30
             while not (port_file.exists() and port_file.read_text().strip()):
@@ -205,8 +319,8 @@ def counting_relay(upstream: str) -> Iterator[tuple[str, RelayCounts]]:
             process.wait(timeout=20)
 
 
-def serve(upstream: str, port_file: Path) -> None:
-    relay = _Relay(upstream, RequestCounts())
+def serve(upstream: str, port_file: Path, faults: Faults | None = None) -> None:
+    relay = _Relay(upstream, RequestCounts(), faults)
     written = port_file.with_suffix(".tmp")
     written.write_text(str(relay.server_address[1]))
     written.rename(port_file)  # whole, at once
@@ -214,4 +328,4 @@ def serve(upstream: str, port_file: Path) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], Path(sys.argv[2]))
+    serve(sys.argv[1], Path(sys.argv[2]), Faults.from_json(sys.argv[3]) if len(sys.argv) > 3 else None)

@@ -15,7 +15,9 @@ zskip's own, environment variables or ``~/.aws``:
   ``fs.s3a.connection.ssl.enabled``, each overridden per bucket by ``fs.s3a.bucket.<bucket>.<key>``;
 - local paths and ``file:`` URIs are the local file system; other schemes go to pyarrow as they are.
 
-When neither names credentials, the AWS default chain decides, as it does for Spark.  The settings
+When neither names credentials, the AWS default chain decides, as it does for Spark.  Requests that
+fail for a while (throttling, server errors, cut connections) are tried again as the same settings say
+the table's own client tries them (``zskip.retries``).  The settings
 come from the JVM once per table (``zskip.iceberg``) and travel with the work to executors: a
 ``FileAccess`` pickles, and rebuilds its pyarrow file systems where it lands.
 """
@@ -36,15 +38,19 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from zskip.errors import StorageError
+from zskip.retries import RetryPolicy, retrying, transient_code
 
 __all__ = ["LOCAL", "FileAccess", "S3Settings", "at_once", "forget_open_objects", "in_background", "storage_error"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
 S3_FILE_IOS = ("org.apache.iceberg.aws.s3.S3FileIO", "org.apache.iceberg.io.ResolvingFileIO")
 
 # (S3A key suffix, S3Settings field) for the Hadoop side; Iceberg property -> field for S3FileIO
+# S3A's retry settings (``RetryPolicy.of_s3a``), read from the Hadoop side as they are
+_S3A_RETRY_KEYS = ("retry.limit", "retry.interval", "retry.throttle.limit", "retry.throttle.interval")
 _S3A_KEYS = {
     "endpoint": "endpoint",
     "access.key": "access_key",
@@ -76,9 +82,16 @@ class S3Settings:
     path_style: bool = False
     ssl: bool = True
     hadoop: bool = False  # read from Hadoop's S3A settings (else from the FileIO's properties)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     def setting(self, what: str) -> str:
-        """The name a user sets ``what`` (``endpoint``, ``access_key``, ...) under, for these settings."""
+        """The name a user sets ``what`` (``endpoint``, ``access_key``, ..., ``retries``) under, for these settings."""
+        if what == "retries":
+            return (
+                "spark.hadoop.fs.s3a.retry.limit"
+                if self.hadoop
+                else "the catalog's s3.retry.num-retries (spark.sql.catalog.<name>.s3.retry.num-retries)"
+            )
         if self.hadoop:
             suffix = next(k for k, v in _S3A_KEYS.items() if v == what)
             return f"spark.hadoop.fs.s3a.{suffix}"
@@ -101,6 +114,8 @@ class S3Settings:
             # what S3A and S3FileIO do with a hung connection: give up after a while, not never
             connect_timeout=10,
             request_timeout=60,
+            # the client retries what fails before an answer arrives; ``retrying`` what fails after
+            retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=self.retry.retries + 1),
         )
 
 
@@ -145,22 +160,27 @@ class FileAccess:
         if io in S3_FILE_IOS:
             properties = settings.get("properties") or {}
             values = {name: properties[key] for key, name in _ICEBERG_KEYS.items() if properties.get(key) is not None}
-            return cls(s3=_settings(values, hadoop=False))
+            return cls(s3=_settings(values, hadoop=False, retry=RetryPolicy.of_iceberg(properties)))
         hadoop = settings.get("hadoop") or {}
         base = {name: hadoop[f"fs.s3a.{key}"] for key, name in _S3A_KEYS.items() if f"fs.s3a.{key}" in hadoop}
         per_bucket: dict[str, dict[str, str]] = {}
+        retry_overrides: dict[str, dict[str, str]] = {}
         for key, value in hadoop.items():
             if not key.startswith("fs.s3a.bucket."):
                 continue
             rest = key[len("fs.s3a.bucket.") :]
             # bucket names may hold dots: the longest known key the setting ends with is the key
-            suffix = max((k for k in _S3A_KEYS if rest.endswith("." + k)), key=len, default=None)
-            if suffix is not None:
+            suffix = max((k for k in (*_S3A_KEYS, *_S3A_RETRY_KEYS) if rest.endswith("." + k)), key=len, default=None)
+            if suffix in _S3A_KEYS:
                 per_bucket.setdefault(rest[: -len(suffix) - 1], {})[_S3A_KEYS[suffix]] = value
+            elif suffix is not None:
+                retry_overrides.setdefault(rest[: -len(suffix) - 1], {})[f"fs.s3a.{suffix}"] = value
         buckets = tuple(
-            (bucket, _settings(base | overrides, hadoop=True)) for bucket, overrides in sorted(per_bucket.items())
-        )
-        return cls(s3=_settings(base, hadoop=True), buckets=buckets)
+            (bucket, _settings(base | per_bucket.get(bucket, {}), hadoop=True,
+                               retry=RetryPolicy.of_s3a(hadoop | retry_overrides.get(bucket, {}))))
+            for bucket in sorted(per_bucket.keys() | retry_overrides.keys())
+        )  # fmt: skip
+        return cls(s3=_settings(base, hadoop=True, retry=RetryPolicy.of_s3a(hadoop)), buckets=buckets)
 
     def settings_for(self, location: str) -> S3Settings | None:
         """The S3 settings that reach ``location``, or None when it is not on S3."""
@@ -185,10 +205,16 @@ class FileAccess:
         filesystem, path = pafs.FileSystem.from_uri(location)
         return filesystem, path
 
+    def retrying(self, location: str, call: Callable[[], T]) -> T:
+        """``call()``, tried again as the settings reaching ``location`` say when it fails for a while
+        (``zskip.retries``); once when ``location`` is not on object storage."""
+        s3 = self.settings_for(location)
+        return call() if s3 is None else retrying(call, s3.retry)
+
     def open_parquet(self, location: str) -> pq.ParquetFile:
         filesystem, path = self.resolve(location)
         try:
-            return pq.ParquetFile(filesystem.open_input_file(path))
+            return self.retrying(location, lambda: pq.ParquetFile(filesystem.open_input_file(path)))
         except OSError as exc:
             raise storage_error(exc, location, self) from exc
 
@@ -199,7 +225,10 @@ class FileAccess:
             return self.open_parquet(location).metadata
         filesystem, path = self.resolve(location)
         try:
-            return ds.ParquetFileFormat().make_fragment(path, filesystem=filesystem, file_size=size).metadata
+            return self.retrying(
+                location,
+                lambda: ds.ParquetFileFormat().make_fragment(path, filesystem=filesystem, file_size=size).metadata,
+            )
         except OSError as exc:
             raise storage_error(exc, location, self) from exc
 
@@ -207,7 +236,8 @@ class FileAccess:
         """A Parquet file's footer bytes as stored, with the length and magic after them (the tail a
         Parquet reader parses), and the file's length."""
         filesystem, path = self.resolve(location)
-        try:
+
+        def read() -> tuple[bytes, int]:
             with filesystem.open_input_file(path) as source:
                 size = source.size()
                 tail = source.read_at(8, max(size - 8, 0)) if size >= 12 else b""
@@ -215,9 +245,12 @@ class FileAccess:
                 if tail[4:] != b"PAR1" or not 0 <= length <= size - 12:
                     raise ValueError(f"{location} does not end with a Parquet footer")
                 footer = source.read_at(length, size - 8 - length)
+            return bytes(footer) + bytes(tail), size
+
+        try:
+            return self.retrying(location, read)
         except OSError as exc:
             raise storage_error(exc, location, self) from exc
-        return bytes(footer) + bytes(tail), size
 
     def read(self, location: str, *, offset: int = 0, length: int | None = None) -> bytes:
         """A file's bytes, or ``length`` bytes of it from ``offset``.
@@ -226,12 +259,15 @@ class FileAccess:
         ``_open_objects``): pyarrow asks the store for an object's length when it opens it, one more
         round trip per read, and planning reads several blobs of one index file."""
         filesystem, path = self.resolve(location)
-        try:
+
+        def read() -> Any:
             if length is not None and self.settings_for(location) is not None:
-                data = _open_object(self, location, filesystem, path).read_at(length, offset)
-            else:
-                with filesystem.open_input_file(path) as source:
-                    data = source.read_at(source.size() - offset if length is None else length, offset)
+                return _open_object(self, location, filesystem, path).read_at(length, offset)
+            with filesystem.open_input_file(path) as source:
+                return source.read_at(source.size() - offset if length is None else length, offset)
+
+        try:
+            data = self.retrying(location, read)
         except OSError as exc:
             _open_objects.forget(self, location)
             raise storage_error(exc, location, self) from exc
@@ -244,26 +280,46 @@ class FileAccess:
             return
         filesystem, path = self.resolve(location)
         try:
-            _open_object(self, location, filesystem, path)
+            self.retrying(location, lambda: _open_object(self, location, filesystem, path))
         except OSError as exc:
             raise storage_error(exc, location, self) from exc
 
     def write(self, location: str, data: bytes) -> None:
-        """Write a whole file (zskip's files are written once and never changed)."""
+        """Write a whole file (zskip's files are written once and never changed).
+
+        On object storage the object appears whole or not at all (one upload, completed or not), so a
+        write tried again after a failure never leaves part of a file under the name."""
         filesystem, path = self.resolve(location)
-        try:
+
+        def write() -> None:
             parent = path.rsplit("/", 1)[0]
             if parent and isinstance(filesystem, pafs.LocalFileSystem):
                 filesystem.create_dir(parent, recursive=True)
             with filesystem.open_output_stream(path) as out:
                 out.write(data)
+
+        try:
+            self.retrying(location, write)
         except OSError as exc:
             raise storage_error(exc, location, self) from exc
 
     def delete(self, location: str) -> None:
         filesystem, path = self.resolve(location)
+        failed = False  # a deletion whose answer was lost may have been done: then the file is gone
+
+        def delete() -> None:
+            nonlocal failed
+            try:
+                filesystem.delete_file(path)
+            except FileNotFoundError:
+                if not failed:
+                    raise
+            except OSError as exc:
+                failed = failed or transient_code(exc) is not None
+                raise
+
         try:
-            filesystem.delete_file(path)
+            self.retrying(location, delete)
         except OSError as exc:
             raise storage_error(exc, location, self) from exc
 
@@ -273,7 +329,8 @@ class FileAccess:
         Locations keep ``folder``'s own form (scheme and all), so they compare with what Iceberg records."""
         filesystem, base = self.resolve(folder)
         try:
-            infos = filesystem.get_file_info(pafs.FileSelector(base, recursive=recursive, allow_not_found=True))
+            selector = pafs.FileSelector(base, recursive=recursive, allow_not_found=True)
+            infos = self.retrying(folder, lambda: filesystem.get_file_info(selector))
         except OSError as exc:
             raise storage_error(exc, folder, self) from exc
         prefix, root = folder.rstrip("/"), base.rstrip("/")
@@ -294,8 +351,9 @@ class FileAccess:
             groups.setdefault(self.settings_for(location), (filesystem, []))[1].append((location, path))
         gone: set[str] = set()
         for filesystem, items in groups.values():
+            paths = [path for _, path in items]
             try:
-                infos = filesystem.get_file_info([path for _, path in items])
+                infos = self.retrying(items[0][0], lambda: filesystem.get_file_info(paths))  # noqa: B023
             except OSError as exc:
                 raise storage_error(exc, items[0][0], self) from exc
             gone.update(
@@ -369,7 +427,6 @@ def _open_object(access: FileAccess, location: str, filesystem: pafs.FileSystem,
     return _open_objects.get(access, location, lambda: filesystem.open_input_file(path))
 
 
-T = TypeVar("T")
 READ_THREADS = 16  # reads in flight at once on the driver (each mostly waits on its store)
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -426,7 +483,7 @@ def _outcome(read: Callable[[], T]) -> T | Exception:
         return exc
 
 
-def _settings(values: Mapping[str, Any], *, hadoop: bool) -> S3Settings:
+def _settings(values: Mapping[str, Any], *, hadoop: bool, retry: RetryPolicy) -> S3Settings:
     def flag(name: str, default: bool) -> bool:
         value = values.get(name)
         return default if value is None else str(value).strip().lower() == "true"
@@ -444,6 +501,7 @@ def _settings(values: Mapping[str, Any], *, hadoop: bool) -> S3Settings:
         path_style=flag("path_style", False),
         ssl=flag("ssl", True),
         hadoop=hadoop,
+        retry=retry,
     )
 
 
@@ -458,7 +516,8 @@ def storage_error(exc: BaseException, location: str, access: FileAccess | None =
         return exc if isinstance(exc, Exception) else StorageError(text)
     bucket = urlparse(location).netloc
     lowered = text.lower()
-    if "nosuchbucket" in lowered or ("bucket" in lowered and ("not found" in lowered or "does not exist" in lowered)):
+    missing_bucket = "bucket" in lowered and ("not found" in lowered or "does not exist" in lowered)
+    if "nosuchbucket" in lowered or "no_such_bucket" in lowered or missing_bucket:
         return StorageError(
             f"bucket {bucket!r} does not exist on {s3.endpoint or 'S3'} (reading {location}): create it, or fix "
             f"the table's location or {s3.setting('endpoint')}"
@@ -468,10 +527,20 @@ def storage_error(exc: BaseException, location: str, access: FileAccess | None =
             f"{s3.endpoint or 'S3'} refused the credentials for {location}: check {s3.setting('access_key')} and "
             f"{s3.setting('secret_key')}"
         )
-    if any(w in lowered for w in ("network_connection", "could not connect", "connection refused", "resolve host")):
+    # curl's 6 and 7: no such host, nothing listening (a NETWORK_CONNECTION error may also be a cut answer)
+    if any(w in lowered for w in ("could not connect", "couldn't connect", "connection refused", "resolve host",
+                                  "curlcode: 6,", "curlcode: 7,")):  # fmt: skip
         return StorageError(
             f"cannot connect to {s3.endpoint or 'S3'} to reach {location}: check {s3.setting('endpoint')}"
         )
     if "path does not exist" in lowered or "not found" in lowered or isinstance(exc, FileNotFoundError):
         return StorageError(f"{location} does not exist: {text}")
+    code = transient_code(exc, spent_too=True)
+    if code is not None:
+        return StorageError(
+            f"{s3.endpoint or 'S3'} kept failing ({code}) on {location} after {s3.retry.retries} retries: {text}; "
+            f"the store is throttling or failing: run again later, or allow more retries with {s3.setting('retries')}"
+        )
+    if isinstance(exc, OSError):
+        return StorageError(f"{s3.endpoint or 'S3'} failed on {location}: {text}")
     return exc if isinstance(exc, Exception) else StorageError(text)

@@ -16,7 +16,8 @@ __all__ = ["progress_bar"]
 
 @contextmanager
 def progress_bar(description: str) -> Iterator[Progress]:
-    """Yields ``callback(stage, done, total)``; each stage gets its own bar.
+    """Yields ``callback(stage, done, total)``; each stage gets its own bar (what a stage adds in
+    parentheses, such as ``indexing files (3 requests retried)``, changes its bar's text).
 
     The bars appear with the first report, so work that fails at once (bad input) prints only its error;
     they go to standard error, so standard output holds only the result (``--json`` can be piped).
@@ -34,9 +35,10 @@ def progress_bar(description: str) -> Iterator[Progress]:
     def report(stage: str, done: int, total: int) -> None:
         if not tasks:
             bars.start()
-        if stage not in tasks:
-            tasks[stage] = bars.add_task(f"{description}: {stage}", total=total)
-        bars.update(tasks[stage], completed=done, total=total)
+        key = stage.split(" (", 1)[0]
+        if key not in tasks:
+            tasks[key] = bars.add_task(f"{description}: {stage}", total=total)
+        bars.update(tasks[key], completed=done, total=total, description=f"{description}: {stage}")
 
     try:
         yield report

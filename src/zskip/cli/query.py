@@ -92,9 +92,11 @@ def _print_analyzed(ctx: Context, query: str, as_json: bool) -> None:
             f"measured: its scans produced {result.rows_scanned:,} rows (numOutputRows) from "
             f"{result.files_scanned:,} files, "
             + ("" if result.row_groups_scanned is None else f"{result.row_groups_scanned:,} row groups, ")
-            + f"{format_bytes(result.bytes_scanned)} in their tasks",
+            + f"{format_bytes(result.bytes_scanned)} in their tasks"
+            + (f"; {result.requests_retried:,} of zskip's requests to the store retried" if result.requests_retried
+               else ""),
             soft_wrap=True,
-        )
+        )  # fmt: skip
 
 
 def _print_explain(console: Console, title: str, result: Explain) -> None:
@@ -125,7 +127,9 @@ def _print_explain(console: Console, title: str, result: Explain) -> None:
             f"{result.files_scanned:,} files, "
             + ("" if result.row_groups_scanned is None else f"{result.row_groups_scanned:,} row groups, ")
             + f"{format_bytes(result.bytes_scanned or 0)} in its tasks"
-        )
+            + (f"; {result.requests_retried:,} of zskip's requests to the store retried" if result.requests_retried
+               else "")
+        )  # fmt: skip
     for note in result.notes:
         console.print(f"note: {note}", highlight=False)
     if result.analysis_seconds > 2:

@@ -60,6 +60,7 @@ class BuiltIndexes:
 
     entries: list[BlobEntry]
     footer: FooterCopy | None = None
+    retries: int = 0  # requests to the store tried again while indexing it (``zskip.retries``)
 
 
 def build_file_indexes(

@@ -104,6 +104,19 @@ _STATUS_403 = re.compile(r"(status code|http status|statuscode|error code)\W{0,3
 _UNREACHABLE = ("Connection refused", "UnknownHost", "Unable to execute HTTP request", "ConnectException",
                 "connect timed out", "Connect to ")  # fmt: skip
 _NO_BUCKET = ("NoSuchBucket", "UnknownStoreException", "bucket does not exist", "Bucket does not exist")
+# a store that kept failing after the client's retries: throttled, or failing on its side
+_FAILING = (
+    ("SlowDown", "SlowDown"),
+    ("Please reduce your request rate", "SlowDown"),
+    ("AWSServiceThrottledException", "SlowDown"),
+    ("Status Code: 503", "503"),
+    ("InternalError", "InternalError"),
+    ("AWSStatus500Exception", "InternalError"),
+    ("Status Code: 500", "500"),
+)
+_UNNAMED_BUCKET = "the table's bucket"
+# zskip's own one-line error, raised in a Spark task (a Python worker's traceback inside the JVM's error)
+_TASK_STORAGE_ERROR = re.compile(r"zskip\.errors\.StorageError: ([^\n]+)")
 
 
 def storage_failure(exc: BaseException) -> StorageError | None:
@@ -114,18 +127,22 @@ def storage_failure(exc: BaseException) -> StorageError | None:
     if not is_spark_error(exc) or _kind(exc) != "other":
         return None  # a table or column the query names wrongly: the user's to fix, not the store's
     text = str(exc)
+    raised_in_task = _TASK_STORAGE_ERROR.search(text)
+    if raised_in_task:
+        return StorageError(raised_in_task.group(1).strip())
     found = _LOCATION.search(text)
     location, scheme, bucket = (found.group(0), found.group(1), found.group(2)) if found else ("the table", "", "")
     location = location.rstrip(":;,.)")
     if scheme == "s3a" or scheme == "s3n":
         keys = {"access": "spark.hadoop.fs.s3a.access.key", "secret": "spark.hadoop.fs.s3a.secret.key",
-                "endpoint": "spark.hadoop.fs.s3a.endpoint"}  # fmt: skip
+                "endpoint": "spark.hadoop.fs.s3a.endpoint", "retries": "spark.hadoop.fs.s3a.retry.limit"}  # fmt: skip
         where = " (or the catalog's own hadoop.fs.s3a.* settings)"
     else:
-        keys = {"access": "s3.access-key-id", "secret": "s3.secret-access-key", "endpoint": "s3.endpoint"}
+        keys = {"access": "s3.access-key-id", "secret": "s3.secret-access-key", "endpoint": "s3.endpoint",
+                "retries": "s3.retry.num-retries"}  # fmt: skip
         where = " (spark.sql.catalog.<name>.<setting>, or what the catalog server hands out)"
     if any(marker in text for marker in _NO_BUCKET):
-        which = f"bucket {bucket!r}" if bucket else "the table's bucket"  # the SDK's text may name none
+        which = f"bucket {bucket!r}" if bucket else _UNNAMED_BUCKET  # the SDK's text may name none
         return StorageError(
             f"{which} does not exist (reaching {location}): create it, or fix the catalog's "
             f"warehouse or {keys['endpoint']}{where}"
@@ -137,6 +154,12 @@ def storage_failure(exc: BaseException) -> StorageError | None:
         )
     if any(marker in text for marker in _UNREACHABLE):
         return StorageError(f"cannot connect to the object store reaching {location}: check {keys['endpoint']}{where}")
+    code = next((code for marker, code in _FAILING if marker in text), None)
+    if code is not None:
+        return StorageError(
+            f"the object store kept failing ({code}) reaching {location} after its client's retries: run again "
+            f"later, or allow more retries with {keys['retries']}{where}"
+        )
     return None
 
 
@@ -152,6 +175,26 @@ def reaching_storage(function: F) -> F:
             failure = storage_failure(exc)
             if failure is None or failure is exc:
                 raise
-            raise failure from None
+            raise _bucket_named(failure, args) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _bucket_named(failure: StorageError, args: tuple[object, ...]) -> StorageError:
+    """``failure`` naming the bucket when the store's own error named none (an SDK's ``NoSuchBucket``
+    says only "the specified bucket does not exist"): the bucket of the warehouse of the catalog of the
+    table the verb was given (``verb(spark, "catalog.db.table", ...)``), where one is set."""
+    text = str(failure)
+    if not text.startswith(_UNNAMED_BUCKET) or len(args) < 2 or not isinstance(args[1], str):
+        return failure
+    spark, table = args[0], args[1]
+    try:
+        catalog = table.split(".", 1)[0] if "." in table else spark.catalog.currentCatalog()  # type: ignore[attr-defined]
+        warehouse = spark.conf.get(f"spark.sql.catalog.{catalog}.warehouse", None)  # type: ignore[attr-defined]
+    except Exception:
+        return failure
+    found = _LOCATION.search(str(warehouse or ""))
+    if not found:
+        return failure
+    named = f"bucket {found.group(2)!r} (of the catalog's warehouse {warehouse})"
+    return StorageError(named + text[len(_UNNAMED_BUCKET) :])

@@ -2,10 +2,18 @@
 
 Each task writes one Puffin file beside the table and returns one small entry per blob; the
 driver only gathers entries.  Files go to Spark in batches so a progress bar can move.
+
+A file whose reads keep failing for a while after the store's client and ``FileAccess`` tried them
+again (a cut answer in the middle of a column chunk) is indexed again from the start, as the table's
+retry settings allow: on one machine Spark does not run a failed task again, and on a cluster this
+spares a task attempt (``spark.task.maxFailures``).  The file's Puffin file is written whole or not at
+all, under a name used once, so a second try overwrites nothing anyone reads.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
@@ -15,7 +23,8 @@ from zskip.display import Progress
 from zskip.fileindex.build import BuiltIndexes, build_file_indexes, copy_blobs
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import ENTRY_SCHEMA, FOOTER_SCHEMA, entries_table, footers_table
-from zskip.storage import LOCAL, FileAccess
+from zskip.retries import counts as retry_counts
+from zskip.storage import LOCAL, FileAccess, storage_error
 
 __all__ = ["build_indexes", "merge_puffins"]
 
@@ -42,6 +51,7 @@ def build_indexes(
     report = progress or (lambda stage, done, total: None)
     batch = max(64, 4 * spark.sparkContext.defaultParallelism)
     tables, footers = [], []
+    retried = 0
     report("indexing files", 0, len(files))
     for start in range(0, len(files), batch):
         chunk = [
@@ -52,7 +62,9 @@ def build_indexes(
         def task(part: Iterable[tuple[str, list[dict], str, bool]]) -> Iterator[BuiltIndexes]:
             for data_file, definitions, puffin_path, copy_footer in part:
                 parsed = [IndexDefinition.from_json(d) for d in definitions]
-                yield build_file_indexes(
+                before = retry_counts.total()
+                build = functools.partial(
+                    build_file_indexes,
                     data_file,
                     parsed,
                     puffin_path,
@@ -61,12 +73,23 @@ def build_indexes(
                     copy_footer=copy_footer,
                     access=access,
                 )
+                try:
+                    built = access.retrying(data_file, build)
+                except OSError as exc:  # a read inside pyarrow's Parquet reader: one line, as FileAccess's
+                    raise storage_error(exc, data_file, access) from exc
+                yield dataclasses.replace(built, retries=retry_counts.total() - before)
 
         built = spark.sparkContext.parallelize(chunk, len(chunk)).mapPartitions(task).collect()
         tables.append(entries_table(entry for one in built for entry in one.entries))
         footers.append(footers_table(one.footer for one in built if one.footer is not None))
-        report("indexing files", min(start + batch, len(files)), len(files))
+        retried += sum(one.retries for one in built)
+        report(_stage("indexing files", retried), min(start + batch, len(files)), len(files))
     return pa.concat_tables(tables), pa.concat_tables(footers)
+
+
+def _stage(stage: str, retried: int) -> str:
+    """A stage's name as progress shows it, with the requests tried again so far (``zskip.retries``)."""
+    return f"{stage} ({retried} requests retried)" if retried else stage
 
 
 def merge_puffins(

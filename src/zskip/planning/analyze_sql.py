@@ -13,6 +13,7 @@ from zskip.iceberg.scan_stats import measure_read, scan_notes
 from zskip.iceberg.spark_errors import reaching_storage
 from zskip.planning.enable import disable, enable, enabled
 from zskip.planning.sql import analyse_query
+from zskip.retries import counts as retry_counts
 
 __all__ = ["AnalyzedScans", "analyze_sql"]
 
@@ -31,6 +32,9 @@ class AnalyzedScans:
     files_scanned: int
     bytes_scanned: int
     row_groups_scanned: int | None
+    # zskip's requests to object stores tried again while the query was planned and run (``zskip.retries``;
+    # one figure for the whole query, repeated for each table)
+    requests_retried: int = 0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -45,14 +49,16 @@ def analyze_sql(spark: SparkSession, query: str) -> list[AnalyzedScans]:
     analyse_query(spark, query)  # a single query, or a one-line refusal
     was = enabled(spark)
     enable(spark)
+    retried = retry_counts.total()
     try:
         frame = spark.sql(query)
         notes = scan_notes(frame, _NOTE)
-        out = []
-        for table, found in notes.items():
-            read = measure_read(frame, table)
-            out.append(AnalyzedScans(table, tuple(found), read.rows, read.files, read.bytes, read.row_groups))
-        return out
+        measured = [(table, found, measure_read(frame, table)) for table, found in notes.items()]
+        retries = retry_counts.total() - retried
+        return [
+            AnalyzedScans(table, tuple(found), read.rows, read.files, read.bytes, read.row_groups, retries)
+            for table, found, read in measured
+        ]
     finally:
         if not was:
             disable(spark)

@@ -27,6 +27,7 @@ from zskip.planning.row_group_statistics import statistics_allow_by_file
 from zskip.planning.row_groups import byte_runs, run_count
 from zskip.planning.staging import keep_staged
 from zskip.planning.workload import RECORDER, WorkloadRecorder
+from zskip.retries import counts as retry_counts
 from zskip.units import format_bytes
 
 __all__ = ["Explain", "explain", "explain_plan", "plan_table", "read", "staged_choice"]
@@ -61,6 +62,8 @@ class Explain(Displayed):
     files_scanned: int | None = None  # files of the tasks the scan ran
     bytes_scanned: int | None = None  # bytes of those tasks' byte ranges
     row_groups_scanned: int | None = None  # row groups Iceberg's reader read for them (from the files)
+    # zskip's requests to the table's store tried again while planning and running it (``zskip.retries``)
+    requests_retried: int | None = None
 
     @property
     def rows_read(self) -> int:
@@ -99,6 +102,8 @@ class Explain(Displayed):
                     f"{format_bytes(self.bytes_scanned or 0)} in the scan's tasks",
                 )
             )
+        if self.requests_retried:
+            rows.append(("requests retried", f"{self.requests_retried:,} of zskip's, to the table's store"))
         for stage in self.stages:
             groups = "" if stage.row_groups_kept is None else f", {stage.row_groups_kept:,} row groups"
             ran = f"not run: {stage.skipped}" if stage.skipped else f"{stage.seconds * 1000:.1f} ms"
@@ -188,6 +193,7 @@ def explain(
             f"{table} names a branch, tag or snapshot; zskip plans a table's current snapshot only "
             "(zskip.read reads other states without pruning): explain the table itself"
         )
+    retried = retry_counts.total()
     plan, scans = plan_table(spark, table, where, stages=stages)
     explained = explain_plan(plan, where)
     if not analyze:
@@ -199,6 +205,7 @@ def explain(
         files_scanned=measured.files,
         bytes_scanned=measured.bytes,
         row_groups_scanned=measured.row_groups,
+        requests_retried=retry_counts.total() - retried,
     )
 
 

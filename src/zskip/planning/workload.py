@@ -99,6 +99,14 @@ class _Pending:
 
 
 def _exists(metadata: SnapshotMetadata) -> bool:
+    """Whether the table is still there to list: in its catalog, and with its metadata files in place (a
+    script's temporary warehouse may be deleted before it exits, while its catalog still caches the
+    table: listing it then makes Spark log a failed task per manifest)."""
+    try:
+        if not metadata.storage.files_under(f"{metadata.location.rstrip('/')}/metadata"):
+            return False
+    except Exception:  # its store is out of reach too: the records have nowhere to go
+        return False
     try:
         return bool(metadata.spark.catalog.tableExists(metadata.table))
     except Exception:  # the session is gone: the listing below will say so, as before
@@ -210,8 +218,8 @@ class WorkloadRecorder:
                 append_records(location, pending.complete_rows(deadline), pending.storage)
                 written += len(pending.rows)
             except TableGone:
-                log.debug("zskip workload log: %s was dropped; its %d records are not written", pending.table,
-                          len(pending.rows))  # fmt: skip
+                log.debug("zskip workload log: %s was dropped, or its files are gone; its %d records are not "
+                          "written", pending.table, len(pending.rows))  # fmt: skip
             except Exception as exc:
                 self._failed(f"writing the workload log of {pending.table}", exc)
             finally:

@@ -15,16 +15,17 @@ import org.apache.iceberg.io.FileIO;
 /**
  * How a table's files are reached, as JSON: its FileIO's class, the FileIO's S3 properties, and the
  * S3A settings of its Hadoop configuration (secrets through Hadoop's credential providers too), which
- * is what {@code zskip.storage} needs to reach the table's files as its FileIO does, and nothing else.
+ * is what {@code zskip.storage} needs to reach the table's files as its FileIO does (and to retry its
+ * requests as the FileIO's client does), and nothing else.
  */
 public final class StorageSettings {
   static final String[] S3_PROPERTIES = {
     "s3.endpoint", "s3.access-key-id", "s3.secret-access-key", "s3.session-token", "s3.path-style-access",
-    "client.region"
+    "client.region", "s3.retry.num-retries", "s3.retry.min-wait-ms", "s3.retry.max-wait-ms"
   };
   static final String[] S3A_KEYS = {
     "endpoint", "access.key", "secret.key", "session.token", "path.style.access", "endpoint.region",
-    "connection.ssl.enabled"
+    "connection.ssl.enabled", "retry.limit", "retry.interval", "retry.throttle.limit", "retry.throttle.interval"
   };
   // FileIO -> its answer: a loaded table keeps its FileIO, so each is described once
   private static final Map<FileIO, String> KNOWN = Collections.synchronizedMap(new WeakHashMap<>());

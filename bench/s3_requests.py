@@ -8,8 +8,9 @@ C++ (``aws-sdk-cpp``); Spark, Hadoop's S3A and Iceberg's S3FileIO use the AWS SD
 and answers pass byte for byte (signatures stay valid); the relay adds one loopback hop to each.
 
 Faults (``Faults``): a share of requests is answered ``503 SlowDown`` (throttling) or ``500
-InternalError`` without reaching the server, a share has its answer cut off after the headers and half
-the body (a dropped connection), and a share waits before it is forwarded.  Which request meets which
+InternalError`` without reaching the server, a share reaches the server but its connection is dropped
+before the answer (cut), a share has its answer cut off after the headers and half the body
+(truncated), and a share waits before it is forwarded.  Which request meets which
 fault is drawn from one seeded generator; faults are switched on and off while the relay runs
 (``RelayCounts.set_faults``) and counted beside the requests.
 """
@@ -76,9 +77,13 @@ class Faults:
 
     throttled: float = 0.0  # 503 SlowDown
     failed: float = 0.0  # 500 InternalError
-    cut: float = 0.0  # the answer's connection closed after the headers and half the body
+    cut: float = 0.0  # done by the server, the connection then closed before the answer
     delayed: float = 0.0  # forwarded after ``delay`` seconds
-    delay: float = 0.2
+    # the answer's headers and half its body, then the connection closed: pyarrow's and zskip's reads
+    # survive it; Iceberg's S3FileIO does not retry it (httpcore's ConnectionClosedException, "Premature
+    # end of Content-Length delimited message body"), and on one machine Spark does not rerun the task
+    truncated: float = 0.0
+    delay: float = 0.1
     seed: int = 0
 
     @classmethod
@@ -112,7 +117,9 @@ class _FaultDraws:
         f = self.faults
         with self._lock:
             r = self._random.random()
-        for kind, share in (("throttled", f.throttled), ("failed", f.failed), ("cut", f.cut), ("delayed", f.delayed)):
+        shares = (("throttled", f.throttled), ("failed", f.failed), ("cut", f.cut), ("truncated", f.truncated),
+                  ("delayed", f.delayed))  # fmt: skip
+        for kind, share in shares:
             if r < share:
                 return kind
             r -= share
@@ -239,8 +246,8 @@ class _Handler(BaseHTTPRequestHandler):
             if name.lower() not in _HOP_BY_HOP and not (name.lower() == "content-length" and payload_length is None):
                 self.send_header(name, value)
         # counted before the client has the answer: a snapshot taken once the client is done sees it
-        if fault == "cut":
-            self._cut(answer, has_length=payload_length is not None)
+        if fault in ("cut", "truncated"):
+            self._cut(answer, has_length=payload_length is not None, body=fault == "truncated")
             return
         if payload_length is None and self.command != "HEAD" and answer.status not in (204, 304):
             data = answer.read()  # a chunked answer (listings): sent with its length
@@ -256,12 +263,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(chunk)
         answer.close()
 
-    def _cut(self, answer: http.client.HTTPResponse, *, has_length: bool) -> None:
-        """The answer's headers and half its body, then the connection closed: a response dropped midway."""
+    def _cut(self, answer: http.client.HTTPResponse, *, has_length: bool, body: bool) -> None:
+        """The connection closed before the answer, or (``body``) after its headers and half its body."""
         data = b"" if self.command == "HEAD" else answer.read()
         answer.close()
         self.close_connection = True
-        if data:  # an answer without a body is dropped before its status line
+        if body and data:  # an answer without a body is dropped before its status line
             if not has_length:
                 self.send_header("Content-Length", str(len(data)))
             self.end_headers()

@@ -211,6 +211,15 @@ class FileAccess:
         s3 = self.settings_for(location)
         return call() if s3 is None else retrying(call, s3.retry)
 
+    def whole_file(self, location: str, call: Callable[[], T]) -> T:
+        """``call()``, work on ``location`` that reads it through pyarrow's own readers (a Parquet file's
+        row groups, in a Spark task), run again from the start as ``retrying`` allows when a read in it
+        kept failing after the client's retries; what still fails is a one-line ``StorageError``."""
+        try:
+            return self.retrying(location, call)
+        except OSError as exc:
+            raise storage_error(exc, location, self) from exc
+
     def open_parquet(self, location: str) -> pq.ParquetFile:
         filesystem, path = self.resolve(location)
         try:

@@ -158,9 +158,10 @@ def s3_server(home: Path | None = None) -> Iterator[S3Server]:
 
 
 @contextmanager
-def rest_catalog(s3: S3Server, warehouse: str) -> Iterator[str]:
+def rest_catalog(s3: S3Server, warehouse: str, *, retry_wait_ms: tuple[int, int] | None = None) -> Iterator[str]:
     """Iceberg's REST catalog server on a free loopback port, its tables in ``warehouse`` (``s3://...``) on
-    ``s3``; yields its URI."""
+    ``s3``; yields its URI.  ``retry_wait_ms``: its S3FileIO's shortest and longest wait between retries
+    (``s3.retry.min-wait-ms``, ``s3.retry.max-wait-ms``; S3FileIO's own defaults otherwise)."""
     home = Path(tempfile.mkdtemp(prefix="zskip-rest-"))
     port = free_port()
     env = {
@@ -174,6 +175,9 @@ def rest_catalog(s3: S3Server, warehouse: str) -> Iterator[str]:
         "CATALOG_S3_PATH__STYLE__ACCESS": "true",
         "CATALOG_CLIENT_REGION": "us-east-1",
     }
+    if retry_wait_ms is not None:
+        shortest, longest = retry_wait_ms
+        env |= {"CATALOG_S3_RETRY_MIN__WAIT__MS": str(shortest), "CATALOG_S3_RETRY_MAX__WAIT__MS": str(longest)}
     try:
         with _server("rest-catalog", port, home / "rest.log", env=env, args=[]):
             yield f"http://127.0.0.1:{port}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -23,6 +24,7 @@ from tables import fingerprint, make_table
 
 import zskip
 from zskip.planning.workload import flush_workload
+from zskip.retries import counts as retries
 
 WHERE = "a < 300 AND s = 'k7'"
 STAR = (
@@ -208,6 +210,18 @@ def refused(spark, call) -> str:  # type: ignore[no-untyped-def]
     return "no error"
 
 
+def doomed_tables(spark, buckets: Path) -> list[str]:  # type: ignore[no-untyped-def]
+    """A table whose bucket is deleted once it is made and indexed, on a hadoop catalog (``s3a://``).
+
+    Not on the REST catalog: its server reads a table's metadata again for each load, retrying a missing
+    bucket for minutes (Iceberg's ``refreshFromMetadataLocation``) before it answers."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS doomed.db")
+    spark.sql("CREATE TABLE doomed.db.t USING iceberg AS SELECT * FROM lake.db.t")
+    zskip.create_index(spark, "doomed.db.t", "s", kind="bloom")
+    shutil.rmtree(buckets / "doomed")
+    return ["doomed.db.t"]
+
+
 def main(settings: str, work: str) -> None:
     given = json.loads(settings)
     hadoop, rest, bad = given["hadoop"], given["rest"], given["bad"]
@@ -234,10 +248,13 @@ def main(settings: str, work: str) -> None:
     }
     found["errors"]["optimize_bad_secret"] = refused(spark, lambda: zskip.optimize(spark, "bad_secret.db.t", by=["a"]))
     seconds["errors"], started = time.monotonic() - started, time.monotonic()
-    # every verb, through a wrong secret (S3A and S3FileIO) and a missing bucket
+    # every verb, through a wrong secret (S3A and S3FileIO), a missing bucket and a bucket deleted under
+    # its tables
+    tables = {name: f"{name}.db.t" for name in ("bad_secret", "no_bucket", "rest_bad_secret")}
+    tables |= {table.split(".")[0]: table for table in doomed_tables(spark, Path(given["buckets"]))}
     found["every verb"] = {
-        f"{verb} {name}": refused(spark, lambda call=call, name=name: call(spark, f"{name}.db.t"))
-        for name in ("bad_secret", "no_bucket", "rest_bad_secret")
+        f"{verb} {name}": refused(spark, lambda call=call, table=table: call(spark, table))
+        for name, table in tables.items()
         for verb, call in EVERY_VERB.items()
     }
     found["unchanged"] = before == {
@@ -245,6 +262,7 @@ def main(settings: str, work: str) -> None:
     }
     seconds["every verb"] = time.monotonic() - started
     found["seconds"] = seconds
+    found["retried"] = retries.snapshot()  # the driver's; each index build task counts its own
     (Path(work) / "found.json").write_text(json.dumps(found, indent=1))
     print(json.dumps(found))
     spark.stop()

@@ -1,9 +1,14 @@
 """zskip on object storage: a real S3-compatible server (S3Proxy) and Iceberg's REST catalog server on
 loopback, reached through ``s3a://`` (Hadoop's S3A) and ``s3://`` (Iceberg's S3FileIO), with the
-credentials and endpoint only in Spark's and the catalog's settings (tests/integration/s3_job.py)."""
+credentials and endpoint only in Spark's and the catalog's settings (tests/integration/s3_job.py).
+
+Every client (Spark's S3A, the catalogs' S3FileIO, the REST server's, zskip's pyarrow) reaches the
+store through a relay that misbehaves as stores under load do (``Faults.typical``: 8% of requests
+throttled, 3% failed, 2% cut, 5% delayed), so every verb and query here is checked under faults."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -27,19 +32,36 @@ def servers():  # type: ignore[no-untyped-def]
         pytest.skip(reason)
     if spark_line(pyspark.__version__) not in S3A_HADOOP:
         pytest.skip(f"Hadoop's S3A needs the AWS SDK v1 on Spark {pyspark.__version__}; S3FileIO only there")
+    from bench.s3_requests import Faults, counting_relay
+
     with s3_server() as s3:
         s3.create_bucket("lake")
-        with rest_catalog(s3, "s3://lake/rest") as uri:
-            yield s3, uri
+        with counting_relay(s3.endpoint, Faults.typical(seed=11)) as (relay, counts):
+            faulty = dataclasses.replace(s3, endpoint=relay)
+            with rest_catalog(faulty, "s3://lake/rest", retry_wait_ms=(50, 1000)) as uri:
+                yield s3, uri, faulty, counts
+
+
+# retries as the clients' own settings say, with shorter waits than their defaults (2 s for S3FileIO):
+# zskip's requests follow the same settings
+QUICK_RETRIES = {"s3.retry.min-wait-ms": "50", "s3.retry.max-wait-ms": "1000"}
+QUICK_S3A_RETRIES = {
+    "spark.hadoop.fs.s3a.retry.interval": "50ms",
+    "spark.hadoop.fs.s3a.retry.throttle.interval": "50ms",
+}
 
 
 def _settings(s3, uri: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    hadoop = s3.hadoop_conf()
-    rest = {
-        "spark.sql.catalog.rest": "org.apache.iceberg.spark.SparkCatalog",
-        "spark.sql.catalog.rest.type": "rest",
-        "spark.sql.catalog.rest.uri": uri,
-    } | s3.catalog_conf("rest")
+    hadoop = s3.hadoop_conf() | QUICK_S3A_RETRIES
+    rest = (
+        {
+            "spark.sql.catalog.rest": "org.apache.iceberg.spark.SparkCatalog",
+            "spark.sql.catalog.rest.type": "rest",
+            "spark.sql.catalog.rest.uri": uri,
+        }
+        | s3.catalog_conf("rest")
+        | {f"spark.sql.catalog.rest.{key}": value for key, value in QUICK_RETRIES.items()}
+    )
     bad: dict[str, str] = {}
 
     def hadoop_catalog(name: str, warehouse: str, **overrides: str) -> None:
@@ -60,20 +82,36 @@ def _settings(s3, uri: str) -> dict[str, object]:  # type: ignore[no-untyped-def
     hadoop_catalog("bad_secret", "s3a://lake/wh", **{"secret.key": "not-the-secret"})
     hadoop_catalog("bad_endpoint", "s3a://lake/wh", endpoint="http://127.0.0.1:9")
     hadoop_catalog("no_bucket", "s3a://no-such-bucket/wh")
+    # a catalog whose bucket is deleted once its table is made (s3_job.py)
+    bad |= {
+        "spark.sql.catalog.doomed": "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.doomed.type": "hadoop",
+        "spark.sql.catalog.doomed.warehouse": "s3a://doomed/wh",
+    }
     bad |= {
         "spark.sql.catalog.rest_bad_secret": "org.apache.iceberg.spark.SparkCatalog",
         "spark.sql.catalog.rest_bad_secret.type": "rest",
         "spark.sql.catalog.rest_bad_secret.uri": uri,
     } | s3.catalog_conf("rest_bad_secret")
     bad["spark.sql.catalog.rest_bad_secret.s3.secret-access-key"] = "not-the-secret"
-    return {"warehouse": "s3a://lake/wh", "hadoop": hadoop, "rest": rest, "bad": bad}
+    return {"warehouse": "s3a://lake/wh", "hadoop": hadoop, "rest": rest, "bad": bad, "buckets": str(s3.folder)}
 
 
 def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    s3, uri = servers
+    from bench.s3_requests import JVM, ZSKIP
+
+    s3, uri, faulty, counts = servers
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    found = run_job("s3_job.py", json.dumps(_settings(s3, uri)), str(tmp_path), timeout=1500, env=env)
-    print("s3_job seconds:", found["seconds"])
+    s3.create_bucket("doomed")
+    before = counts.snapshot()
+    found = run_job("s3_job.py", json.dumps(_settings(faulty, uri)), str(tmp_path), timeout=1500, env=env)
+    asked = {key: n - before.get(key, 0) for key, n in counts.snapshot().items()}
+    print("s3_job seconds:", found["seconds"], "requests and faults:", asked, "zskip retried:", found["retried"])
+    # the store misbehaved for every client, and every verb above succeeded at its first run (pyarrow's
+    # client retried most of zskip's failed requests itself: zskip counts only those it tried again)
+    for client in (ZSKIP, JVM):
+        for fault in ("throttled", "failed", "cut"):
+            assert asked.get(f"{client} fault {fault}", 0) >= 3, (client, fault, asked)
     for catalog, folder in (("lake", "wh/db/t"), ("rest", "rest/db/t")):
         result = found[catalog]
         assert result["optimize_commits"] >= 1 and result["files_indexed"] >= 1, result
@@ -117,7 +155,7 @@ def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> N
     for call, message in found["every verb"].items():
         name = call.split(" ")[1]
         named = {"bad_secret": "fs.s3a.secret.key", "no_bucket": "no-such-bucket", "rest_bad_secret":
-                 "s3.secret-access-key"}[name]  # fmt: skip
+                 "s3.secret-access-key", "doomed": "doomed"}[name]  # fmt: skip
         assert named in message and "\n" not in message and "UNSET" not in message, (call, message)
 
 
@@ -128,7 +166,7 @@ def test_ranged_reads_of_one_object_ask_its_length_once(servers) -> None:  # typ
     from tests.integration.object_store import ACCESS_KEY, SECRET_KEY
     from zskip.storage import FileAccess, forget_open_objects
 
-    s3, _ = servers
+    s3 = servers[0]
     with counting_relay(s3.endpoint) as (relay, counts):
         properties = {"s3.endpoint": relay, "s3.access-key-id": ACCESS_KEY, "s3.secret-access-key": SECRET_KEY}
         access = FileAccess.of(
@@ -170,3 +208,41 @@ def _asked_once_counted(counts, before: dict[str, int], request: str) -> dict[st
             return after  # type: ignore[no-any-return]
         time.sleep(0.05)
     raise AssertionError(f"no {request} counted")
+
+
+def test_zskips_reads_and_writes_outlast_a_store_that_throttles_fails_and_cuts_answers(servers) -> None:  # type: ignore[no-untyped-def]
+    """8% of requests throttled, 3% failed, 2% cut before the answer, 2% cut mid-body and 5% delayed:
+    every small ranged read (a footer's 8-byte length, met by a 503, is the one the store's client does
+    not retry), whole read, write, listing and deletion succeeds, with the bytes as written, and the
+    retries are counted."""
+    from bench.s3_requests import ZSKIP, Faults, counting_relay
+
+    from tests.integration.object_store import ACCESS_KEY, SECRET_KEY
+    from zskip.retries import counts as retries
+    from zskip.storage import FileAccess, forget_open_objects
+
+    s3 = servers[0]
+    faults = dataclasses.replace(Faults.typical(seed=7), truncated=0.02)  # answers cut mid-body too
+    with counting_relay(s3.endpoint, faults) as (relay, counts):
+        properties = {"s3.endpoint": relay, "s3.access-key-id": ACCESS_KEY, "s3.secret-access-key": SECRET_KEY,
+                      "s3.path-style-access": "true"} | QUICK_RETRIES  # fmt: skip
+        access = FileAccess.of({"io": "org.apache.iceberg.aws.s3.S3FileIO", "properties": properties})
+        before = retries.total()
+        data = bytes(range(256)) * 200
+        names = [f"s3://lake/faults/blob-{i}.bin" for i in range(12)]
+        for name in names:
+            access.write(name, data)
+        for round in range(6):
+            forget_open_objects()  # each round opens every object again
+            for i, name in enumerate(names):
+                offset = (round * 37 + i * 101) % (len(data) - 8)
+                assert access.read(name, offset=offset, length=8) == data[offset : offset + 8]
+        assert all(access.read(name) == data for name in names[:5])
+        assert [location for location, _, _ in access.files_under("s3://lake/faults")] == sorted(names)
+        for name in names:
+            access.delete(name)
+        assert access.missing(names) == set(names)
+        asked = counts.snapshot()
+    faults = sum(n for key, n in asked.items() if key.startswith(f"{ZSKIP} fault") and "delayed" not in key)
+    assert faults >= 8, asked  # the store misbehaved, and every call above still succeeded
+    assert retries.total() - before >= 1, asked

@@ -19,12 +19,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
+from zskip import retries  # by module: a task's closure pickles modules by name, not their locks
 from zskip.display import Progress
 from zskip.fileindex.build import BuiltIndexes, build_file_indexes, copy_blobs
 from zskip.fileindex.definition import IndexDefinition
 from zskip.fileindex.manifest import ENTRY_SCHEMA, FOOTER_SCHEMA, entries_table, footers_table
-from zskip.retries import counts as retry_counts
-from zskip.storage import LOCAL, FileAccess, storage_error
+from zskip.storage import LOCAL, FileAccess
 
 __all__ = ["build_indexes", "merge_puffins"]
 
@@ -62,7 +62,7 @@ def build_indexes(
         def task(part: Iterable[tuple[str, list[dict], str, bool]]) -> Iterator[BuiltIndexes]:
             for data_file, definitions, puffin_path, copy_footer in part:
                 parsed = [IndexDefinition.from_json(d) for d in definitions]
-                before = retry_counts.total()
+                before = retries.counts.total()
                 build = functools.partial(
                     build_file_indexes,
                     data_file,
@@ -73,11 +73,8 @@ def build_indexes(
                     copy_footer=copy_footer,
                     access=access,
                 )
-                try:
-                    built = access.retrying(data_file, build)
-                except OSError as exc:  # a read inside pyarrow's Parquet reader: one line, as FileAccess's
-                    raise storage_error(exc, data_file, access) from exc
-                yield dataclasses.replace(built, retries=retry_counts.total() - before)
+                built = access.whole_file(data_file, build)
+                yield dataclasses.replace(built, retries=retries.counts.total() - before)
 
         built = spark.sparkContext.parallelize(chunk, len(chunk)).mapPartitions(task).collect()
         tables.append(entries_table(entry for one in built for entry in one.entries))

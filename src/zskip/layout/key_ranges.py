@@ -7,6 +7,7 @@ back to the driver.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -79,6 +80,12 @@ def clustered_columns(parquet: pq.ParquetFile, spec: ClusteringSpec) -> pa.Table
     return pa.table([table.column(order.index(p)) for p in wanted], names=list(spec.column_names))
 
 
+def _listed_key_ranges(
+    path: str, spec: ClusteringSpec, sorted_by_key: bool, only_sorted: bool, access: FileAccess
+) -> list[tuple[str, int, int, int, int]]:
+    return list(file_key_ranges(path, spec, sorted_by_key=sorted_by_key, only_sorted=only_sorted, access=access))
+
+
 def compute_key_ranges(
     spark: SparkSession,
     spec: ClusteringSpec,
@@ -96,7 +103,11 @@ def compute_key_ranges(
 
     def task(part: Iterable[str]) -> Iterator[tuple[str, int, int, int, int]]:
         for path in part:
-            yield from file_key_ranges(path, spec, sorted_by_key=sorted_by_key, only_sorted=only_sorted, access=access)
+            # whole, and again from the start when a read of the file kept failing (``FileAccess.whole_file``)
+            yield from access.whole_file(
+                path,
+                functools.partial(_listed_key_ranges, path, spec, sorted_by_key, only_sorted, access),
+            )
 
     # a few files per task: each task starts a Python worker, which costs more than keying a file's
     # row-group ends (200 one-file tasks took 12 s of a 19 s optimize of a 1M-row table)

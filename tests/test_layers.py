@@ -32,7 +32,7 @@ LAYERS: dict[str, set[str]] = {
     "hosted": VERBS | {"procedures"},
     "cli": VERBS | {"viz", "datasets", "demo"},
 }
-SHARED = {"degraded", "display", "errors", "settings", "storage", "units"}
+SHARED = {"degraded", "display", "errors", "retries", "settings", "storage", "units"}
 
 
 def modules() -> list[Path]:

@@ -28,6 +28,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from zskip import settings as zskip_settings
+from zskip.errors import StorageError
 from zskip.expr import bind, columns_of, to_sql
 from zskip.expr.rewrite import without_implied_not_null
 from zskip.iceberg.hook import await_records
@@ -105,8 +106,10 @@ def _exists(metadata: SnapshotMetadata) -> bool:
     try:
         if not metadata.storage.files_under(f"{metadata.location.rstrip('/')}/metadata"):
             return False
-    except Exception:  # its store is out of reach too: the records have nowhere to go
+    except StorageError:  # its store is out of reach too: the records have nowhere to go
         return False
+    except Exception:  # anything else says nothing of the table: the listing below decides
+        pass
     try:
         return bool(metadata.spark.catalog.tableExists(metadata.table))
     except Exception:  # the session is gone: the listing below will say so, as before

@@ -124,3 +124,16 @@ def test_a_store_that_kept_failing_says_so_in_one_line_with_the_setting_to_raise
     message = str(storage_error(OSError(FLUSH), "s3a://lake/wh/t/zskip/x.puffin", access))
     assert "INTERNAL_FAILURE" in message and "s3a://lake/wh/t/zskip/x.puffin" in message
     assert "spark.hadoop.fs.s3a.retry.limit" in message and "\n" not in message
+
+
+def test_zskips_own_error_is_tried_again_for_its_cause_only_and_never_said_twice() -> None:
+    access = FileAccess(s3=S3Settings(endpoint="http://127.0.0.1:9"))
+    where = "s3://lake/t/data/f.parquet"
+    spent = OSError(FLUSH)
+    spent.retries_spent = True  # type: ignore[attr-defined]
+    try:
+        raise storage_error(spent, where, access) from spent
+    except StorageError as said:
+        assert "INTERNAL_FAILURE" in str(said)
+        assert transient_code(said) is None  # its text names the code, but its cause was tried enough
+        assert storage_error(said, where, access) is said

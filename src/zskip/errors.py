@@ -87,4 +87,5 @@ class CorruptIndexError(ZskipError, ValueError):
 
 class StorageError(ZskipError, OSError):
     """A file of the table cannot be reached: wrong credentials, an unreachable endpoint, a missing
-    bucket or file.  The message names the setting to fix."""
+    bucket or file, or a store that kept throttling or failing after every retry its client's settings
+    allow.  The message names the path or bucket, the store's error and the setting to fix."""

@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from zskip.errors import ZskipError
+
 __all__ = ["RetryPolicy", "count_retry", "counts", "retrying", "transient_code"]
 
 T = TypeVar("T")
@@ -63,7 +65,7 @@ def transient_code(exc: BaseException, *, spent_too: bool = False) -> str | None
     for _ in range(4):
         if seen is None or (getattr(seen, "retries_spent", False) and not spent_too):
             return None  # tried as often as allowed already, where it failed: not again around it
-        if isinstance(seen, OSError):
+        if isinstance(seen, OSError) and not isinstance(seen, ZskipError):  # zskip's own: see its cause
             text = str(seen)
             if _UNREACHABLE.search(text):
                 return None

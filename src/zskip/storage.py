@@ -114,8 +114,10 @@ class S3Settings:
             # what S3A and S3FileIO do with a hung connection: give up after a while, not never
             connect_timeout=10,
             request_timeout=60,
-            # the client retries what fails before an answer arrives; ``retrying`` what fails after
-            retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=self.retry.retries + 1),
+            # the client retries what fails before an answer arrives; ``retrying`` what fails after.  The
+            # SDK's default strategy, not its standard one: the standard one's retry quota runs dry under
+            # a store that keeps throttling, and then no request is retried at all
+            retry_strategy=pafs.AwsDefaultS3RetryStrategy(max_attempts=self.retry.retries + 1),
         )
 
 
@@ -517,6 +519,8 @@ def _settings(values: Mapping[str, Any], *, hadoop: bool, retry: RetryPolicy) ->
 def storage_error(exc: BaseException, location: str, access: FileAccess | None = None) -> Exception:
     """A one-line ``StorageError`` for a failed read or write of ``location``, naming the setting to fix;
     errors that are not about reaching the store come back as they are."""
+    if isinstance(exc, StorageError):
+        return exc  # said in one line already, where it was raised
     text = " ".join(str(exc).split())
     s3 = access.settings_for(location) if access is not None else None
     if s3 is None:

@@ -48,6 +48,8 @@ QUICK_RETRIES = {"s3.retry.min-wait-ms": "50", "s3.retry.max-wait-ms": "1000"}
 QUICK_S3A_RETRIES = {
     "spark.hadoop.fs.s3a.retry.interval": "50ms",
     "spark.hadoop.fs.s3a.retry.throttle.interval": "50ms",
+    # S3A's own retries only: the AWS SDK's under them wait a second or more on each throttled request
+    "spark.hadoop.fs.s3a.attempts.maximum": "1",
 }
 
 

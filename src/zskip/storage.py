@@ -214,9 +214,10 @@ class FileAccess:
         return call() if s3 is None else retrying(call, s3.retry)
 
     def whole_file(self, location: str, call: Callable[[], T]) -> T:
-        """``call()``, work on ``location`` that reads it through pyarrow's own readers (a Parquet file's
-        row groups, in a Spark task), run again from the start as ``retrying`` allows when a read in it
-        kept failing after the client's retries; what still fails is a one-line ``StorageError``."""
+        """``call()``, work on ``location`` (one request, or a whole Parquet file's reads through pyarrow's
+        own readers in a Spark task), run again from the start as ``retrying`` allows when it kept failing
+        after the client's retries; what still fails is a one-line ``StorageError``.  Every read and write
+        of ``FileAccess`` goes through it."""
         try:
             return self.retrying(location, call)
         except OSError as exc:
@@ -224,10 +225,7 @@ class FileAccess:
 
     def open_parquet(self, location: str) -> pq.ParquetFile:
         filesystem, path = self.resolve(location)
-        try:
-            return self.retrying(location, lambda: pq.ParquetFile(filesystem.open_input_file(path)))
-        except OSError as exc:
-            raise storage_error(exc, location, self) from exc
+        return self.whole_file(location, lambda: pq.ParquetFile(filesystem.open_input_file(path)))
 
     def parquet_metadata(self, location: str, *, size: int | None = None) -> pq.FileMetaData:
         """A Parquet file's footer.  Given the file's ``size`` (as Iceberg records it), one request
@@ -235,13 +233,10 @@ class FileAccess:
         if size is None:
             return self.open_parquet(location).metadata
         filesystem, path = self.resolve(location)
-        try:
-            return self.retrying(
-                location,
-                lambda: ds.ParquetFileFormat().make_fragment(path, filesystem=filesystem, file_size=size).metadata,
-            )
-        except OSError as exc:
-            raise storage_error(exc, location, self) from exc
+        return self.whole_file(
+            location,
+            lambda: ds.ParquetFileFormat().make_fragment(path, filesystem=filesystem, file_size=size).metadata,
+        )
 
     def parquet_footer(self, location: str) -> tuple[bytes, int]:
         """A Parquet file's footer bytes as stored, with the length and magic after them (the tail a
@@ -258,10 +253,7 @@ class FileAccess:
                 footer = source.read_at(length, size - 8 - length)
             return bytes(footer) + bytes(tail), size
 
-        try:
-            return self.retrying(location, read)
-        except OSError as exc:
-            raise storage_error(exc, location, self) from exc
+        return self.whole_file(location, read)
 
     def read(self, location: str, *, offset: int = 0, length: int | None = None) -> bytes:
         """A file's bytes, or ``length`` bytes of it from ``offset``.
@@ -290,10 +282,7 @@ class FileAccess:
         if self.settings_for(location) is None:
             return
         filesystem, path = self.resolve(location)
-        try:
-            self.retrying(location, lambda: _open_object(self, location, filesystem, path))
-        except OSError as exc:
-            raise storage_error(exc, location, self) from exc
+        self.whole_file(location, lambda: _open_object(self, location, filesystem, path))
 
     def write(self, location: str, data: bytes) -> None:
         """Write a whole file (zskip's files are written once and never changed).
@@ -309,10 +298,7 @@ class FileAccess:
             with filesystem.open_output_stream(path) as out:
                 out.write(data)
 
-        try:
-            self.retrying(location, write)
-        except OSError as exc:
-            raise storage_error(exc, location, self) from exc
+        self.whole_file(location, write)
 
     def delete(self, location: str) -> None:
         filesystem, path = self.resolve(location)
@@ -329,21 +315,15 @@ class FileAccess:
                 failed = failed or transient_code(exc) is not None
                 raise
 
-        try:
-            self.retrying(location, delete)
-        except OSError as exc:
-            raise storage_error(exc, location, self) from exc
+        self.whole_file(location, delete)
 
     def files_under(self, folder: str, *, recursive: bool = False) -> list[tuple[str, int, float | None]]:
         """``(location, size, modified epoch seconds)`` of each file under ``folder``; none when it is absent.
 
         Locations keep ``folder``'s own form (scheme and all), so they compare with what Iceberg records."""
         filesystem, base = self.resolve(folder)
-        try:
-            selector = pafs.FileSelector(base, recursive=recursive, allow_not_found=True)
-            infos = self.retrying(folder, lambda: filesystem.get_file_info(selector))
-        except OSError as exc:
-            raise storage_error(exc, folder, self) from exc
+        selector = pafs.FileSelector(base, recursive=recursive, allow_not_found=True)
+        infos = self.whole_file(folder, lambda: filesystem.get_file_info(selector))
         prefix, root = folder.rstrip("/"), base.rstrip("/")
         found = []
         for info in infos:
@@ -363,10 +343,7 @@ class FileAccess:
         gone: set[str] = set()
         for filesystem, items in groups.values():
             paths = [path for _, path in items]
-            try:
-                infos = self.retrying(items[0][0], lambda: filesystem.get_file_info(paths))  # noqa: B023
-            except OSError as exc:
-                raise storage_error(exc, items[0][0], self) from exc
+            infos = self.whole_file(items[0][0], lambda: filesystem.get_file_info(paths))  # noqa: B023
             gone.update(
                 location for (location, _), info in zip(items, infos, strict=True) if info.type != pafs.FileType.File
             )

@@ -23,7 +23,13 @@ For each query (document 001's D1-D7, Q1.1-Q1.3 and the star query Q2.1), on eac
 - **wall time**: ``spark.sql(q).collect()`` against ``zskip.sql(q).collect()``, runs alternating,
   warm; both must return the same rows, and the rows lineorder's scan produced are measured.
 
-Writes docs/benchmarks/object-storage.md, object-storage.json and object-storage.png.
+Then, with ``--faults SEED`` (the default), the S3 catalog's queries again and lineorder's bitmaps
+rebuilt, with the relay misbehaving as a store under load does (``bench/storage_faults.py``); with
+``--baseline``, the fault-free planning beside an earlier run's.  ``--server moto`` runs it all on
+moto's S3 server instead of S3Proxy.
+
+Writes docs/benchmarks/object-storage.md, object-storage.json and object-storage.png (with ``--server
+moto``: object-storage-moto.*).
 """
 
 from __future__ import annotations
@@ -42,11 +48,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.integration.object_store import S3Server, missing, s3_server
+from tests.integration.object_store import S3Server, missing, moto_server, s3_server
 
 from bench.common import DOCS, bench_session, machine, markdown_table, pyplot, write_report
-from bench.s3_requests import JVM, ZSKIP, RelayCounts, RequestCounts, counting_relay
+from bench.s3_requests import JVM, ZSKIP, Faults, RelayCounts, RequestCounts, counting_relay
 from bench.ssb import CLUSTER, INDEXED, doc001_filters
+from bench.storage_faults import baseline_lines, faults_lines, index_build
 from zskip import create_index, drop_index, optimize
 from zskip.datasets import SSB_QUERIES, load_ssb
 from zskip.iceberg.files import data_files
@@ -54,6 +61,7 @@ from zskip.iceberg.scan_stats import scanned_rows
 from zskip.planning import sql as zskip_sql
 from zskip.planning.cache import CACHE
 from zskip.planning.workload import flush_workload
+from zskip.retries import counts as retry_counts
 from zskip.storage import forget_open_objects
 from zskip.units import parse_size
 from zskip.viz.figures import save_png
@@ -233,14 +241,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--rebuild-indexes", action="store_true", help="with --reuse-loaded: drop and build lineorder's bitmaps again"
     )
+    parser.add_argument("--server", choices=("s3proxy", "moto"), default="s3proxy", help="the S3 server to start")
+    parser.add_argument("--faults", type=int, default=1, metavar="SEED", help="seed of the run under faults")
+    parser.add_argument("--no-faults", action="store_true", help="skip the run under faults")
+    parser.add_argument("--fault-runs", type=int, default=5, help="cold and warm planning runs under faults")
+    parser.add_argument("--baseline", help="an earlier run's object-storage.json, to compare fault-free planning")
+    parser.add_argument("--baseline-label", default="an earlier run", help="what --baseline was run on")
     parser.add_argument("--output", default=str(DOCS))
     args = parser.parse_args(argv)
     why = missing()
     if why:
         raise SystemExit(f"cannot start the S3 server: {why}")
+    if args.server == "moto" and args.reuse_loaded:
+        raise SystemExit("--reuse-loaded needs --server s3proxy: moto's server keeps its buckets in memory")
     work = Path(args.work)
     clock = time.perf_counter()
-    with s3_server(work / "s3") as s3, counting_relay(s3.endpoint) as (relay, counts):
+    server = s3_server(work / "s3") if args.server == "s3proxy" else moto_server()
+    with server as s3, counting_relay(s3.endpoint) as (relay, counts):
         s3.create_bucket(BUCKET)
         spark = bench_session(work / "warehouse", conf=s3_catalog(replace(s3, endpoint=relay)))
         built: dict[str, Any] = {}
@@ -264,11 +281,40 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 measured["wall"] = wall(spark, query, f"{ns}.lineorder", args.wall_runs)
                 results.setdefault(name, {})[storage] = measured
                 print(storage, name, _brief(measured), flush=True)
+        faulty: dict[str, Any] = {}
+        if not args.no_faults:
+            faulty = under_faults(spark, counts, Faults.typical(seed=args.faults), args)
         flush_workload()  # while the S3 server still answers
         spark.stop()
     total = time.perf_counter() - clock
-    report(args, built, results, total)
+    report(args, built, results, total, faulty)
     return results
+
+
+def under_faults(spark: Any, counts: RelayCounts, faults: Faults, args: argparse.Namespace) -> dict[str, Any]:
+    """The S3 catalog's queries and an index rebuild, fault-free (the rebuild) and under ``faults``."""
+    ns = f"{STORAGES['S3 server']}.ssb"
+    lineorder = f"{ns}.lineorder"
+    builds = {"clean": index_build(spark, lineorder, INDEXED, counts)}
+    print("index rebuild, fault-free:", builds["clean"], flush=True)
+    counts.set_faults(faults)
+    try:
+        measured: dict[str, Any] = {}
+        for name, query in queries(spark, ns, args.queries).items():
+            before = retry_counts.total()
+            runs = {"cold": args.fault_runs, "warm": args.fault_runs}
+            measured[name] = planning(spark, query, tables_of(query, ns), counts, runs)
+            measured[name]["wall"] = wall(spark, query, lineorder, args.wall_runs)
+            measured[name]["zskip_retried"] = retry_counts.total() - before
+            print("under faults", name, _brief(measured[name]), flush=True)
+        builds["faults"] = index_build(spark, lineorder, INDEXED, counts)
+        print("index rebuild, under faults:", builds["faults"], flush=True)
+    finally:
+        counts.set_faults(Faults())
+    for build in builds.values():  # a build that failed is built again, the store behaving
+        for failure in build["failures"]:
+            create_index(spark, lineorder, failure.split(":")[0], kind="bitmap")
+    return {"faults": faults.__dict__, "queries": measured, "builds": builds}
 
 
 def queries(spark: Any, ns: str, wanted: str | None) -> dict[str, str]:
@@ -306,16 +352,29 @@ def _requests(requests: dict[str, float], *clients: str) -> str:
     return f"{gets:.0f} GET + {heads:.0f} HEAD, {kib:,.0f} KiB"
 
 
-def report(args: argparse.Namespace, built: dict[str, Any], results: dict[str, dict[str, Any]], total: float) -> None:
+def report(
+    args: argparse.Namespace,
+    built: dict[str, Any],
+    results: dict[str, dict[str, Any]],
+    total: float,
+    faulty: dict[str, Any],
+) -> None:
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
-    (output / "object-storage.json").write_text(json.dumps({"built": built, "results": results}, indent=1))
+    name = "object-storage" if args.server == "s3proxy" else f"object-storage-{args.server}"
+    (output / f"{name}.json").write_text(
+        json.dumps({"server": args.server, "built": built, "results": results, "faults": faulty}, indent=1)
+    )
     local, s3 = "local disk", "S3 server"
+    server = {"s3proxy": "S3Proxy", "moto": "moto's S3 server"}[args.server]
     lines = [
         "# Planning against remote storage",
         "",
         f"One run of `python bench/object_storage.py --scale-factor {args.scale_factor:g} --runs {args.runs} "
         f"--warm-runs {args.warm_runs} --wall-runs {args.wall_runs}{' --reuse-loaded' if args.reuse_loaded else ''}"
+        f"{f' --server {args.server}' if args.server != 's3proxy' else ''}"
+        f"{' --no-faults' if args.no_faults else f' --faults {args.faults} --fault-runs {args.fault_runs}'}"
+        f"{' --baseline ...' if args.baseline else ''}"
         f"{' --rebuild-indexes' if args.reuse_loaded and args.rebuild_indexes else ''}` on {machine()}, "
         f"{total / 60:.0f} minutes in all"
         + (
@@ -325,7 +384,7 @@ def report(args: argparse.Namespace, built: dict[str, Any], results: dict[str, d
             else "."
         ),
         "",
-        "The same SSB tables in two catalogs of one Spark session: on local disk, and on S3Proxy (a real S3 "
+        f"The same SSB tables in two catalogs of one Spark session: on local disk, and on {server} (a real S3 "
         "server on a loopback port) through Hadoop's S3A, with every request passing a counting relay "
         "(`bench/s3_requests.py`). lineorder is laid out in zskip's Z-order over "
         f"{', '.join(CLUSTER)} with bitmaps on {', '.join(INDEXED)}.",
@@ -449,9 +508,15 @@ def report(args: argparse.Namespace, built: dict[str, Any], results: dict[str, d
         "",
     ]
     lines += verdict(results)
-    chart(results, output / "object-storage.png")
-    lines += ["", "![planning time](object-storage.png)", ""]
-    write_report("object-storage", lines, output)
+    chart(results, output / f"{name}.png")
+    lines += ["", f"![planning time]({name}.png)", ""]
+    if faulty:
+        lines += faults_lines(
+            Faults(**faulty["faults"]), {n: r[s3] for n, r in results.items()}, faulty["queries"], faulty["builds"]
+        )
+    if args.baseline:
+        lines += baseline_lines(json.loads(Path(args.baseline).read_text()), results, args.baseline_label)
+    write_report(name, lines, output)
 
 
 def _part(measured: dict[str, Any]) -> float:

@@ -85,6 +85,10 @@ class Faults:
     truncated: float = 0.0
     delay: float = 0.1
     seed: int = 0
+    # the clients (``ZSKIP``, ``JVM``) whose requests meet the shares above (every client's when empty)
+    clients: tuple[str, ...] = ()
+    # clients every request of which is answered 500 InternalError: a store that keeps failing for one
+    failing: tuple[str, ...] = ()
 
     @classmethod
     def typical(cls, seed: int = 0) -> Faults:
@@ -96,7 +100,8 @@ class Faults:
 
     @classmethod
     def from_json(cls, text: str) -> Faults:
-        return cls(**json.loads(text))
+        given = json.loads(text)
+        return cls(**given | {key: tuple(given.get(key, ())) for key in ("clients", "failing")})
 
 
 _ERRORS = {
@@ -113,8 +118,12 @@ class _FaultDraws:
         self._random = random.Random(faults.seed)
         self._lock = threading.Lock()
 
-    def draw(self) -> str | None:
+    def draw(self, client: str) -> str | None:
         f = self.faults
+        if client in f.failing:
+            return "failed"
+        if f.clients and client not in f.clients:
+            return None
         with self._lock:
             r = self._random.random()
         shares = (("throttled", f.throttled), ("failed", f.failed), ("cut", f.cut), ("truncated", f.truncated),
@@ -216,8 +225,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._set_faults()
             return
         body = self._body()
-        fault = self.server.faults.draw()
         client = client_of(self.headers.get("User-Agent", ""))
+        fault = self.server.faults.draw(client)
         if fault is not None:
             self.server.counts.add(client, f"fault {fault}", 0)
         if fault in ("throttled", "failed"):

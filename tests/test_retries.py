@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from zskip import degraded
 from zskip.errors import StorageError
-from zskip.retries import RetryPolicy, counts, retrying, transient_code
+from zskip.retries import RetryPolicy, counts, kept_failing, retrying, stage_retried, transient_code
 from zskip.storage import FileAccess, S3Settings, storage_error
 
 # as pyarrow words the AWS SDK for C++'s errors
@@ -89,6 +90,33 @@ def test_retries_stop_where_the_policy_says_and_are_not_repeated_around_the_fail
     with pytest.raises(OSError):
         retrying(lambda: refused.append(1) or (_ for _ in ()).throw(OSError(REFUSED)), policy, sleep=lambda _: None)
     assert len(refused) == 1  # never retried
+
+
+def test_planning_goes_on_without_a_damaged_read_but_not_past_a_store_that_kept_failing() -> None:
+    """A read that failed for its own reasons (a damaged index) is gone on without; one the store kept
+    failing after every retry stops the plan (the query then runs as Spark plans it): every other read
+    would wait as long before it failed too."""
+    policy = RetryPolicy(retries=1, min_wait=0, max_wait=0, throttle_retries=1, throttle_min_wait=0)
+    with pytest.raises(OSError) as raised:
+        retrying(lambda: (_ for _ in ()).throw(OSError(FLUSH)), policy, sleep=lambda _: None)
+    try:
+        raise storage_error(raised.value, "s3://b/k", FileAccess(s3=S3Settings())) from raised.value
+    except StorageError as wrapped:
+        spent = wrapped
+    assert kept_failing(raised.value) and kept_failing(spent)
+    before = degraded.count()
+    with pytest.raises(StorageError):
+        degraded.tolerate(spent)
+    assert degraded.count() == before
+    degraded.tolerate(ValueError("a damaged index blob"))
+    degraded.tolerate(OSError(FLUSH))  # not retried yet (no policy ran it): a read of its own that failed
+    assert degraded.count() == before + 2
+    assert not kept_failing(StorageError("s3://b/k does not exist"))
+
+
+def test_long_verbs_progress_says_how_many_requests_were_retried() -> None:
+    assert stage_retried("indexing files", 0) == "indexing files"
+    assert stage_retried("recording key ranges", 3) == "recording key ranges (3 requests retried)"
 
 
 def test_the_table_clients_retry_settings_govern_zskips() -> None:

@@ -1,8 +1,9 @@
 """Requests to object stores that failed for a while, tried again: throttling (``503 SlowDown``), server
 errors (``500 InternalError``), timeouts and connections cut mid-answer.
 
-pyarrow's S3 client (the AWS SDK for C++) retries a request that failed before its answer arrived, with
-its own backoff (``S3Settings.filesystem`` gives it the attempts below).  It does not retry an answer that
+pyarrow's S3 client (the AWS SDK for C++) retries at once a request that failed before its answer
+arrived (``storage.SDK_ATTEMPTS`` tries, waits of tens of milliseconds); what still fails is tried again
+here, with the policy's waits.  It does not retry an answer that
 failed while its body was being read into the caller's buffer: a ranged read of 8 bytes (a Parquet
 footer's length) met by a 503 fails with ``INTERNAL_FAILURE ... Failed to flush response stream``, and a
 cut body fails with ``NETWORK_CONNECTION``.  ``retrying`` runs each of zskip's reads and writes of one
@@ -28,7 +29,7 @@ from typing import Any, TypeVar
 
 from zskip.errors import ZskipError
 
-__all__ = ["RetryPolicy", "count_retry", "counts", "retrying", "transient_code"]
+__all__ = ["RetryPolicy", "count_retry", "counts", "kept_failing", "retrying", "stage_retried", "transient_code"]
 
 T = TypeVar("T")
 
@@ -79,6 +80,18 @@ def transient_code(exc: BaseException, *, spent_too: bool = False) -> str | None
                 return "CONNECTION_CUT"
         seen = seen.__cause__
     return None
+
+
+def kept_failing(exc: BaseException) -> bool:
+    """Whether ``exc`` (or a cause of it) is a failure that passes, tried again as often as allowed."""
+    seen: BaseException | None = exc
+    for _ in range(4):
+        if seen is None:
+            return False
+        if getattr(seen, "retries_spent", False):
+            return True
+        seen = seen.__cause__
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,3 +202,9 @@ def retrying(call: Callable[[], T], policy: RetryPolicy, *, sleep: Callable[[flo
             retry += 1
             count_retry(code)
             sleep(policy.wait(retry, throttled=throttled))
+
+
+def stage_retried(stage: str, retried: int) -> str:
+    """A long verb's stage as its progress shows it, with the requests tried again so far (``stage`` alone
+    when none were): ``indexing files (3 requests retried)``."""
+    return f"{stage} ({retried} requests retried)" if retried else stage

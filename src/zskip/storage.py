@@ -49,6 +49,7 @@ S3_SCHEMES = ("s3", "s3a", "s3n")
 S3_FILE_IOS = ("org.apache.iceberg.aws.s3.S3FileIO", "org.apache.iceberg.io.ResolvingFileIO")
 
 # (S3A key suffix, S3Settings field) for the Hadoop side; Iceberg property -> field for S3FileIO
+SDK_ATTEMPTS = 3  # tries of one request by pyarrow's S3 client itself, before ``retrying`` tries it again
 # S3A's retry settings (``RetryPolicy.of_s3a``), read from the Hadoop side as they are
 _S3A_RETRY_KEYS = ("retry.limit", "retry.interval", "retry.throttle.limit", "retry.throttle.interval")
 _S3A_KEYS = {
@@ -114,10 +115,13 @@ class S3Settings:
             # what S3A and S3FileIO do with a hung connection: give up after a while, not never
             connect_timeout=10,
             request_timeout=60,
-            # the client retries what fails before an answer arrives; ``retrying`` what fails after.  The
-            # SDK's default strategy, not its standard one: the standard one's retry quota runs dry under
-            # a store that keeps throttling, and then no request is retried at all
-            retry_strategy=pafs.AwsDefaultS3RetryStrategy(max_attempts=self.retry.retries + 1),
+            # the client retries at once what fails before an answer arrives (a blip: SDK_ATTEMPTS in all,
+            # its waits tens of milliseconds); ``retrying`` what still fails, with the policy's waits, and
+            # what fails after the answer began.  Not the policy's count here too: the two would multiply
+            # (8 x 8 requests over a minute for one read of a store that keeps failing, S3A's defaults).
+            # The SDK's default strategy, not its standard one: the standard one's retry quota runs dry
+            # under a store that keeps throttling, and then no request is retried at all
+            retry_strategy=pafs.AwsDefaultS3RetryStrategy(max_attempts=min(SDK_ATTEMPTS, self.retry.retries + 1)),
         )
 
 

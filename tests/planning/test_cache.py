@@ -66,6 +66,53 @@ def test_a_failed_load_is_not_kept_and_a_waiter_loads_again() -> None:
     assert cache.get_or_load("k", lambda: "later") == "read again"
 
 
+def test_a_store_that_kept_failing_is_not_asked_again_by_each_waiter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read ahead met a store that kept failing after every retry: the plan waiting for the same
+    key gets that failure at once, not a read of its own that would wait as long (and fail too), and
+    so does the next plan for a while (Spark's rule planning the query zskip's plan left to Spark)."""
+    cache = LruCache(10)
+    started, release = threading.Event(), threading.Event()
+    spent = OSError("AWS Error SLOW_DOWN during GetObject operation")
+    spent.retries_spent = True  # type: ignore[attr-defined]  # as zskip.retries.retrying marks it
+
+    def failing() -> str:
+        started.set()
+        release.wait()
+        raise spent
+
+    def ahead() -> None:
+        with pytest.raises(OSError):
+            cache.get_or_load("k", failing)
+
+    thread = threading.Thread(target=ahead)
+    thread.start()
+    started.wait()
+    got: list[object] = []
+
+    def waiter() -> None:
+        try:
+            got.append(cache.get_or_load("k", lambda: "read again"))
+        except OSError as exc:
+            got.append(exc)
+
+    waiting = threading.Thread(target=waiter)
+    waiting.start()
+    release.set()
+    thread.join()
+    waiting.join()
+    assert got == [spent] and "k" not in cache
+    with pytest.raises(OSError) as again:
+        cache.get_or_load("k", lambda: "at once")
+    assert again.value is spent
+    monkeypatch.setattr("zskip.planning.cache.FAILING_SECONDS", 0.0)
+    assert cache.get_or_load("k", lambda: "later") == "later"  # a while later, read again
+    cache.clear()
+    other = OSError("no such key")  # a failure of its own, not a store that kept failing: not remembered
+    with pytest.raises(OSError):
+        cache.get_or_load("j", lambda: (_ for _ in ()).throw(other))
+    assert cache.get_or_load("j", lambda: "read") == "read"
+
+
 def test_a_load_asking_for_its_own_key_does_not_wait_on_itself() -> None:
     cache = LruCache(10)
 

@@ -80,13 +80,8 @@ def build_indexes(
         tables.append(entries_table(entry for one in built for entry in one.entries))
         footers.append(footers_table(one.footer for one in built if one.footer is not None))
         retried += sum(one.retries for one in built)
-        report(_stage("indexing files", retried), min(start + batch, len(files)), len(files))
+        report(retries.stage_retried("indexing files", retried), min(start + batch, len(files)), len(files))
     return pa.concat_tables(tables), pa.concat_tables(footers)
-
-
-def _stage(stage: str, retried: int) -> str:
-    """A stage's name as progress shows it, with the requests tried again so far (``zskip.retries``)."""
-    return f"{stage} ({retried} requests retried)" if retried else stage
 
 
 def merge_puffins(

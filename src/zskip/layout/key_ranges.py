@@ -8,13 +8,14 @@ back to the driver.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
+from zskip import retries  # by module: a task's closure pickles modules by name, not their locks
 from zskip.curves import ClusteringSpec
 from zskip.fileindex.build import column_indices_of, top_level_field_ids
 from zskip.storage import LOCAL, FileAccess
@@ -95,25 +96,32 @@ def compute_key_ranges(
     sorted_by_key: bool = False,
     only_sorted: bool = False,
     access: FileAccess = LOCAL,
+    retried: Callable[[int], None] | None = None,
 ) -> pa.Table:
     """Key ranges (``RANGES_SCHEMA``) of ``paths``, computed by Spark tasks of a few files each
-    (``only_sorted``: of those whose rows are in curve-key order, see ``file_key_ranges``)."""
+    (``only_sorted``: of those whose rows are in curve-key order, see ``file_key_ranges``).
+    ``retried``: told how many of the tasks' requests to the store were tried again (``zskip.retries``)."""
     if not paths:
         return RANGES_SCHEMA.empty_table()
 
-    def task(part: Iterable[str]) -> Iterator[tuple[str, int, int, int, int]]:
+    def task(part: Iterable[str]) -> Iterator[tuple[list[tuple[str, int, int, int, int]], int]]:
         for path in part:
+            before = retries.counts.total()
             # whole, and again from the start when a read of the file kept failing (``FileAccess.whole_file``)
-            yield from access.whole_file(
+            found = access.whole_file(
                 path,
                 functools.partial(_listed_key_ranges, path, spec, sorted_by_key, only_sorted, access),
             )
+            yield found, retries.counts.total() - before
 
     # a few files per task: each task starts a Python worker, which costs more than keying a file's
     # row-group ends (200 one-file tasks took 12 s of a 19 s optimize of a 1M-row table)
     slices = min(len(paths), max(1, spark.sparkContext.defaultParallelism * 2))
     rdd = spark.sparkContext.parallelize(list(paths), slices)
-    rows = rdd.mapPartitions(task).collect()  # pickled Python ints: keys above 2**63 survive
+    by_file = rdd.mapPartitions(task).collect()  # pickled Python ints: keys above 2**63 survive
+    rows = [row for found, _ in by_file for row in found]
+    if retried is not None:
+        retried(sum(n for _, n in by_file))
     return pa.table(
         {
             "file_path": pa.array([r[0] for r in rows], pa.string()),

@@ -7,7 +7,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,7 @@ from zskip.layout.options import OptimizeOptions
 from zskip.layout.routing import keyed_route_column, partition_tokens
 from zskip.layout.sample_fit import SAMPLE_ROWS, spec_from_sample
 from zskip.layout.write_keys import write_keys
+from zskip.retries import stage_retried
 from zskip.storage import FileAccess
 from zskip.tablefiles.build_leases import build_lease
 from zskip.tablefiles.clustering_store import (
@@ -143,6 +144,16 @@ class OptimizeResult(Displayed):
 
 # optimize's steps, in order, as ``OptimizeResult.step_seconds`` names them
 STEPS = ("resolve", "select files", "fit spec", "rewrite", "key ranges", "commit")
+
+
+@dataclass
+class _Retried:
+    """Requests to the store the key-range tasks tried again, so far (progress shows them)."""
+
+    total: int = 0
+
+    def add(self, n: int) -> None:
+        self.total += n
 
 
 class _StepClock:
@@ -385,6 +396,7 @@ def _rewrite_batches(
     summary_text = _summary(fitted.spec, target.columns, options.mapping, options.target_file_size, options.weights)
     ranges = fitted.kept_ranges
     done_groups = 0
+    retried = _Retried()
     for batch in plan:
         staged: list[StagedGroup] = []
         try:
@@ -395,9 +407,11 @@ def _rewrite_batches(
                 done_groups += 1
                 report("rewriting", done_groups, len(groups))
             new_paths = [p for g in staged for p in g.new_file_paths()]
-            report("recording key ranges", 0, 1)
+            report(stage_retried("recording key ranges", retried.total), 0, 1)
             with clock.step("key ranges"):
-                batch_ranges = key_ranges_with(spark, fitted, new_paths, ranges, target.iceberg.file_access())
+                batch_ranges = key_ranges_with(
+                    spark, fitted, new_paths, ranges, target.iceberg.file_access(), retried=retried.add
+                )
             with clock.step("commit"):
                 snapshot = commit_batch(
                     target.iceberg,
@@ -411,7 +425,7 @@ def _rewrite_batches(
             snapshots.append(snapshot)
             ranges = batch_ranges
             written += len(new_paths)
-            report("recording key ranges", 1, 1)
+            report(stage_retried("recording key ranges", retried.total), 1, 1)
         except BaseException:
             for staged_group in staged:
                 staged_group.delete_new_files()
@@ -620,9 +634,16 @@ def rewrite_group(staged: StagedGroup, group: FileGroup, fitted: FittedSpec, typ
 
 
 def key_ranges_with(
-    spark: SparkSession, fitted: FittedSpec, new_paths: list[str], ranges: pa.Table | None, access: FileAccess
+    spark: SparkSession,
+    fitted: FittedSpec,
+    new_paths: list[str],
+    ranges: pa.Table | None,
+    access: FileAccess,
+    *,
+    retried: Callable[[int], None] | None = None,
 ) -> pa.Table:
-    """``ranges`` and the curve-key range of each new file and row group (read from their footers)."""
+    """``ranges`` and the curve-key range of each new file and row group (read from their footers);
+    ``retried`` is told how many requests to the store were tried again."""
     new_ranges = compute_key_ranges(
         spark,
         fitted.spec,
@@ -630,6 +651,7 @@ def key_ranges_with(
         generation=fitted.generation,
         sorted_by_key=True,
         access=access,
+        retried=retried,
     )
     return new_ranges if ranges is None else pa.concat_tables([ranges, new_ranges])
 

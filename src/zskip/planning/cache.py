@@ -12,14 +12,19 @@ import dataclasses
 import itertools
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from zskip import settings
+from zskip.retries import kept_failing
 
-__all__ = ["CACHE", "LruCache"]
+__all__ = ["CACHE", "FAILING_SECONDS", "LruCache"]
+
+# how long a key whose load met a store that kept failing after every retry fails again at once
+FAILING_SECONDS = 30.0
 
 T = TypeVar("T")
 
@@ -41,6 +46,7 @@ class _Loading:
         self.thread = threading.get_ident()
         self.loaded = False
         self.value: Any = None
+        self.error: BaseException | None = None  # why the load failed, when it did
 
     def wait(self) -> None:
         with self._held:
@@ -98,18 +104,29 @@ class LruCache:
         self._sizes: dict[Hashable, int] = {}
         self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._loading: dict[Hashable, _Loading] = {}
+        # keys whose load met a store that kept failing after every retry, with when and how (``failing``)
+        self._failed: dict[Hashable, tuple[float, BaseException]] = {}
         self._lock = threading.Lock()
         self.stats = CacheStats()
 
     def get_or_load(self, key: Hashable, load: Callable[[], T]) -> T:
         """The value kept under ``key``, else ``load()``'s, kept.  While one caller loads a key, others
         asking for it wait for that load (planning reads ahead on other threads what it asks for
-        later); if that load fails, they try again in turn, and a failure is never kept."""
+        later); if that load fails, they try again in turn, and a failure is never kept.  But a store
+        that kept failing after every retry is not asked again by each waiter in turn: they raise the
+        same failure (another try would wait as long, and the plan stops there), nor is anyone for
+        ``FAILING_SECONDS`` after: the plan Spark's rule asks for once zskip's own plan fell back
+        would wait through the same retries again."""
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 self.stats.hits += 1
                 return self._items[key]  # type: ignore[no-any-return,unused-ignore]
+            failed = self._failed.get(key)
+            if failed is not None:
+                if time.monotonic() - failed[0] < FAILING_SECONDS:
+                    raise failed[1]
+                del self._failed[key]
             loading = self._loading.get(key)
             owner = loading is None
             if loading is None:
@@ -119,12 +136,18 @@ class LruCache:
             if loading.thread == threading.get_ident():
                 return load()  # asked again inside its own load: waiting would never end
             loading.wait()
+            if not loading.loaded and loading.error is not None and kept_failing(loading.error):
+                raise loading.error
             return loading.value if loading.loaded else self.get_or_load(key, load)  # that load failed: try again
         try:
             value = load()
             loading.value, loading.loaded = value, True
             self.put(key, value)
             return value
+        except BaseException as exc:
+            loading.error = exc
+            self._failing([key], exc)
+            raise
         finally:
             with self._lock:
                 self._loading.pop(key, None)
@@ -148,6 +171,11 @@ class LruCache:
                 if key in mine:
                     mine[key].value, mine[key].loaded = value, True
                     self.put(key, value)
+        except BaseException as exc:
+            for loading in mine.values():
+                loading.error = exc
+            self._failing(list(mine), exc)
+            raise
         finally:
             with self._lock:
                 for key in mine:
@@ -196,8 +224,15 @@ class LruCache:
         with self._lock:
             return self._forget(key)
 
+    def _failing(self, keys: list[Hashable], exc: BaseException) -> None:
+        """Remember that loading ``keys`` met a store that kept failing (``exc``), when it did."""
+        if kept_failing(exc):
+            with self._lock:
+                self._failed.update((key, (time.monotonic(), exc)) for key in keys)
+
     def clear(self) -> None:
         with self._lock:
+            self._failed.clear()
             self._items.clear()
             self._sizes.clear()
             self.bytes = 0

@@ -177,7 +177,7 @@ class SnapshotMetadata:
                     continue
                 except (ValueError, pa.ArrowException) as exc:
                     data = exc
-            degraded.note()
+            degraded.tolerate(data)
             log.warning("reading the footer of %s itself: its copy cannot be used: %s", path, data)
         return out
 
@@ -213,7 +213,7 @@ class SnapshotMetadata:
         try:
             return decode_rest(rest, footer_copy_rest(row, self.storage))
         except (OSError, ValueError) as exc:
-            degraded.note()
+            degraded.tolerate(exc)
             log.warning("reading the footer of %s itself: the rest of its copy cannot be used: %s", path, exc)
             return self.storage.parquet_footer(path)[0]
 
@@ -348,7 +348,7 @@ def _or_none(load: Callable[[], T], errors: tuple[type[Exception], ...], what: s
     try:
         return load()
     except errors as exc:
-        degraded.note()
+        degraded.tolerate(exc)
         log.warning("ignoring %s: %s", what, (str(exc).splitlines() or [""])[0])
         return None
 

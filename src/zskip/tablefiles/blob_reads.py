@@ -44,6 +44,7 @@ from zskip.fileindex.entries import BlobEntry, Stored
 from zskip.fileindex.kinds import kind_named
 from zskip.fileindex.manifest import IndexManifest
 from zskip.fileindex.puffin import CorruptIndexError, decode_blob
+from zskip.retries import kept_failing
 from zskip.storage import FileAccess, at_once
 
 __all__ = [
@@ -350,6 +351,8 @@ def _read_part(row: BlobEntry, access: FileAccess, part: int, at: int, length: i
     try:
         return access.read(row.puffin_path, offset=begin, length=length)
     except OSError as exc:
+        if kept_failing(exc):
+            raise  # the store kept failing, not the index: planning stops here (zskip.degraded.tolerate)
         raise ValueError(f"part {part} of the index of {row.column} for {row.data_file}: {exc}") from None
 
 

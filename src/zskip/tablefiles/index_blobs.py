@@ -64,7 +64,7 @@ def file_indexes(
     found: dict[str, tuple[tuple[int, ...], list[tuple[Column, IndexKind, Any]]]] = {}
     for row, index in zip(rows, load_many(rows, cache, access, heads=heads and cache is not None), strict=True):
         if isinstance(index, Exception):
-            degraded.note()
+            degraded.tolerate(index)
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             continue
         starts = (0, *itertools.accumulate(row.row_group_rows))
@@ -247,7 +247,7 @@ def _joint_probe(
     rows = blob_entries(entries.to_pylist())
     for row, index in zip(rows, load_many(rows, cache, access, heads=False), strict=True):  # later entries win
         if isinstance(index, Exception):
-            degraded.note()
+            degraded.tolerate(index)
             log.warning("skipping a damaged index (its rows are kept): %s", index)
             chosen.pop(row.data_file, None)
             continue

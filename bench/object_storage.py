@@ -312,8 +312,8 @@ def under_faults(spark: Any, counts: RelayCounts, faults: Faults, args: argparse
     finally:
         counts.set_faults(Faults())
     for build in builds.values():  # a build that failed is built again, the store behaving
-        for failure in build["failures"]:
-            create_index(spark, lineorder, failure.split(":")[0], kind="bitmap")
+        for column in build["failures"]:
+            create_index(spark, lineorder, column, kind="bitmap")
     return {"faults": faults.__dict__, "queries": measured, "builds": builds}
 
 

@@ -54,13 +54,13 @@ def index_build(spark: Any, lineorder: str, columns: Sequence[str], counts: Rela
 
     before = counts.snapshot()
     started = time.perf_counter()
-    failures = []
+    failures: dict[str, str] = {}
     for column in columns:
         try:
             drop_index(spark, lineorder, column, "bitmap")
             create_index(spark, lineorder, column, kind="bitmap", progress=progress(column))
         except ZskipError as exc:  # reported, and built again once the store behaves
-            failures.append(f"{column}: {str(exc).splitlines()[0]}")
+            failures[column] = str(exc).splitlines()[0]
     return {
         "seconds": time.perf_counter() - started,
         "requests": RequestCounts.since(before, counts.snapshot()),
@@ -145,7 +145,7 @@ def faults_lines(
                     _faults_met(build["requests"], ZSKIP),
                     _faults_met(build["requests"], JVM),
                     build["retried"],
-                    "; ".join(build["failures"]) or "none",
+                    "; ".join(f"{c}: {why}" for c, why in build["failures"].items()) or "none",
                 ]
                 for run, build in (("fault-free", clean_build), ("under faults", faulty_build))
             ],

@@ -46,7 +46,6 @@ class _Loading:
         self.thread = threading.get_ident()
         self.loaded = False
         self.value: Any = None
-        self.error: BaseException | None = None  # why the load failed, when it did
 
     def wait(self) -> None:
         with self._held:
@@ -136,17 +135,15 @@ class LruCache:
             if loading.thread == threading.get_ident():
                 return load()  # asked again inside its own load: waiting would never end
             loading.wait()
-            if not loading.loaded and loading.error is not None and kept_failing(loading.error):
-                raise loading.error
-            return loading.value if loading.loaded else self.get_or_load(key, load)  # that load failed: try again
+            # that load failed: try again (``_failed`` then raises a failure of a store that kept failing)
+            return loading.value if loading.loaded else self.get_or_load(key, load)
         try:
             value = load()
             loading.value, loading.loaded = value, True
             self.put(key, value)
             return value
         except BaseException as exc:
-            loading.error = exc
-            self._failing([key], exc)
+            self._failing([key], exc)  # before the waiters are let go
             raise
         finally:
             with self._lock:
@@ -172,8 +169,6 @@ class LruCache:
                     mine[key].value, mine[key].loaded = value, True
                     self.put(key, value)
         except BaseException as exc:
-            for loading in mine.values():
-                loading.error = exc
             self._failing(list(mine), exc)
             raise
         finally:

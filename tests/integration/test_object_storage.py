@@ -141,6 +141,7 @@ def test_every_verb_on_s3_through_s3a_and_s3fileio(servers, tmp_path: Path) -> N
         assert result["advised"] >= 1 and result["up_to_date"], result
         assert result["vacuum_kept"] >= 2 and result["read_after_vacuum"], result  # manifest and store kept
         assert result["workload_records"] >= 3, result
+        assert result["intact"], result  # rows and checksum as written, after every verb under faults
         # zskip's own files went to the object store, beside the table's
         objects = s3.objects("lake", folder)
         for kind in ("zskip/clustering-", "zskip/indexes/manifest-", "zskip/indexes/index-", "zskip/workload/"):

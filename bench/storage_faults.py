@@ -164,11 +164,14 @@ def faults_lines(
     return lines
 
 
-def baseline_lines(baseline: dict[str, Any], results: dict[str, dict[str, Any]], source: str) -> list[str]:
+def baseline_lines(
+    baseline: dict[str, Any], results: dict[str, dict[str, Any]], source: str, *, order: str = "just before this one"
+) -> list[str]:
     """Fault-free zskip planning of this run beside an earlier run's (``baseline``, its JSON), per query
-    and storage: medians, and this run's over the earlier one's."""
+    and storage: medians, this run's over the earlier one's, and the same over Spark's own planning in
+    each run (what the machine's drift between two runs moves alike: it cancels there)."""
     rows: list[list[str]] = []
-    ratios: dict[str, list[float]] = {"cold": [], "warm": []}
+    ratios: dict[str, list[float]] = {"cold": [], "warm": [], "cold over Spark": [], "warm over Spark": []}
     for name, by_storage in results.items():
         for storage, measured in by_storage.items():
             before = baseline["results"].get(name, {}).get(storage)
@@ -177,26 +180,33 @@ def baseline_lines(baseline: dict[str, Any], results: dict[str, dict[str, Any]],
             cells = [name, storage]
             for state in ("cold", "warm"):
                 was, now = before[state]["zskip_seconds"], measured[state]["zskip_seconds"]
+                relative = (now / measured[state]["spark_seconds"]) / (was / before[state]["spark_seconds"])
                 ratios[state].append(now / was)
-                cells += [f"{was * 1000:,.0f}", f"{now * 1000:,.0f}", f"{now / was:.2f}"]
+                ratios[f"{state} over Spark"].append(relative)
+                cells += [f"{was * 1000:,.0f}", f"{now * 1000:,.0f}", f"{now / was:.2f}", f"{relative:.2f}"]
             spark_ratio = measured["cold"]["spark_seconds"] / before["cold"]["spark_seconds"]
             cells.append(f"{spark_ratio:.2f}")
             rows.append(cells)
     if not rows:
         return []
-    header = ["query", "storage", "cold before", "cold now", "now / before", "warm before", "warm now",
-              "now / before", "Spark's own cold planning, now / before"]  # fmt: skip
+    header = ["query", "storage", "cold before", "cold now", "now / before", "over Spark's, now / before",
+              "warm before", "warm now", "now / before", "over Spark's, now / before",
+              "Spark's own cold planning, now / before"]  # fmt: skip
+
+    def spread(key: str) -> str:
+        values = ratios[key]
+        return f"{statistics.median(values):.2f}x ({min(values):.2f}x to {max(values):.2f}x)"
+
     return [
         "## Fault-free, against the code before retries",
         "",
         f"zskip's planning in this run (fault-free) beside {source}: the same command, tables and machine, "
-        "run just before this one. Medians, milliseconds. Spark's own planning, which zskip's retries "
-        "do not touch, shows the two runs' noise.",
+        f"run {order}. Medians, milliseconds. Spark's own planning, which zskip's retries do not touch, shows "
+        "the two runs' noise; zskip's planning over Spark's in the same run, now over before, takes it out.",
         "",
         markdown_table(header, rows),
         "",
-        f"Now over before, median over queries and storages: cold {statistics.median(ratios['cold']):.2f}x "
-        f"({min(ratios['cold']):.2f}x to {max(ratios['cold']):.2f}x), warm {statistics.median(ratios['warm']):.2f}x "
-        f"({min(ratios['warm']):.2f}x to {max(ratios['warm']):.2f}x).",
+        f"Now over before, median over queries and storages: cold {spread('cold')}, warm {spread('warm')}; "
+        f"over Spark's own planning in each run: cold {spread('cold over Spark')}, warm {spread('warm over Spark')}.",
         "",
     ]

@@ -24,6 +24,7 @@ come from the JVM once per table (``zskip.iceberg``) and travel with the work to
 
 from __future__ import annotations
 
+import io
 import logging
 import threading
 from collections import OrderedDict
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -228,8 +230,18 @@ class FileAccess:
             raise storage_error(exc, location, self) from exc
 
     def open_parquet(self, location: str) -> pq.ParquetFile:
+        """A Parquet file to read with pyarrow's reader.  On object storage each of the reader's requests
+        is tried again on its own (``_RetriedReads``): a whole file's reads run again from the start
+        fail as often as they did when the file takes many requests."""
         filesystem, path = self.resolve(location)
-        return self.whole_file(location, lambda: pq.ParquetFile(filesystem.open_input_file(path)))
+
+        def opened() -> pq.ParquetFile:
+            source = filesystem.open_input_file(path)
+            if self.settings_for(location) is None:
+                return pq.ParquetFile(source)
+            return pq.ParquetFile(pa.PythonFile(_RetriedReads(self, location, source), mode="r"))
+
+        return self.whole_file(location, opened)
 
     def parquet_metadata(self, location: str, *, size: int | None = None) -> pq.FileMetaData:
         """A Parquet file's footer.  Given the file's ``size`` (as Iceberg records it), one request
@@ -408,6 +420,52 @@ class _OpenObjects:
 
 
 _open_objects = _OpenObjects(limit=256)
+
+
+class _RetriedReads(io.RawIOBase):
+    """An object read one ranged request at a time, each tried again as ``FileAccess.retrying`` allows.
+
+    pyarrow's Parquet reader asks for a file's footer, then each column chunk it reads, in requests of
+    its own; its S3 client does not retry a small ranged read whose answer failed to flush (8% of them
+    under a throttling store), so a column read of a hundred requests would almost never pass whole."""
+
+    def __init__(self, access: FileAccess, location: str, source: pa.NativeFile) -> None:
+        super().__init__()
+        self._access, self._location, self._source = access, location, source
+        self._size = source.size()  # known from opening: no request
+        self._position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        start = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._size}[whence]
+        self._position = max(0, start + offset)
+        return self._position
+
+    def read(self, size: int = -1) -> bytes:
+        wanted = self._size - self._position if size is None or size < 0 else min(size, self._size - self._position)
+        if wanted <= 0:
+            return b""
+        at = self._position
+        data = self._access.retrying(self._location, lambda: self._source.read_at(wanted, at))
+        self._position += len(data)
+        return data.to_pybytes() if isinstance(data, pa.Buffer) else bytes(data)
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._source.close()
+        super().close()
 
 
 def forget_open_objects() -> None:

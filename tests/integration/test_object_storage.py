@@ -225,6 +225,43 @@ def test_ranged_reads_of_one_object_ask_its_length_once(servers) -> None:  # typ
         assert _asked(opened, read).get(f"{ZSKIP} HEAD", 0) == 0 and _asked(opened, read)[f"{ZSKIP} GET"] == 1
 
 
+def test_pyarrows_parquet_reads_are_retried_one_request_at_a_time(servers) -> None:  # type: ignore[no-untyped-def]
+    """An index build or key-range task reads a column through pyarrow's Parquet reader: many ranged
+    requests per file.  With half of them failing, the file's reads run again whole would almost never all
+    pass; each request tried again on its own, every row is read (and the retries are counted)."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from bench.s3_requests import counting_relay
+
+    from tests.integration.object_store import ACCESS_KEY, SECRET_KEY
+    from zskip import retries
+    from zskip.storage import FileAccess
+
+    s3 = servers[0]
+    written = pa.table({"a": pa.array(range(40_000), pa.int64()), "s": [f"k{i % 97}" for i in range(40_000)]})
+    buffer = io.BytesIO()
+    pq.write_table(written, buffer, row_group_size=1_000)  # 40 row groups
+    faults = Faults(failed=0.5, clients=(ZSKIP,), seed=5)
+    with counting_relay(s3.endpoint, faults) as (relay, counts):
+        properties = {"s3.endpoint": relay, "s3.access-key-id": ACCESS_KEY, "s3.secret-access-key": SECRET_KEY}
+        access = FileAccess.of(
+            {"io": "org.apache.iceberg.aws.s3.S3FileIO",
+             "properties": properties | {"s3.path-style-access": "true"} | QUICK_RETRIES}
+        )  # fmt: skip
+        counts.set_faults(Faults())
+        access.write("s3://lake/retried/rows.parquet", buffer.getvalue())
+        counts.set_faults(faults)
+        before = retries.counts.total()
+        parquet = access.open_parquet("s3://lake/retried/rows.parquet")
+        # row group by row group, as an index build reads a file: a request each
+        read = pa.concat_tables(parquet.read_row_group(g) for g in range(parquet.num_row_groups))
+        assert read.equals(written)
+        assert retries.counts.total() > before
+        assert counts.snapshot().get(f"{ZSKIP} fault failed", 0) >= 20
+
+
 def _asked(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {key: after.get(key, 0) - before.get(key, 0) for key in after}
 

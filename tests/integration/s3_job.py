@@ -86,7 +86,10 @@ def verbs(spark, catalog: str, warehouse: str, conf: dict[str, str], work: Path,
         if appender is not None:
             _, errors = appender.communicate(timeout=300)
             found["appender"] = [appender.returncode, errors[-1500:]]
-    settled = fingerprint(spark, table)  # with the appender's rows, once it stopped
+    # with the appender's rows, once it stopped: the session's catalog keeps the table it loaded last for
+    # a while (Iceberg's caching catalog), which may be from before the appender's last commits
+    spark.sql(f"REFRESH TABLE {table}")
+    settled = fingerprint(spark, table)
     refreshed = zskip.refresh_indexes(spark, table)
     plain = spark.table(table).where(WHERE)
     explained = zskip.explain(spark, table, WHERE)
@@ -121,6 +124,7 @@ def verbs(spark, catalog: str, warehouse: str, conf: dict[str, str], work: Path,
     }
     # the table's rows and checksum, through optimize, index builds, maintain and vacuum under faults: as
     # Spark wrote them (the lake's), or as they were once the appender stopped (the REST catalog's)
+    spark.sql(f"REFRESH TABLE {table}")
     kept = fingerprint(spark, table)
     found["intact"] = kept == settled and (appender is not None or settled == made)
     found["rows"] = [made.rows, settled.rows, kept.rows]

@@ -454,9 +454,9 @@ class _RetriedReads(io.RawIOBase):
         if wanted <= 0:
             return b""
         at = self._position
-        data = self._access.retrying(self._location, lambda: self._source.read_at(wanted, at))
+        data = bytes(self._access.retrying(self._location, lambda: self._source.read_at(wanted, at)))
         self._position += len(data)
-        return data.to_pybytes() if isinstance(data, pa.Buffer) else bytes(data)
+        return data
 
     def readinto(self, buffer: Any) -> int:
         data = self.read(len(buffer))

@@ -22,7 +22,7 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from object_store import S3Server
 from stars import make_star
-from tables import fingerprint, make_table
+from tables import Fingerprint, fingerprint, make_table
 
 import zskip
 from zskip.iceberg.hook import hook_counts
@@ -86,10 +86,7 @@ def verbs(spark, catalog: str, warehouse: str, conf: dict[str, str], work: Path,
         if appender is not None:
             _, errors = appender.communicate(timeout=300)
             found["appender"] = [appender.returncode, errors[-1500:]]
-    # with the appender's rows, once it stopped: the session's catalog keeps the table it loaded last for
-    # a while (Iceberg's caching catalog), which may be from before the appender's last commits
-    spark.sql(f"REFRESH TABLE {table}")
-    settled = fingerprint(spark, table)
+    settled = current_fingerprint(spark, table)  # with the appender's rows, once it stopped
     refreshed = zskip.refresh_indexes(spark, table)
     plain = spark.table(table).where(WHERE)
     explained = zskip.explain(spark, table, WHERE)
@@ -124,12 +121,18 @@ def verbs(spark, catalog: str, warehouse: str, conf: dict[str, str], work: Path,
     }
     # the table's rows and checksum, through optimize, index builds, maintain and vacuum under faults: as
     # Spark wrote them (the lake's), or as they were once the appender stopped (the REST catalog's)
-    spark.sql(f"REFRESH TABLE {table}")
-    kept = fingerprint(spark, table)
+    kept = current_fingerprint(spark, table)
     found["intact"] = kept == settled and (appender is not None or settled == made)
     found["rows"] = [made.rows, settled.rows, kept.rows]
     found |= row_group_reads(spark, catalog)
     return found
+
+
+def current_fingerprint(spark, table: str) -> Fingerprint:  # type: ignore[no-untyped-def]
+    """The table's fingerprint at its latest snapshot: the session's catalog keeps the table it loaded
+    last for a while (Iceberg's caching catalog), which may be from before another writer's commits."""
+    spark.sql(f"REFRESH TABLE {table}")
+    return fingerprint(spark, table)
 
 
 def scan_rows(frame) -> int:  # type: ignore[no-untyped-def]

@@ -122,7 +122,8 @@ def _reference(spark: Any, base: str, table: str, recipe: Layout, row_group: int
 
 def _measured(spark: Any, query: str, table: str, *, joins: bool) -> dict[str, Any]:
     """What ``query``'s scan of ``table`` reads, by zskip's planner: its own filter (files, row
-    groups, rows) and, for ``joins``, the whole query as ``zskip.sql`` plans it (join stage included)."""
+    groups, rows) and, for ``joins``, the whole query as ``zskip.sql`` plans it (join stage included:
+    what the advisor forecasts, a layout over a dimension's columns pruned by the keys it matches)."""
     predicate = _scan_predicate(spark, query, table)
     measured = explain(spark, table, predicate)
     whole = counts(spark, query, table, through_zskip=True) if joins else None
@@ -132,6 +133,7 @@ def _measured(spark: Any, query: str, table: str, *, joins: bool) -> dict[str, A
         "row_groups": measured.row_groups_read,
         "rows": measured.rows_planned,
         "row_groups_query": whole["row_groups"] if whole else measured.row_groups_read,
+        "files_query": whole["files"] if whole else measured.files_read,
     }
 
 
@@ -475,7 +477,7 @@ def section(result: dict[str, Any]) -> list[str]:
     reference_rows = sum(r["rows"] for r in reference.values())
     off = [
         n for n, r in rows.items()
-        if abs(r["forecast_files"] - r["files"]) > max(2.0, 0.25 * r["files"])
+        if abs(r["forecast_files"] - r["files_query"]) > max(2.0, 0.25 * r["files_query"])
     ]  # fmt: skip
     header = ["query", "filter on the scan", "now: files / row groups", "forecast files", "read files"]
     header += ["forecast row groups", "read row groups", "reference: files / row groups"]
@@ -488,10 +490,10 @@ def section(result: dict[str, Any]) -> list[str]:
                 f"`{r['predicate']}`",
                 f"{r['files_now']} / {r['row_groups_now']:,}",
                 f"{r['forecast_files']:.1f}",
-                r["files"],
+                r["files_query"],
                 f"{r['forecast_row_groups']:.1f}",
                 f"{r['row_groups_query']:,}",
-                f"{ref['files']} / {ref['row_groups_query']:,}",
+                f"{ref['files_query']} / {ref['row_groups_query']:,}",
             ]
         )
     table = markdown_table(header, body)
@@ -529,11 +531,22 @@ def section(result: dict[str, Any]) -> list[str]:
     ]
 
 
+def _axis_label(axis: str | dict[str, Any]) -> str:
+    """A column's name, or a dimension axis as the advice's JSON holds it (``zskip.Dimension``'s fields)."""
+    if isinstance(axis, str):
+        return axis
+    return f"{axis['foreign_key']} through {axis['table'].rsplit('.', 1)[-1]} ({', '.join(axis['by'])})"
+
+
 def lay_label(layout: dict[str, Any]) -> str:
     if layout["curve"] == "current":
         head = "the current layout"
     else:
-        head = f"{layout['curve']} over {', '.join(layout['columns'])} ({layout['mapping']})"
+        weights = layout.get("weights") or [1.0] * len(layout["columns"])
+        axes = [
+            _axis_label(a) + (f" x{w:g}" if w != 1.0 else "") for a, w in zip(layout["columns"], weights, strict=True)
+        ]
+        head = f"{layout['curve']} over {', '.join(axes)} ({layout['mapping']})"
     return " + ".join([head, *(f"{i['kind']} on {i['column']}" for i in layout["indexes"])])
 
 

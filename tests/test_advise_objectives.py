@@ -1,16 +1,38 @@
-"""The advisor's objectives: the bound of no query slower than a reference, and the weight search."""
+"""The advisor's objectives: the cost it ranks by, the bound of no query slower than a reference, and the
+weight search."""
 
 from __future__ import annotations
 
-from zskip.maintenance.advise import REFINE_SIMULATIONS, _order, _refined
+from zskip.maintenance.advise import REFINE_SIMULATIONS, _ordering, _refined, file_cost_rows
 from zskip.maintenance.forecasts import CURRENT, LayoutForecast, QueryForecast
 from zskip.maintenance.objectives import Reference, bounded
 
+_order = _ordering(file_rows=0.0)  # rows read alone
 
-def _layout(rows: list[float], curve: str = "zorder", weights: tuple[float, ...] | None = None) -> LayoutForecast:
-    queries = tuple(QueryForecast(f"q{i}", 1, 1, 1, 1_000, 1.0, 1.0, r) for i, r in enumerate(rows))
+
+def _layout(
+    rows: list[float], curve: str = "zorder", weights: tuple[float, ...] | None = None, files: float = 1.0
+) -> LayoutForecast:
+    queries = tuple(QueryForecast(f"q{i}", 1, 1, 1, 1_000, files, 1.0, r) for i, r in enumerate(rows))
     columns = ("a", "b") if curve != CURRENT else ()
-    return LayoutForecast(columns, curve, "rank", 1.0, 1.0, sum(rows) / len(rows), 0.0, queries, weights=weights)
+    return LayoutForecast(columns, curve, "rank", files, 1.0, sum(rows) / len(rows), 0.0, queries, weights=weights)
+
+
+def test_a_file_opened_costs_the_rows_iceberg_s_open_cost_would_read() -> None:
+    # 87 bytes a row: Iceberg's 4 MiB opening cost is 48,210 rows; a table's own setting counts
+    assert round(file_cost_rows(None, 87 * 58_788, 58_788)) == 48_210
+    assert file_cost_rows(str(2**20), 100 * 10_000, 10_000) == 2**20 / 100
+    assert file_cost_rows("lots", 100, 1) == 4 * 2**20 / 100  # not a number: Iceberg's default, as planning reads it
+    assert file_cost_rows(None, 0, 0) == 0.0
+
+
+def test_on_small_files_the_layout_opening_fewer_files_ranks_first_though_it_reads_more_rows() -> None:
+    # a table of small files (the 58,788 films in 24 files): a file opened costs 48,000 rows read
+    finer = _layout([2_000.0, 2_200.0], files=4.0)
+    fewer_files = _layout([2_400.0, 2_500.0], files=3.1)
+    assert min([finer, fewer_files], key=_ordering(48_000.0)) is fewer_files
+    # large files: a file's opening is small against its rows, and rows read decide
+    assert min([finer, fewer_files], key=_ordering(50.0)) is finer
 
 
 def test_a_simulated_layout_holds_to_the_bound_within_half_a_row_group() -> None:
@@ -50,7 +72,7 @@ def test_the_weight_search_walks_a_quarter_at_a_time_to_the_best_weights() -> No
         return _layout([1_000.0 * cost, 1_000.0 * cost], curve, weights)
 
     seed = _layout([2_000.0, 2_000.0], "hilbert")
-    found = _refined([seed], scored, lambda stage, done, total: None)
+    found = _refined([seed], scored, lambda stage, done, total: None, _order)
     best = min(found, key=_order)
     assert best.weights == (1.5, 1.0) and best.curve == "zorder"
     assert len(simulated) <= REFINE_SIMULATIONS and len(set(simulated)) == len(simulated)  # none twice

@@ -120,11 +120,14 @@ def test_a_narrow_column_among_wide_ones_gets_a_weighted_zorder_applied_as_advis
     spark.range(500_000).selectExpr(
         *[f"CAST(rand({seed}) * 1000000 AS BIGINT) AS {column}" for seed, column in enumerate("abcd", start=1)],
         "id",
-    ).repartition(8).writeTo(name).create()
+    ).repartition(8).writeTo(name).tableProperty("read.split.open-file-cost", "4096").create()
     narrow = [f"SELECT * FROM {name} WHERE a BETWEEN {v} AND {v + 300}" for v in range(10000, 900000, 100000)]
     wide = [f"SELECT * FROM {name} WHERE {c} BETWEEN {v} AND {v + 100000}" for c in "bcd" for v in (100000, 600000)]
     queries = narrow + wide
+    # files of 128KB, each opened costing as little as the table says (4KB, 250 rows: Iceberg's 4MB
+    # default would keep its 8 files of 1MB, each opened as dear as reading 260,000 rows)
     advice = zskip.advise(spark, name, queries=queries, target_file_size="128KB", apply=True, top=50)
+    assert advice.file_rows < 300
     best = advice.best
     assert best.curve == "zorder" and best.weights is not None, advice
     weight = dict(zip(best.columns, best.weights, strict=True))

@@ -41,7 +41,7 @@ from zskip.cli.progress import progress_bar
     "--no-slower-than",
     metavar="current|TABLE",
     help="Rank first the layouts forecast to make no query slower than on TABLE (or on TABLE as it is now: "
-    "current), the fewest rows read among them.",
+    "current), the cheapest reads among them.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
 @click.pass_obj

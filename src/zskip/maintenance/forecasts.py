@@ -129,7 +129,8 @@ class LayoutForecast:
 
 @dataclass(frozen=True)
 class Advice(Displayed):
-    """Layouts for ``table`` ranked by the rows its workload would read, best first."""
+    """Layouts for ``table`` ranked by what its workload's reads would cost (the rows read, and the
+    files opened at ``file_rows`` each), best first."""
 
     table: str
     scans: int  # scans in the workload (queries weighted by how often they ran)
@@ -146,6 +147,7 @@ class Advice(Displayed):
     seconds: float
     applied: tuple[str, ...] = ()  # what apply=True ran
     reference: str | None = None  # asked: no query slower than on this table ("current": as it is now)
+    file_rows: float = 0.0  # the rows read a file opened costs as much as (the ranking counts both)
 
     @property
     def best(self) -> LayoutForecast:
@@ -188,6 +190,7 @@ class Advice(Displayed):
                 f"{self.simulated_row_groups:,} row groups",
             ),
             ("now", self._reads(self.files_now, self.row_groups_now, self.rows_now)),
+            ("ranked by", f"rows read, and {self.file_rows:,.0f} rows for each file opened"),
         ]
         for rank, layout in enumerate(self.layouts, 1):
             rows.append((f"#{rank}", f"{layout.label}: {self._reads(layout.files, layout.row_groups, layout.rows)}"))

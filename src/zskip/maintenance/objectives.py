@@ -1,4 +1,4 @@
-"""What the advisor asks of a layout besides the fewest rows read in all: no query slower than on a
+"""What the advisor asks of a layout besides the cheapest reads in all: no query slower than on a
 reference (the table as it is now, or another table the user names, such as Iceberg's own zorder of
 it).
 

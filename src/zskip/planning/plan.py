@@ -39,6 +39,7 @@ __all__ = [
     "Stage",
     "StageResult",
     "keep_row_groups",
+    "open_file_cost",
     "row_group_counts",
     "within",
 ]
@@ -55,6 +56,15 @@ DEFAULT_OPEN_FILE_COST = 4 * 1024 * 1024
 PLANNING_PROPERTIES = (MANIFEST_PROPERTY, STORE_PROPERTY, OPEN_FILE_COST_PROPERTY)
 
 Groups = tuple[int, ...] | None  # the row groups of a file still in play; None: all of them
+
+
+def open_file_cost(text: str | None) -> int:
+    """What opening a file costs in bytes, from a table's ``read.split.open-file-cost`` (None or not a
+    whole number: Iceberg's default)."""
+    try:
+        return max(0, int(text)) if text is not None else DEFAULT_OPEN_FILE_COST
+    except ValueError:
+        return DEFAULT_OPEN_FILE_COST
 
 
 @dataclass(frozen=True)
@@ -108,11 +118,7 @@ class PlanInputs:
     @property
     def open_file_cost(self) -> int:
         """What opening one of the scan's files costs in bytes, as Iceberg's split planning counts it."""
-        text = self.scan.properties.get(OPEN_FILE_COST_PROPERTY)
-        try:
-            return max(0, int(text)) if text is not None else DEFAULT_OPEN_FILE_COST
-        except ValueError:
-            return DEFAULT_OPEN_FILE_COST
+        return open_file_cost(self.scan.properties.get(OPEN_FILE_COST_PROPERTY))
 
     @staticmethod
     def of(

@@ -53,8 +53,9 @@ from zskip.expr.rewrite import without_implied_not_null
 from zskip.expr.sql import to_sql
 from zskip.iceberg.files import data_files
 from zskip.layout.compare import Layout, iceberg_layout, zskip_layout
+from zskip.layout.dimensions import Dimension
 from zskip.maintenance.forecasts import Advice, QueryForecast, WorkloadQuery
-from zskip.maintenance.stars import star_joins
+from zskip.maintenance.stars import axis_label, star_joins
 from zskip.planning import explain
 from zskip.planning.sql import scan_filters, scanned_queries
 from zskip.units import parse_size
@@ -532,10 +533,11 @@ def section(result: dict[str, Any]) -> list[str]:
 
 
 def _axis_label(axis: str | dict[str, Any]) -> str:
-    """A column's name, or a dimension axis as the advice's JSON holds it (``zskip.Dimension``'s fields)."""
+    """A column's name, or a dimension axis as the advice's JSON holds it (``zskip.Dimension``'s fields),
+    labelled as the advice labels it."""
     if isinstance(axis, str):
         return axis
-    return f"{axis['foreign_key']} through {axis['table'].rsplit('.', 1)[-1]} ({', '.join(axis['by'])})"
+    return axis_label(Dimension(axis["foreign_key"], axis["table"], key=axis["key"], by=axis["by"]))
 
 
 def lay_label(layout: dict[str, Any]) -> str:
